@@ -1,0 +1,111 @@
+#include "cli/driver.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+
+#include "emit_common/emitter.h"
+#include "spec/front_end.h"
+
+namespace mtlgen::driver {
+
+namespace fs = std::filesystem;
+using support::ErrorKind;
+
+std::vector<fs::path> collect_specs(const std::vector<std::string>& inputs, support::Diagnostics& diags) {
+  std::vector<fs::path> specs;
+  for (const auto& input : inputs) {
+    std::error_code ec;
+    if (fs::is_directory(input, ec)) {
+      std::vector<fs::path> found;
+      for (const auto& entry : fs::directory_iterator(input, ec)) {
+        if (entry.is_regular_file() && entry.path().extension() == ".yaml") found.push_back(entry.path());
+      }
+      std::sort(found.begin(), found.end());
+      specs.insert(specs.end(), found.begin(), found.end());
+    } else if (fs::is_regular_file(input, ec)) {
+      specs.emplace_back(input);
+    } else {
+      diags.error(ErrorKind::io, {input}, "no such spec file or directory", "pass .yaml files or directories holding them");
+    }
+  }
+  return specs;
+}
+
+std::string display_path(const fs::path& spec) {
+  std::error_code ec;
+  fs::path cwd = fs::current_path(ec);
+  fs::path abs = fs::absolute(spec, ec).lexically_normal();
+  fs::path rel = abs.lexically_relative(cwd);
+  if (!rel.empty() && *rel.begin() != "..") return rel.generic_string();
+  return spec.lexically_normal().generic_string();
+}
+
+std::vector<ir::Kernel> load_specs(const std::vector<fs::path>& specs, support::Diagnostics& diags) {
+  std::vector<ir::Kernel> kernels;
+  for (const auto& path : specs) {
+    auto kernel = spec::load_spec(path.string(), display_path(path), diags);
+    if (!kernel) continue;
+    auto same = std::find_if(kernels.begin(), kernels.end(), [&](const ir::Kernel& k) { return k.name == kernel->name; });
+    if (same != kernels.end()) {
+      diags.error(ErrorKind::duplicate_name, kernel->name_loc,
+                  fmt::format("kernel `{}` is also defined in {}", kernel->name, same->spec_path),
+                  "kernel names must be unique across a library: their files share one output directory");
+      continue;
+    }
+    kernels.push_back(std::move(*kernel));
+  }
+  return kernels;
+}
+
+support::OutputSet generate(const std::vector<ir::Kernel>& kernels) {
+  support::OutputSet out;
+  for (const auto& e : emit::all_emitters()) {
+    for (const auto& k : kernels) e.emit_kernel(k, out);
+    if (e.emit_library) e.emit_library(kernels, out);
+  }
+  return out;
+}
+
+namespace {
+
+int report(const support::Diagnostics& diags, std::ostream& err) {
+  fmt::print(err, "{}", diags.format_all());
+  if (!diags.has_errors()) return kOk;
+  fmt::print(err, "{} error{} generated.\n", diags.error_count(), diags.error_count() == 1 ? "" : "s");
+  return kSpecErrors;
+}
+
+}  // namespace
+
+int run_check(const std::vector<std::string>& inputs, std::ostream& out, std::ostream& err) {
+  support::Diagnostics diags;
+  auto kernels = load_specs(collect_specs(inputs, diags), diags);
+  if (int rc = report(diags, err); rc != kOk) return rc;
+  for (const auto& k : kernels) {
+    fmt::print(out, "{}: ok ({} variants, {} test cases)\n", k.spec_path, k.variants.size(), k.tests.cases.size());
+  }
+  return kOk;
+}
+
+int run_generate(const std::vector<std::string>& inputs, const fs::path& out_dir, bool quiet, std::ostream& out,
+                 std::ostream& err) {
+  support::Diagnostics diags;
+  auto kernels = load_specs(collect_specs(inputs, diags), diags);
+  if (int rc = report(diags, err); rc != kOk) return rc;
+  support::OutputSet files = generate(kernels);
+  try {
+    auto stats = support::write_outputs(files, out_dir);
+    if (!quiet) {
+      fmt::print(out, "mtlgen: {} kernels -> {}: {} files written, {} unchanged\n", kernels.size(),
+                 out_dir.generic_string(), stats.written, stats.unchanged);
+    }
+  } catch (const fs::filesystem_error& e) {
+    fmt::print(err, "{}: error: {}\n", e.path1().generic_string(), e.code().message());
+    return kIoError;
+  }
+  return kOk;
+}
+
+}  // namespace mtlgen::driver

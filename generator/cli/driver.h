@@ -1,0 +1,41 @@
+#pragma once
+// What the CLI's subcommands do, as functions the tests can call without a process.
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "ir/kernel.h"
+#include "support/diagnostics.h"
+#include "support/output_set.h"
+
+namespace mtlgen::driver {
+
+// Documented in `mtlgen --help` and docs/cli.md.
+enum ExitCode : int {
+  kOk = 0,
+  kSpecErrors = 1,     // a spec was rejected; diagnostics were printed
+  kUsage = 2,          // bad command line
+  kIoError = 3,        // reading inputs or writing outputs failed
+  kVerifyFailed = 4,   // a simulated kernel disagreed with its reference or a checker fired
+};
+
+// Expands files and directories (directories: every *.yaml inside, sorted) into spec paths.
+std::vector<std::filesystem::path> collect_specs(const std::vector<std::string>& inputs, support::Diagnostics& diags);
+
+// How a spec path is shown in diagnostics and generated banners: relative to the working
+// directory when it lies below it, '/'-separated, so output does not depend on where a checkout lives.
+std::string display_path(const std::filesystem::path& spec);
+
+// Loads and validates every spec; nullopt entries for rejected ones. Also rejects two specs
+// declaring the same kernel name.
+std::vector<ir::Kernel> load_specs(const std::vector<std::filesystem::path>& specs, support::Diagnostics& diags);
+
+// Runs every emitter on every kernel into memory.
+support::OutputSet generate(const std::vector<ir::Kernel>& kernels);
+
+int run_check(const std::vector<std::string>& inputs, std::ostream& out, std::ostream& err);
+int run_generate(const std::vector<std::string>& inputs, const std::filesystem::path& out_dir, bool quiet,
+                 std::ostream& out, std::ostream& err);
+
+}  // namespace mtlgen::driver

@@ -1,0 +1,187 @@
+#include "emit_msl/msl_emitter.h"
+
+#include <fmt/format.h>
+
+#include "emit_common/emitter.h"
+#include "support/text.h"
+
+namespace mtlgen::emit {
+
+namespace {
+
+using support::TemplateData;
+
+class MslWriter {
+ public:
+  explicit MslWriter(const ir::Kernel& k) : k_(k) {}
+
+  std::string run() const {
+    TemplateData d;
+    d.set("msl_version", k_.msl_version);
+    d.set("banner", banner(k_, k_.name + ".metal"));
+    d.set("kernel", k_.name);
+    d.set("summary", k_.summary);
+    d.set("params_struct", k_.params_struct_name());
+    d.set("params_index", std::to_string(k_.params_index));
+    d.set("params_fields", params_fields());
+    d.set("has_function_constants", !k_.function_constants.empty());
+    d.set("function_constants", function_constants());
+    d.set("helpers", helpers());
+    d.set("template_params", template_params());
+    d.set("max_threads", max_threads());
+    d.set("parameters", parameter_list("    ", ",\n"));
+    d.set("prologue", support::string_list(prologue()));
+    d.set("body_origin", fmt::format("{}:{}", k_.spec_path, k_.body.loc.line));
+    d.set("body", support::indent_lines(k_.body.text, "  "));
+    d.set("variant_axes", variant_axes());
+    d.set("macro_params", macro_params());
+    d.set("macro_parameters", parameter_list("      ", ", \\\n"));
+    d.set("variants", variants());
+    return support::render_template("msl/kernel.metal.mustache", d);
+  }
+
+ private:
+  TemplateData params_fields() const {
+    TemplateData list{TemplateData::type::list};
+    for (const auto& f : k_.params_fields) {
+      TemplateData item;
+      item.set("type", ir::info(f.type).msl);
+      item.set("name", f.name);
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  TemplateData function_constants() const {
+    TemplateData list{TemplateData::type::list};
+    for (const auto& f : k_.function_constants) {
+      TemplateData item;
+      item.set("type", ir::info(f.type).msl);
+      item.set("name", f.name);
+      item.set("index", std::to_string(f.index));
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  TemplateData helpers() const {
+    TemplateData list{TemplateData::type::list};
+    for (const auto& h : ir::all_helpers()) {  // table order puts dependencies first
+      if (!k_.helpers_used.count(h.helper)) continue;
+      TemplateData item;
+      item.set("name", h.name);
+      item.set("file", h.file);
+      std::string text(support::template_file(std::string("msl/helpers/") + h.file));
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      item.set("text", text);
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  std::vector<std::string> template_param_names() const {
+    std::vector<std::string> names;
+    for (const auto& t : k_.type_params) names.push_back(t.name);
+    for (const auto& t : k_.tunables) names.push_back(t.name);
+    return names;
+  }
+
+  std::string template_params() const {
+    std::vector<std::string> parts;
+    for (const auto& t : k_.type_params) parts.push_back("typename " + t.name);
+    for (const auto& t : k_.tunables) parts.push_back("uint " + t.name);
+    return fmt::format("{}", fmt::join(parts, ", "));
+  }
+
+  std::string macro_params() const { return fmt::format("{}", fmt::join(template_param_names(), ", ")); }
+
+  std::string max_threads() const {
+    expr::Expr product = k_.dispatch.threads_per_threadgroup[0];
+    for (size_t i = 1; i < k_.dispatch.threads_per_threadgroup.size(); ++i) {
+      product = expr::Expr::node(expr::Expr::Kind::binary, product.loc,
+                                 {product, k_.dispatch.threads_per_threadgroup[i]});
+      product.op = expr::Op::mul;
+    }
+    expr::Spelling s;
+    s.symbol = [](const std::string& n) { return n; };
+    s.size_of = [](const std::string& t) { return "sizeof(" + t + ")"; };
+    return expr::render(product, s);
+  }
+
+  std::string parameter(const ir::KernelParam& p) const {
+    switch (p.kind) {
+      case ir::KernelParam::Kind::buffer: {
+        const auto& b = k_.buffers[p.ref];
+        return fmt::format("device {}{}* {} [[buffer({})]]", b.is_output() ? "" : "const ", msl_type(b.type),
+                           b.name, p.index);
+      }
+      case ir::KernelParam::Kind::params:
+        return fmt::format("constant {}& params [[buffer({})]]", k_.params_struct_name(), p.index);
+      case ir::KernelParam::Kind::threadgroup_array: {
+        const auto& a = k_.threadgroup_arrays[p.ref];
+        return fmt::format("threadgroup {}* {} [[threadgroup({})]]", msl_type(a.type), a.name, p.index);
+      }
+      case ir::KernelParam::Kind::builtin: {
+        const auto& b = ir::info(p.builtin);
+        return fmt::format("{} {} [[{}]]", ir::builtin_msl_type(p.builtin, k_.dispatch.rank()), b.name, b.attribute);
+      }
+    }
+    return {};
+  }
+
+  std::string parameter_list(const std::string& indent, const std::string& separator) const {
+    std::string out;
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      out += indent + parameter(k_.params[i]);
+      if (i + 1 < k_.params.size()) out += separator;
+    }
+    return out;
+  }
+
+  // Dims and scalars the body reads, unpacked from the parameter struct under their own names.
+  std::vector<std::string> prologue() const {
+    std::vector<std::string> lines;
+    for (const auto& f : k_.params_fields) {
+      if (!k_.params_used_in_body.count(f.name)) continue;
+      lines.push_back(fmt::format("const {} {} = params.{};", ir::info(f.type).msl, f.name, f.name));
+    }
+    return lines;
+  }
+
+  std::string variant_axes() const {
+    std::vector<std::string> axes;
+    for (const auto& t : k_.type_params) {
+      std::vector<std::string> names;
+      for (auto type : t.types) names.push_back(ir::info(type).msl);
+      axes.push_back(fmt::format("{} in {{{}}}", t.name, fmt::join(names, ", ")));
+    }
+    for (const auto& t : k_.tunables) axes.push_back(fmt::format("{} in {{{}}}", t.name, fmt::join(t.values, ", ")));
+    return axes.empty() ? "a single configuration" : fmt::format("{}", fmt::join(axes, " x "));
+  }
+
+  TemplateData variants() const {
+    TemplateData list{TemplateData::type::list};
+    for (const auto& v : k_.variants) {
+      std::vector<std::string> args;
+      for (const auto& t : k_.type_params) args.push_back(ir::info(v.types.at(t.name)).msl);
+      for (const auto& t : k_.tunables) args.push_back(std::to_string(v.tunables.at(t.name)));
+      TemplateData item;
+      item.set("entry_point", v.entry_point);
+      item.set("args", fmt::format("{}", fmt::join(args, ", ")));
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  const ir::Kernel& k_;
+};
+
+}  // namespace
+
+std::string msl_source(const ir::Kernel& kernel) { return MslWriter(kernel).run(); }
+
+void emit_msl(const ir::Kernel& kernel, support::OutputSet& out) {
+  out.add(kernel.name + "/" + kernel.name + ".metal", msl_source(kernel));
+}
+
+}  // namespace mtlgen::emit

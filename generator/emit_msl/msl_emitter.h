@@ -1,0 +1,21 @@
+#pragma once
+// The MSL backend: one self-contained <kernel>/<kernel>.metal per spec, in MLX's style — a kernel
+// template over type parameters and tunables, helpers only when the body calls them, and one
+// `template [[host_name("...")]]` instantiation per variant.
+//
+// Why templates rather than function constants for variants: every variant is compiled ahead of
+// time into the metallib, carries its own max_total_threads_per_threadgroup, and creating its
+// pipeline needs no specialisation compile at run time. Spec-level function constants remain
+// available for flags the host decides at pipeline creation.
+#include "ir/kernel.h"
+#include "support/output_set.h"
+
+namespace mtlgen::emit {
+
+std::string msl_source(const ir::Kernel& kernel);
+void emit_msl(const ir::Kernel& kernel, support::OutputSet& out);
+
+// Where the body starts in the emitted file: the line after "// body: <spec>:<line>".
+inline constexpr const char* kBodyMarker = "// body: ";
+
+}  // namespace mtlgen::emit

@@ -1,0 +1,47 @@
+#include "ir/kernel.h"
+
+#include <stdexcept>
+
+namespace mtlgen::ir {
+
+const char* to_string(Access a) {
+  switch (a) {
+    case Access::read: return "read";
+    case Access::write: return "write";
+    case Access::read_write: return "read_write";
+  }
+  return "?";
+}
+
+const char* to_string(Distribution d) {
+  switch (d) {
+    case Distribution::normal: return "normal";
+    case Distribution::uniform: return "uniform";
+    case Distribution::constant: return "constant";
+    case Distribution::choice: return "choice";
+    case Distribution::iota: return "iota";
+  }
+  return "?";
+}
+
+const std::vector<HelperInfo>& all_helpers() {
+  static const std::vector<HelperInfo> table = {
+      {Helper::tg_sum, "tg_sum", "tg_sum.metal", {}, {}},
+      {Helper::tg_max, "tg_max", "tg_max.metal", {}, {}},
+      {Helper::tg_min, "tg_min", "tg_min.metal", {}, {}},
+      {Helper::argmax_combine, "argmax_combine", "argmax_combine.metal", {}, {"value_index"}},
+      {Helper::tg_argmax, "tg_argmax", "tg_argmax.metal", {Helper::argmax_combine}, {}},
+  };
+  return table;
+}
+
+const HelperInfo& info(Helper h) { return all_helpers()[static_cast<size_t>(h)]; }
+
+const Variant& Kernel::default_variant_for(const std::map<std::string, ScalarType>& types) const {
+  for (const auto& v : variants) {
+    if (v.is_default_tuning && v.types == types) return v;
+  }
+  throw std::logic_error("no default variant for a type combination of " + name);
+}
+
+}  // namespace mtlgen::ir

@@ -1,0 +1,239 @@
+#pragma once
+// The validated, immutable IR of one kernel spec. Built only by the spec front end
+// (generator/spec); emitters, the simulator and the packager read it and never see YAML.
+// Every node keeps the location of the YAML that defined it.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "expr/expr.h"
+#include "ir/builtins.h"
+#include "ir/types.h"
+#include "support/diagnostics.h"
+
+namespace mtlgen::ir {
+
+using support::SourceLoc;
+
+// An element type: a concrete scalar type, or a type parameter instantiated per variant.
+struct TypeRef {
+  std::optional<ScalarType> concrete;
+  std::string param;  // set when !concrete
+  SourceLoc loc;
+
+  ScalarType resolve(const std::map<std::string, ScalarType>& types) const {
+    return concrete ? *concrete : types.at(param);
+  }
+};
+
+struct TypeParam {
+  std::string name;
+  std::vector<ScalarType> types;
+  SourceLoc loc;
+};
+
+struct Dim {
+  std::string name;
+  int64_t min = 1;
+  std::optional<int64_t> max;
+  int64_t multiple_of = 1;
+  std::string doc;
+  SourceLoc loc;
+};
+
+struct Precondition {
+  expr::Expr check;
+  std::string message;  // the spec's wording; every target reports it verbatim
+  SourceLoc loc;
+};
+
+struct Tunable {
+  std::string name;
+  std::vector<int64_t> values;
+  int64_t default_value = 0;
+  std::string doc;
+  SourceLoc loc;
+  SourceLoc default_loc;
+};
+
+enum class Access { read, write, read_write };
+const char* to_string(Access a);
+
+struct Buffer {
+  std::string name;
+  TypeRef type;
+  std::vector<expr::Expr> shape;  // element counts per axis, outermost first
+  Access access = Access::read;
+  bool host_visible = true;       // Shared storage; false = Private (GPU-only)
+  int index = -1;                 // [[buffer(index)]]; -1 until assigned
+  bool explicit_index = false;
+  SourceLoc index_loc;
+  std::string doc;
+  SourceLoc loc;
+
+  bool is_output() const { return access != Access::read; }
+};
+
+// Passed by value in the kernel's parameter struct (setBytes). 4-byte types only, so the struct
+// layout is identical in MSL, C++ and Objective-C++.
+struct Scalar {
+  std::string name;
+  ScalarType type = ScalarType::f32;
+  double default_value = 0;
+  std::string doc;
+  SourceLoc loc;
+};
+
+struct FunctionConstant {
+  std::string name;
+  ScalarType type = ScalarType::boolean;
+  int index = 0;
+  double default_value = 0;
+  std::string doc;
+  SourceLoc loc;
+};
+
+// Passed as a `threadgroup T*` parameter; the host sets its length from `count`, which may only
+// depend on tunables and sizeof(), so its size is known for every variant.
+struct ThreadgroupArray {
+  std::string name;
+  TypeRef type;
+  expr::Expr count;
+  int index = 0;  // [[threadgroup(index)]]
+  SourceLoc loc;
+};
+
+struct Dispatch {
+  std::vector<expr::Expr> threadgroups;             // threadgroups per grid, 1..3 axes
+  std::vector<expr::Expr> threads_per_threadgroup;  // same rank
+  SourceLoc loc;
+
+  int rank() const { return static_cast<int>(threadgroups.size()); }
+};
+
+struct CodeBlock {
+  std::string text;
+  SourceLoc loc;  // line of the first line of `text`
+};
+
+struct Cost {
+  std::optional<expr::Expr> bytes_read;
+  std::optional<expr::Expr> bytes_written;
+  std::optional<expr::Expr> flops;
+};
+
+struct Tolerance {
+  std::optional<double> max_abs;
+  std::optional<double> max_rel;
+  std::optional<double> nmse;
+  bool exact = false;
+};
+
+enum class Distribution { normal, uniform, constant, choice, iota };
+const char* to_string(Distribution d);
+
+struct InputFill {
+  Distribution dist = Distribution::normal;
+  double a = 0;                // normal: mean; uniform: min; constant: value; iota: start
+  double b = 1;                // normal: stddev; uniform: max; iota: step
+  std::vector<double> values;  // choice
+  double nan_fraction = 0;     // share of elements replaced by NaN / +inf / -inf after the fill
+  double inf_fraction = 0;
+  double neg_inf_fraction = 0;
+  SourceLoc loc;
+};
+
+struct TestCase {
+  std::string name;
+  std::map<std::string, int64_t> dims;
+  std::map<std::string, InputFill> inputs;  // by buffer name; others get the plan's default
+  std::map<std::string, double> scalars;
+  std::optional<uint64_t> seed;
+  SourceLoc loc;
+};
+
+struct TestPlan {
+  std::map<ScalarType, Tolerance> tolerances;  // keyed by the element type of the outputs
+  InputFill default_fill;
+  uint64_t seed = 1;
+  std::vector<TestCase> cases;
+};
+
+enum class Helper { tg_sum, tg_max, tg_min, argmax_combine, tg_argmax };
+
+struct HelperInfo {
+  Helper helper;
+  const char* name;
+  const char* file;  // templates/msl/helpers/<file>
+  std::vector<Helper> needs;
+  std::vector<std::string> also_named;  // other identifiers the helper file defines
+};
+const std::vector<HelperInfo>& all_helpers();
+const HelperInfo& info(Helper h);
+
+// One compiled entry point: a type for each type parameter and a value for each tunable.
+struct Variant {
+  std::map<std::string, ScalarType> types;
+  std::map<std::string, int64_t> tunables;
+  std::string entry_point;  // host_name
+  int64_t threads_per_threadgroup = 0;
+  std::vector<int64_t> threadgroup_shape;             // evaluated threads_per_threadgroup per axis
+  std::vector<int64_t> threadgroup_array_bytes;       // per ThreadgroupArray, unrounded
+  bool is_default_tuning = false;                     // all tunables at their defaults
+};
+
+// One parameter of the kernel function, in declaration order: the binding table that the MSL
+// emitter, the Objective-C++ glue and the simulator's launcher all follow.
+struct KernelParam {
+  enum class Kind { buffer, params, threadgroup_array, builtin };
+  Kind kind = Kind::buffer;
+  size_t ref = 0;            // index into buffers / threadgroup_arrays; unused for params
+  Builtin builtin = Builtin::thread_position_in_grid;
+  int index = 0;             // [[buffer(i)]] / [[threadgroup(i)]]
+};
+
+// A field of the parameter struct: every dim (uint) then every scalar.
+struct ParamsField {
+  std::string name;
+  ScalarType type = ScalarType::u32;
+  bool is_dim = true;
+};
+
+struct Kernel {
+  std::string name;
+  SourceLoc name_loc;
+  std::string summary;
+  std::string spec_path;  // as displayed in generated headers, '/'-separated
+  std::string spec_hash;  // of the spec file bytes
+  std::vector<TypeParam> type_params;
+  std::vector<Dim> dims;
+  std::vector<Precondition> preconditions;
+  std::vector<Tunable> tunables;
+  std::vector<Buffer> buffers;
+  std::vector<Scalar> scalars;
+  std::vector<FunctionConstant> function_constants;
+  std::vector<ThreadgroupArray> threadgroup_arrays;
+  Dispatch dispatch;
+  CodeBlock body;
+  CodeBlock reference;
+  Cost cost;
+  TestPlan tests;
+
+  // Derived by the front end.
+  std::set<Builtin> builtins_used;
+  std::set<Helper> helpers_used;   // closed under HelperInfo::needs
+  std::set<std::string> params_used_in_body;  // dims and scalars the body reads
+  std::vector<ParamsField> params_fields;
+  int params_index = -1;           // [[buffer(i)]] of the parameter struct
+  std::vector<KernelParam> params; // binding table
+  std::vector<Variant> variants;   // type params x tunables, in a stable order
+  std::string msl_version;         // e.g. "3.1"
+
+  const Variant& default_variant_for(const std::map<std::string, ScalarType>& types) const;
+  std::string params_struct_name() const { return name + "_params"; }
+};
+
+}  // namespace mtlgen::ir

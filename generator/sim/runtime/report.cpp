@@ -1,0 +1,33 @@
+#include "report.h"
+
+#include <fmt/format.h>
+
+namespace mtlsim::detail {
+
+void IssueSink::add(SimIssue issue) {
+  std::lock_guard lock(mutex_);
+  ++total_;
+  if (issues_.size() < max_) issues_.push_back(std::move(issue));
+}
+
+void IssueSink::take(DispatchResult& result) {
+  std::lock_guard lock(mutex_);
+  result.issues = std::move(issues_);
+  result.issues_total = total_;
+}
+
+std::string format_threads(const std::vector<uint32_t>& sorted) {
+  std::string out = sorted.size() == 1 ? "thread " : "threads ";
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
+    if (i > 0) out += ", ";
+    out += j == i ? fmt::format("{}", sorted[i]) : fmt::format("{}-{}", sorted[i], sorted[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string format_dim(const Dim3& d) { return fmt::format("({},{},{})", d.x, d.y, d.z); }
+
+}  // namespace mtlsim::detail

@@ -1,0 +1,31 @@
+// Collecting and wording SimIssues.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "mtlsim/runtime.h"
+
+namespace mtlsim::detail {
+
+// Thread-safe: every worker of a dispatch reports into one sink. Keeps the first `max`.
+class IssueSink {
+ public:
+  explicit IssueSink(size_t max) : max_(max) {}
+  void add(SimIssue issue);
+  void take(DispatchResult& result);
+
+ private:
+  std::mutex mutex_;
+  std::vector<SimIssue> issues_;
+  uint64_t total_ = 0;
+  size_t max_;
+};
+
+// "thread 5", "threads 0-15, 32, 40-47" for ascending indices.
+std::string format_threads(const std::vector<uint32_t>& sorted);
+std::string format_dim(const Dim3& d);
+
+}  // namespace mtlsim::detail

@@ -1,0 +1,304 @@
+#include "worker.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+
+namespace mtlsim::detail {
+
+namespace ctx = boost::context;
+
+thread_local constinit Lane* tls_lane = nullptr;
+namespace {
+thread_local constinit Worker* tls_worker = nullptr;
+
+// Stacks come from the StackPool via boost's `preallocated`; nothing to allocate or free.
+struct PooledStack {
+  ctx::stack_context allocate() { std::abort(); }
+  void deallocate(ctx::stack_context&) noexcept {}
+};
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+}  // namespace
+
+struct Worker::LaneEntry {
+  Worker* worker;
+  Lane* lane;
+  ctx::fiber operator()(ctx::fiber&& from) { return worker->lane_main(*lane, std::move(from)); }
+};
+
+Worker::Worker()
+    : stacks_(kMaxThreads, kStackBytes),
+      lanes_(new Lane[kMaxThreads]),
+      fibers_(new FiberSlot[kMaxThreads]),
+      simds_(new SimdGroup[kMaxSimdgroups]),
+      order_(new uint16_t[kMaxThreads]),
+      simd_order_(new uint16_t[kMaxThreads]),
+      queue_(new uint16_t[kMaxThreads]) {}
+
+Worker& this_thread_worker() {
+  static thread_local std::unique_ptr<Worker> worker;
+  if (!worker) worker = std::make_unique<Worker>();
+  return *worker;
+}
+
+void Worker::run(DispatchJob& job) {
+  job_ = &job;
+  tls_worker = this;
+  switches_ = threadgroups_run_ = 0;
+  prepare_dispatch();
+  for (;;) {
+    const uint64_t i = job.next_threadgroup.fetch_add(1, std::memory_order_relaxed);
+    if (i >= job.total_threadgroups) break;
+    run_threadgroup(i);
+  }
+  job.fiber_switches += switches_;
+  job.threadgroups_run += threadgroups_run_;
+  tls_worker = nullptr;
+  job_ = nullptr;
+}
+
+// Builtins and masks that are the same for every threadgroup of the dispatch.
+void Worker::prepare_dispatch() {
+  const DispatchOptions& o = job_->opts;
+  size_ = uint32_t(o.threads_per_threadgroup.volume());
+  simdgroups_ = (size_ + kSimdWidth - 1) / kSimdWidth;
+  tg_memory_.resize(job_->poisoned_image.size());
+  tg_pointers_.clear();
+  for (size_t off : job_->array_offsets) tg_pointers_.push_back(tg_memory_.data() + off);
+  const Dim3 tpt = o.threads_per_threadgroup, grid = o.threadgroups;
+  for (uint32_t i = 0; i < size_; ++i) {
+    Lane& l = lanes_[i];
+    ThreadContext& c = l.ctx;
+    c.thread_position_in_threadgroup = {i % tpt.x, i / tpt.x % tpt.y, i / (tpt.x * tpt.y)};
+    c.threads_per_threadgroup = tpt;
+    c.threadgroups_per_grid = grid;
+    c.threads_per_grid = {grid.x * tpt.x, grid.y * tpt.y, grid.z * tpt.z};
+    c.thread_index_in_threadgroup = i;
+    c.thread_index_in_simdgroup = i % kSimdWidth;
+    c.simdgroup_index_in_threadgroup = i / kSimdWidth;
+    c.simdgroups_per_threadgroup = simdgroups_;
+    c.threads_per_simdgroup = kSimdWidth;
+    c.threadgroup_memory = tg_pointers_.data();
+    l.simd = &simds_[i / kSimdWidth];
+    l.bit = 1u << (i % kSimdWidth);
+    l.index = uint16_t(i);
+    l.lane = uint8_t(i % kSimdWidth);
+  }
+  for (uint32_t s = 0; s < simdgroups_; ++s) {
+    const uint32_t n = std::min(kSimdWidth, size_ - s * kSimdWidth);
+    simds_[s].members = n == 32 ? ~0u : (1u << n) - 1;
+    simds_[s].index = s;
+  }
+  if (o.order != LaneOrder::shuffled) build_order(0);
+}
+
+// order_: the lane order of the threadgroup; simd_order_: the same order grouped by simdgroup
+// (simd_order_[32*s .. 32*s+n) lists simdgroup s's threads), used to re-queue released lanes.
+void Worker::build_order(uint64_t threadgroup_linear) {
+  const LaneOrder order = job_->opts.order;
+  for (uint32_t i = 0; i < size_; ++i) order_[i] = uint16_t(order == LaneOrder::reverse ? size_ - 1 - i : i);
+  if (order == LaneOrder::shuffled) {
+    uint64_t state = job_->opts.seed * 0x100000001B3ull ^ (threadgroup_linear + 1) * 0x9E3779B97F4A7C15ull;
+    for (uint32_t i = size_ - 1; i > 0; --i) std::swap(order_[i], order_[splitmix64(state) % (i + 1)]);
+  }
+  uint32_t fill[kMaxSimdgroups] = {};
+  for (uint32_t k = 0; k < size_; ++k) {
+    const uint32_t t = order_[k], s = t / kSimdWidth;
+    simd_order_[s * kSimdWidth + fill[s]++] = uint16_t(t);
+  }
+}
+
+void Worker::reset_threadgroup(uint64_t linear) {
+  const Dim3 grid = job_->opts.threadgroups, tpt = job_->opts.threads_per_threadgroup;
+  tg_position_ = {uint32_t(linear % grid.x), uint32_t(linear / grid.x % grid.y),
+                  uint32_t(linear / (uint64_t(grid.x) * grid.y))};
+  for (uint32_t i = 0; i < size_; ++i) {
+    Lane& l = lanes_[i];
+    ThreadContext& c = l.ctx;
+    c.threadgroup_position_in_grid = tg_position_;
+    c.thread_position_in_grid = {tg_position_.x * tpt.x + c.thread_position_in_threadgroup.x,
+                                 tg_position_.y * tpt.y + c.thread_position_in_threadgroup.y,
+                                 tg_position_.z * tpt.z + c.thread_position_in_threadgroup.z};
+    l.state = LaneState::not_started;
+    l.wait_op = Op::none;
+  }
+  for (uint32_t s = 0; s < simdgroups_; ++s) {
+    SimdGroup& sg = simds_[s];
+    sg.active = sg.members;
+    sg.arrived = 0;
+    sg.mismatch = false;
+  }
+  alive_ = size_;
+  done_ = barrier_waiting_ = 0;
+  barrier_mismatch_ = abandoned_ = false;
+  if (!tg_memory_.empty()) std::memcpy(tg_memory_.data(), job_->poisoned_image.data(), tg_memory_.size());
+  if (job_->opts.order == LaneOrder::shuffled) build_order(linear);
+  queue_head_ = queue_tail_ = 0;
+  for (uint32_t k = 0; k < size_; ++k) push(order_[k]);
+}
+
+void Worker::run_threadgroup(uint64_t linear) {
+  reset_threadgroup(linear);
+  while (!abandoned_) {
+    const int next = pop();
+    if (next < 0) break;
+    switch_to(next, nullptr);
+  }
+  if (!abandoned_ && done_ != size_) report_stall();
+  for (uint32_t i = 0; i < size_; ++i) fibers_[i].forget();
+  ++threadgroups_run_;
+}
+
+// ---- fiber switching ----
+// Protocol: whoever switches sets prev_ to itself (null for the scheduler) just before
+// resuming; the resumed side stores the context it got back into prev_'s slot.
+
+ctx::fiber Worker::take_target(int next) {
+  if (next < 0) return std::move(scheduler_);
+  Lane& lane = lanes_[next];
+  if (lane.state == LaneState::not_started) {
+    lane.state = LaneState::running;
+    char* top = static_cast<char*>(stacks_.top(uint32_t(next)));
+    ctx::stack_context sc;
+    sc.sp = top;
+    sc.size = stacks_.stack_bytes();
+    return ctx::fiber(std::allocator_arg, ctx::preallocated(top, sc.size, sc), PooledStack{},
+                      LaneEntry{this, &lane});
+  }
+  lane.state = LaneState::running;
+  return fibers_[next].take();
+}
+
+void Worker::stash(ctx::fiber&& from) {
+  if (prev_ != nullptr) fibers_[prev_->index].put(std::move(from));
+  else scheduler_ = std::move(from);
+}
+
+void Worker::switch_to(int next, Lane* self) {
+  ctx::fiber target = take_target(next);
+  prev_ = self;
+  ++switches_;
+  ctx::fiber from = std::move(target).resume();
+  stash(std::move(from));
+  tls_lane = self;
+}
+
+// The calling lane has queued itself or registered as waiting; run whoever is next.
+void Worker::yield(Lane& me) {
+  const int next = pop();
+  if (next == int(me.index)) {
+    me.state = LaneState::running;
+    return;
+  }
+  switch_to(next, &me);
+}
+
+ctx::fiber Worker::lane_main(Lane& me, ctx::fiber&& from) {
+  stash(std::move(from));
+  tls_lane = &me;
+  job_->fn(me.ctx, job_->user);
+  lane_returned(me);
+  ctx::fiber next = take_target(pop());
+  prev_ = &me;
+  ++switches_;
+  return next;
+}
+
+void Worker::abandon(Lane& me) {
+  abandoned_ = true;
+  switch_to(-1, &me);
+  std::abort();  // an abandoned fiber is never resumed
+}
+
+// ---- rendezvous ----
+
+void Worker::simd_arrive(Lane& me, Op op, int line, CompleteFn complete) {
+  SimdGroup& sg = *me.simd;
+  me.state = LaneState::at_simd;
+  me.wait_op = op;
+  me.wait_line = line;
+  if (sg.arrived == 0) {
+    sg.op = op;
+    sg.line = line;
+    sg.complete = complete;
+  } else if (sg.op != op || sg.line != line) {
+    sg.mismatch = true;
+  }
+  sg.arrived |= me.bit;
+  if (sg.arrived == sg.active) complete_simd(sg, me);
+  yield(me);
+}
+
+void Worker::complete_simd(SimdGroup& sg, Lane& me) {
+  if (sg.mismatch) report_simd_divergence(sg, me);
+  if (const PoisonHit hit = sg.complete(sg, job_->poison); hit.lane >= 0) report_poison(sg, me, hit);
+  const uint32_t arrived = sg.arrived;
+  sg.arrived = 0;
+  const uint16_t* seq = &simd_order_[sg.index * kSimdWidth];
+  const uint32_t n = uint32_t(__builtin_popcount(sg.members));
+  for (uint32_t k = 0; k < n; ++k) {
+    Lane& l = lanes_[seq[k]];
+    if (arrived & l.bit) {
+      l.state = LaneState::ready;
+      push(l.index);
+    }
+  }
+}
+
+void Worker::barrier_arrive(Lane& me, int line) {
+  me.state = LaneState::at_barrier;
+  me.wait_op = Op::threadgroup_barrier;
+  me.wait_line = line;
+  if (barrier_waiting_ == 0) barrier_line_ = line;
+  else if (line != barrier_line_) barrier_mismatch_ = true;
+  if (++barrier_waiting_ == alive_) release_barrier(me);
+  yield(me);
+}
+
+void Worker::release_barrier(Lane& me) {
+  if (barrier_mismatch_) report_barrier_divergence(me);
+  if (done_ > 0) report_early_exit(me);
+  barrier_waiting_ = 0;
+  for (uint32_t k = 0; k < size_; ++k) {
+    Lane& l = lanes_[order_[k]];
+    if (l.state == LaneState::at_barrier) {
+      l.state = LaneState::ready;
+      push(l.index);
+    }
+  }
+}
+
+// A returned lane no longer counts: it may complete a collective or a barrier waiting on it.
+void Worker::lane_returned(Lane& me) {
+  me.state = LaneState::done;
+  ++done_;
+  --alive_;
+  SimdGroup& sg = *me.simd;
+  sg.active &= ~me.bit;
+  if (sg.arrived != 0 && sg.arrived == sg.active) complete_simd(sg, me);
+  if (barrier_waiting_ != 0 && barrier_waiting_ == alive_) release_barrier(me);
+}
+
+// ---- entry points used by the shim ----
+
+void simd_rendezvous(Lane& me, Op op, int line, CompleteFn complete) {
+  tls_worker->simd_arrive(me, op, line, complete);
+}
+
+void threadgroup_barrier(Lane& me, int line) { tls_worker->barrier_arrive(me, line); }
+
+}  // namespace mtlsim::detail
+
+namespace mtlsim {
+const ThreadContext* current_thread_context() noexcept {
+  const detail::Lane* lane = detail::tls_lane;
+  return lane ? &lane->ctx : nullptr;
+}
+}  // namespace mtlsim

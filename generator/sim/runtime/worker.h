@@ -1,0 +1,128 @@
+// One worker OS thread's fiber scheduler: runs threadgroups, each as fibers on this thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include <boost/context/fiber.hpp>
+
+#include "mtlsim/exec.h"
+#include "mtlsim/runtime.h"
+#include "report.h"
+#include "stack_pool.h"
+
+namespace mtlsim::detail {
+
+// What the workers of one dispatch share.
+struct DispatchJob {
+  DispatchJob(const DispatchOptions& o, KernelThreadFn f, void* u);
+
+  const DispatchOptions& opts;
+  KernelThreadFn fn;
+  void* user;
+  uint64_t total_threadgroups;
+  std::atomic<uint64_t> next_threadgroup{0};
+  PoisonSet poison;
+  std::vector<size_t> array_offsets;         // into one threadgroup's memory block
+  std::vector<unsigned char> poisoned_image; // a freshly poisoned memory block
+  IssueSink sink;
+  std::atomic<uint64_t> fiber_switches{0}, threadgroups_run{0};
+};
+
+// A suspended fiber that can be dropped without unwinding it. boost::context::fiber's
+// destructor resumes a suspended fiber to unwind its stack; an abandoned threadgroup's fibers
+// must never run again, so we end the handle's lifetime without its destructor.
+class FiberSlot {
+ public:
+  FiberSlot() { new (&fiber_) boost::context::fiber(); }
+  ~FiberSlot() {}
+  FiberSlot(const FiberSlot&) = delete;
+  FiberSlot& operator=(const FiberSlot&) = delete;
+
+  void put(boost::context::fiber&& f) { new (&fiber_) boost::context::fiber(std::move(f)); }
+  boost::context::fiber take() { return std::move(fiber_); }
+  void forget() { new (&fiber_) boost::context::fiber(); }
+
+ private:
+  union {
+    boost::context::fiber fiber_;
+  };
+};
+
+class Worker {
+ public:
+  static constexpr uint32_t kMaxThreads = 1024;
+  static constexpr uint32_t kMaxSimdgroups = kMaxThreads / kSimdWidth;
+  static constexpr size_t kStackBytes = 128 * 1024;
+
+  Worker();
+  // Runs threadgroups of `job` until none is left.
+  void run(DispatchJob& job);
+
+  // Entry points of the shim's barriers and collectives (on this worker's OS thread).
+  void simd_arrive(Lane& me, Op op, int line, CompleteFn complete);
+  void barrier_arrive(Lane& me, int line);
+
+ private:
+  struct LaneEntry;
+
+  void prepare_dispatch();
+  void build_order(uint64_t threadgroup_linear);
+  void reset_threadgroup(uint64_t threadgroup_linear);
+  void run_threadgroup(uint64_t threadgroup_linear);
+
+  // Fiber switching: switch_to(-1) goes to the scheduler context.
+  boost::context::fiber take_target(int next);
+  void switch_to(int next, Lane* self);
+  void stash(boost::context::fiber&& from);
+  void yield(Lane& me);
+  boost::context::fiber lane_main(Lane& me, boost::context::fiber&& from);
+  [[noreturn]] void abandon(Lane& me);
+
+  void push(uint32_t lane) { queue_[queue_tail_++ & (kMaxThreads - 1)] = uint16_t(lane); }
+  int pop() { return queue_head_ == queue_tail_ ? -1 : queue_[queue_head_++ & (kMaxThreads - 1)]; }
+
+  void complete_simd(SimdGroup& sg, Lane& me);
+  void release_barrier(Lane& me);
+  void lane_returned(Lane& me);
+
+  // Reports (report.cpp wording lives here because it needs the lane states).
+  void report(SimIssue::Kind kind, int line, uint32_t thread, const std::string& what);
+  std::vector<uint32_t> threads_where(uint32_t first, uint32_t count, LaneState state) const;
+  std::string describe_waits(uint32_t first, uint32_t count) const;
+  [[noreturn]] void report_simd_divergence(SimdGroup& sg, Lane& me);
+  [[noreturn]] void report_poison(SimdGroup& sg, Lane& me, PoisonHit hit);
+  [[noreturn]] void report_barrier_divergence(Lane& me);
+  [[noreturn]] void report_early_exit(Lane& me);
+  void report_stall();
+
+  DispatchJob* job_ = nullptr;
+  StackPool stacks_;
+  AltStack alt_stack_;
+  std::unique_ptr<Lane[]> lanes_;
+  std::unique_ptr<FiberSlot[]> fibers_;
+  std::unique_ptr<SimdGroup[]> simds_;
+  std::unique_ptr<uint16_t[]> order_, simd_order_, queue_;
+  uint32_t queue_head_ = 0, queue_tail_ = 0;
+  std::vector<unsigned char> tg_memory_;
+  std::vector<void*> tg_pointers_;
+
+  boost::context::fiber scheduler_;  // the worker thread's own context while a fiber runs
+  Lane* prev_ = nullptr;             // who switched last (null: the scheduler)
+
+  uint32_t size_ = 0, simdgroups_ = 0;
+  uint32_t alive_ = 0, done_ = 0, barrier_waiting_ = 0;
+  int barrier_line_ = 0;
+  bool barrier_mismatch_ = false, abandoned_ = false;
+  Dim3 tg_position_;
+  uint64_t switches_ = 0, threadgroups_run_ = 0;
+};
+
+// This OS thread's worker, created on first use and kept for the thread's lifetime.
+Worker& this_thread_worker();
+
+}  // namespace mtlsim::detail

@@ -1,0 +1,116 @@
+// Wording of the issues a worker detects. Each message is meant to be read alone: it names
+// the kernel, the threadgroup, the source line(s), the threads involved, and what to change.
+#include <fmt/format.h>
+
+#include <map>
+#include <utility>
+
+#include "worker.h"
+
+namespace mtlsim::detail {
+
+namespace {
+std::string wait_name(const Lane& l) {
+  return fmt::format("{} (line {})", op_name(l.wait_op), l.wait_line);
+}
+}  // namespace
+
+void Worker::report(SimIssue::Kind kind, int line, uint32_t thread, const std::string& what) {
+  const std::string& name = job_->opts.kernel_name;
+  SimIssue issue{kind,
+                 fmt::format("{}: kernel '{}', threadgroup {}: {}", to_string(kind),
+                             name.empty() ? "<unnamed>" : name, format_dim(tg_position_), what),
+                 line, tg_position_, thread};
+  job_->sink.add(std::move(issue));
+}
+
+std::vector<uint32_t> Worker::threads_where(uint32_t first, uint32_t count, LaneState state) const {
+  std::vector<uint32_t> out;
+  for (uint32_t i = first; i < first + count && i < size_; ++i)
+    if (lanes_[i].state == state) out.push_back(i);
+  return out;
+}
+
+// "threads 0-15 wait at simd_sum (line 12); threads 16-31 wait at threadgroup_barrier (line 20)"
+std::string Worker::describe_waits(uint32_t first, uint32_t count) const {
+  std::map<std::pair<int, int>, std::vector<uint32_t>> groups;  // (line, op) -> threads
+  std::map<std::pair<int, int>, const Lane*> example;
+  for (uint32_t i = first; i < first + count && i < size_; ++i) {
+    const Lane& l = lanes_[i];
+    if (l.state != LaneState::at_barrier && l.state != LaneState::at_simd) continue;
+    const std::pair<int, int> key{l.wait_line, int(l.wait_op)};
+    groups[key].push_back(i);
+    example.emplace(key, &l);
+  }
+  std::string out;
+  for (const auto& [key, threads] : groups) {
+    if (!out.empty()) out += "; ";
+    out += fmt::format("{} wait at {}", format_threads(threads), wait_name(*example[key]));
+  }
+  return out;
+}
+
+void Worker::report_simd_divergence(SimdGroup& sg, Lane& me) {
+  report(SimIssue::Kind::simd_divergence, sg.line, sg.index * kSimdWidth,
+         fmt::format("lanes of simdgroup {} reached different simd-group functions: {}. Every "
+                     "active lane of a simdgroup must call the same simd function at the same "
+                     "source line (only lanes that returned from the kernel are inactive); "
+                     "hoist the call out of the lane-dependent branch.",
+                     sg.index, describe_waits(sg.index * kSimdWidth, kSimdWidth)));
+  abandon(me);
+}
+
+void Worker::report_poison(SimdGroup& sg, Lane& me, PoisonHit hit) {
+  const uint32_t thread = sg.index * kSimdWidth + uint32_t(hit.lane);
+  report(SimIssue::Kind::poison_in_collective, sg.line, thread,
+         fmt::format("{} at line {} received uninitialised threadgroup memory (poison NaN 0x{:X}) "
+                     "on lane {} (thread {}). A thread read threadgroup memory that no thread had "
+                     "written: look for a missing threadgroup_barrier between the writes and this "
+                     "read, or an index beyond the written range.",
+                     op_name(sg.op), sg.line, hit.bits, hit.lane, thread));
+  abandon(me);
+}
+
+void Worker::report_barrier_divergence(Lane& me) {
+  const std::vector<uint32_t> waiting = threads_where(0, size_, LaneState::at_barrier);
+  report(SimIssue::Kind::barrier_divergence, barrier_line_, waiting.empty() ? 0 : waiting.front(),
+         fmt::format("threads wait at barriers on different source lines: {}. All threads of a "
+                     "threadgroup must reach the same barrier; move the barrier out of the "
+                     "divergent branch.",
+                     describe_waits(0, size_)));
+  abandon(me);
+}
+
+void Worker::report_early_exit(Lane& me) {
+  const std::vector<uint32_t> gone = threads_where(0, size_, LaneState::done);
+  const std::vector<uint32_t> waiting = threads_where(0, size_, LaneState::at_barrier);
+  report(SimIssue::Kind::barrier_early_exit, barrier_line_, gone.front(),
+         fmt::format("{} returned before threadgroup_barrier at line {}, which {} reached. Metal "
+                     "leaves a barrier that some threads of the threadgroup never reach "
+                     "undefined (it may hang or release early); guard the work, not the "
+                     "barrier: e.g. `if (i < n) {{ ... }}` instead of `if (i >= n) return;`.",
+                     format_threads(gone), barrier_line_, format_threads(waiting)));
+  abandon(me);
+}
+
+// Called by the scheduler when no fiber is ready but some have not returned.
+void Worker::report_stall() {
+  for (uint32_t s = 0; s < simdgroups_; ++s) {
+    const SimdGroup& sg = simds_[s];
+    if (sg.arrived == 0) continue;
+    // Some lanes wait at a collective that the rest of the simdgroup never reaches.
+    report(SimIssue::Kind::simd_divergence, sg.line, s * kSimdWidth,
+           fmt::format("lanes of simdgroup {} never met at one simd-group function: {}. Every "
+                       "active lane of a simdgroup must call the same simd function, and no lane "
+                       "may wait at a threadgroup_barrier meanwhile; hoist the call out of the "
+                       "lane-dependent branch.",
+                       s, describe_waits(s * kSimdWidth, kSimdWidth)));
+    return;
+  }
+  const std::vector<uint32_t> gone = threads_where(0, size_, LaneState::done);
+  report(SimIssue::Kind::deadlock, barrier_line_, 0,
+         fmt::format("no thread can make progress: {}{}.", describe_waits(0, size_),
+                     gone.empty() ? "" : "; " + format_threads(gone) + " returned"));
+}
+
+}  // namespace mtlsim::detail

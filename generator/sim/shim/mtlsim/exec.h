@@ -1,0 +1,108 @@
+// Execution state shared by the shim's inline collectives and the runtime (mtlgen_simrt).
+// Not an API for kernels or launchers: the layout of these structs is an internal contract
+// between shim/mtlsim/msl_simd.h and runtime/scheduler.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "mtlsim/thread_context.h"
+
+namespace mtlsim::detail {
+
+// Everything a simulated thread can wait at. Collectives are identified by (Op, line).
+enum class Op : uint8_t {
+  none,
+  threadgroup_barrier,
+  simdgroup_barrier,
+  simd_sum,
+  simd_product,
+  simd_min,
+  simd_max,
+  simd_and,
+  simd_or,
+  simd_xor,
+  simd_shuffle,
+  simd_shuffle_down,
+  simd_shuffle_up,
+  simd_shuffle_xor,
+  simd_shuffle_rotate_down,
+  simd_shuffle_rotate_up,
+  simd_broadcast,
+  simd_broadcast_first,
+  simd_prefix_inclusive_sum,
+  simd_prefix_exclusive_sum,
+  simd_prefix_inclusive_product,
+  simd_prefix_exclusive_product,
+  simd_any,
+  simd_all,
+  simd_ballot,
+  simd_is_first,
+  simd_active_threads_mask,
+};
+const char* op_name(Op op) noexcept;
+
+// Float NaN bit patterns that mark uninitialised threadgroup memory in this dispatch.
+struct PoisonSet {
+  static constexpr int kMax = 4;
+  uint32_t f32[kMax];
+  uint16_t f16[kMax], bf16[kMax];
+  int n32 = 0, n16 = 0, nbf16 = 0;
+};
+
+// Where a collective's inputs first matched a poison pattern; lane < 0: none did.
+struct PoisonHit {
+  int lane = -1;
+  uint32_t bits = 0;
+};
+
+struct SimdGroup;
+// Type-specific body of one collective, instantiated in the kernel's TU: reads the inputs of
+// the arrived lanes, checks them for poison, writes each arrived lane's result.
+using CompleteFn = PoisonHit (*)(SimdGroup&, const PoisonSet&);
+
+inline constexpr size_t kSlotBytes = 32;  // largest payload: a 4-vector of 64-bit elements
+
+struct SimdGroup {
+  alignas(32) unsigned char in[kSimdWidth][kSlotBytes];
+  alignas(32) unsigned char out[kSimdWidth][kSlotBytes];
+  uint32_t arg[kSimdWidth];  // per-lane operand: shuffle source, delta, mask
+  uint32_t members = 0;      // lanes that exist (a partial last simdgroup has fewer)
+  uint32_t active = 0;       // members that have not returned from the kernel
+  uint32_t arrived = 0;      // lanes waiting at the pending collective
+  Op op = Op::none;          // the pending collective, as the first arrival named it
+  bool mismatch = false;     // some arrival named a different (op, line)
+  int line = 0;
+  CompleteFn complete = nullptr;
+  uint32_t index = 0;        // simdgroup index in its threadgroup
+};
+
+enum class LaneState : uint8_t { not_started, ready, running, at_barrier, at_simd, done };
+
+struct Lane {
+  ThreadContext ctx;
+  SimdGroup* simd = nullptr;
+  uint32_t bit = 0;       // 1u << lane
+  uint16_t index = 0;     // linear thread index in the threadgroup
+  uint8_t lane = 0;       // index in the simdgroup
+  LaneState state = LaneState::not_started;
+  Op wait_op = Op::none;  // what the lane waits at (or last waited at)
+  int wait_line = 0;
+};
+
+// The simulated thread running on this OS thread (null outside a dispatch). Plain TLS
+// pointer, set at every fiber switch, read by every collective.
+extern thread_local constinit Lane* tls_lane;
+
+// Blocks the calling lane, already deposited in sg.in/arg, until the collective completes.
+void simd_rendezvous(Lane& me, Op op, int line, CompleteFn complete);
+void threadgroup_barrier(Lane& me, int line);
+[[noreturn]] void outside_dispatch(Op op, int line);
+
+inline Lane& current_lane(Op op, int line) {
+  Lane* lane = tls_lane;
+  if (__builtin_expect(lane == nullptr, 0)) outside_dispatch(op, line);
+  return *lane;
+}
+
+}  // namespace mtlsim::detail

@@ -1,0 +1,300 @@
+// Barriers and simd-group functions. Each call is a rendezvous of fibers: a lane deposits
+// its input in its simdgroup's slot, then blocks in the runtime; the last active lane to
+// arrive runs the type-specific CompleteFn below, which writes every lane's result.
+// Every entry point takes `int line = __builtin_LINE()`, the caller's source line, so
+// divergence and poison reports name the kernel line.
+//
+// Semantics over the 32 lanes of a simdgroup:
+// - "active" lanes are those that have not returned from the kernel (as on hardware).
+//   Lanes that are merely on another code path are NOT treated as inactive: if they wait
+//   at a different collective or at a barrier, that is reported as simd_divergence.
+// - Shuffles whose source lane is out of range or inactive return the caller's own value.
+// - simd_max/simd_min on floats use fmax/fmin semantics: NaN inputs are ignored unless all
+//   inputs are NaN. Reductions and prefix sums combine lanes in ascending lane order.
+#pragma once
+#pragma GCC system_header
+
+#include <cstring>
+
+#include "mtlsim/exec.h"
+#include "mtlsim/msl_math.h"
+
+namespace metal {
+
+enum mem_flags : uint32_t {
+  mem_none = 0,
+  mem_device = 1,
+  mem_threadgroup = 2,
+  mem_texture = 4,
+  mem_threadgroup_imageblock = 8,
+  mem_object_data = 16,
+};
+constexpr mem_flags operator|(mem_flags a, mem_flags b) { return mem_flags(uint32_t(a) | uint32_t(b)); }
+constexpr mem_flags operator&(mem_flags a, mem_flags b) { return mem_flags(uint32_t(a) & uint32_t(b)); }
+
+// Metal's simd_vote: one bit per lane. all()/any() consider the lanes active at the ballot.
+class simd_vote {
+ public:
+  using vote_t = uint64_t;
+  constexpr simd_vote() = default;
+  constexpr explicit simd_vote(vote_t v, vote_t active = 0xffffffffu) : v_(v), active_(active) {}
+  constexpr explicit operator vote_t() const { return v_; }
+  constexpr bool all() const { return (v_ & active_) == active_; }
+  constexpr bool any() const { return v_ != 0; }
+
+ private:
+  vote_t v_ = 0, active_ = 0;
+};
+
+}  // namespace metal
+
+namespace mtlsim::detail {
+
+template <class T>
+inline T load_slot(const unsigned char* slot) {
+  T v;
+  std::memcpy(&v, slot, sizeof(T));
+  return v;
+}
+template <class T>
+inline void store_slot(unsigned char* slot, const T& v) {
+  std::memcpy(slot, &v, sizeof(T));
+}
+
+template <class T>
+struct elem_of { using type = T; };
+template <class T, int N>
+struct elem_of<metal::vec<T, N>> { using type = T; };
+
+// Bits of the first element that equals a poison pattern for its float type; 0 if none.
+template <class T>
+inline uint32_t poison_bits(const T& v, const PoisonSet& ps) {
+  using E = typename elem_of<T>::type;
+  constexpr int n = sizeof(T) / sizeof(E);
+  const E* e = reinterpret_cast<const E*>(&v);
+  for (int i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<E, float>) {
+      const uint32_t b = __builtin_bit_cast(uint32_t, e[i]);
+      for (int k = 0; k < ps.n32; ++k) if (b == ps.f32[k]) return b;
+    } else if constexpr (std::is_same_v<E, _Float16>) {
+      const uint16_t b = __builtin_bit_cast(uint16_t, e[i]);
+      for (int k = 0; k < ps.n16; ++k) if (b == ps.f16[k]) return b;
+    } else if constexpr (std::is_same_v<E, metal::bfloat>) {
+      for (int k = 0; k < ps.nbf16; ++k) if (e[i].bits == ps.bf16[k]) return e[i].bits;
+    }
+  }
+  return 0;
+}
+
+// The shared CompleteFn: load inputs of arrived lanes, check poison, let Policy compute.
+// Policy::run(const T* in, R* out, const uint32_t* arg, uint32_t arrived) writes out[lane]
+// for every arrived lane.
+template <class T, class R, class Policy>
+PoisonHit complete_collective(SimdGroup& sg, const PoisonSet& ps) {
+  T in[kSimdWidth];
+  R out[kSimdWidth];
+  const uint32_t arrived = sg.arrived;
+  for (uint32_t m = arrived; m; m &= m - 1) {
+    const int l = __builtin_ctz(m);
+    in[l] = load_slot<T>(sg.in[l]);
+    if constexpr (metal::is_msl_float_v<typename elem_of<T>::type>) {
+      if (const uint32_t b = poison_bits(in[l], ps)) return PoisonHit{l, b};
+    }
+  }
+  Policy::run(in, out, sg.arg, arrived);
+  for (uint32_t m = arrived; m; m &= m - 1) {
+    const int l = __builtin_ctz(m);
+    store_slot(sg.out[l], out[l]);
+  }
+  return PoisonHit{};
+}
+
+template <class T, class R, class Policy>
+inline R simd_collective(Op op, const T& v, uint32_t arg, int line) {
+  static_assert(sizeof(T) <= kSlotBytes && sizeof(R) <= kSlotBytes, "simd payload too large");
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_copyable_v<R>);
+  Lane& me = current_lane(op, line);
+  SimdGroup& sg = *me.simd;
+  store_slot(sg.in[me.lane], v);
+  sg.arg[me.lane] = arg;
+  simd_rendezvous(me, op, line, &complete_collective<T, R, Policy>);
+  return load_slot<R>(sg.out[me.lane]);
+}
+
+// ---- policies ----
+struct Plus { template <class T> static T apply(const T& a, const T& b) { return T(a + b); } };
+struct Times { template <class T> static T apply(const T& a, const T& b) { return T(a * b); } };
+struct Min { template <class T> static T apply(const T& a, const T& b) { return metal::fmin(a, b); } };
+struct Max { template <class T> static T apply(const T& a, const T& b) { return metal::fmax(a, b); } };
+struct And { template <class T> static T apply(const T& a, const T& b) { return T(a & b); } };
+struct Or { template <class T> static T apply(const T& a, const T& b) { return T(a | b); } };
+struct Xor { template <class T> static T apply(const T& a, const T& b) { return T(a ^ b); } };
+
+template <class Combine>
+struct Reduce {
+  template <class T>
+  static void run(const T* in, T* out, const uint32_t*, uint32_t arrived) {
+    uint32_t m = arrived;
+    T acc = in[__builtin_ctz(m)];
+    for (m &= m - 1; m; m &= m - 1) acc = Combine::apply(acc, in[__builtin_ctz(m)]);
+    for (m = arrived; m; m &= m - 1) out[__builtin_ctz(m)] = acc;
+  }
+};
+
+template <class Combine, bool Inclusive, int Identity>
+struct Prefix {
+  template <class T>
+  static void run(const T* in, T* out, const uint32_t*, uint32_t arrived) {
+    T acc = T(Identity);
+    for (uint32_t m = arrived; m; m &= m - 1) {
+      const int l = __builtin_ctz(m);
+      if (Inclusive) acc = Combine::apply(acc, in[l]);
+      out[l] = acc;
+      if (!Inclusive) acc = Combine::apply(acc, in[l]);
+    }
+  }
+};
+
+using PrefixInclusiveSum = Prefix<Plus, true, 0>;
+using PrefixExclusiveSum = Prefix<Plus, false, 0>;
+using PrefixInclusiveProduct = Prefix<Times, true, 1>;
+using PrefixExclusiveProduct = Prefix<Times, false, 1>;
+
+// Source lane for lane l given the per-lane operand; out-of-range means "own value".
+struct SrcAbsolute { static int src(int, uint32_t a) { return int(a); } };
+struct SrcDown { static int src(int l, uint32_t a) { return l + int(a); } };
+struct SrcUp { static int src(int l, uint32_t a) { return l - int(a); } };
+struct SrcXor { static int src(int l, uint32_t a) { return l ^ int(a); } };
+struct SrcRotDown { static int src(int l, uint32_t a) { return int((uint32_t(l) + a) % kSimdWidth); } };
+struct SrcRotUp { static int src(int l, uint32_t a) { return int((uint32_t(l) + kSimdWidth - a % kSimdWidth) % kSimdWidth); } };
+
+template <class Src>
+struct Shuffle {
+  template <class T>
+  static void run(const T* in, T* out, const uint32_t* arg, uint32_t arrived) {
+    for (uint32_t m = arrived; m; m &= m - 1) {
+      const int l = __builtin_ctz(m);
+      const int s = Src::src(l, arg[l]);
+      const bool ok = s >= 0 && s < int(kSimdWidth) && (arrived >> s & 1u);
+      out[l] = ok ? in[s] : in[l];
+    }
+  }
+};
+
+struct BroadcastFirst {
+  template <class T>
+  static void run(const T* in, T* out, const uint32_t*, uint32_t arrived) {
+    const T first = in[__builtin_ctz(arrived)];
+    for (uint32_t m = arrived; m; m &= m - 1) out[__builtin_ctz(m)] = first;
+  }
+};
+
+// Votes: input bool, output as given.
+struct Vote {
+  static uint32_t ballot(const bool* in, uint32_t arrived) {
+    uint32_t v = 0;
+    for (uint32_t m = arrived; m; m &= m - 1) v |= in[__builtin_ctz(m)] ? (m & -m) : 0u;
+    return v;
+  }
+};
+struct AnyPolicy {
+  static void run(const bool* in, bool* out, const uint32_t*, uint32_t arrived) {
+    const bool r = Vote::ballot(in, arrived) != 0;
+    for (uint32_t m = arrived; m; m &= m - 1) out[__builtin_ctz(m)] = r;
+  }
+};
+struct AllPolicy {
+  static void run(const bool* in, bool* out, const uint32_t*, uint32_t arrived) {
+    const bool r = Vote::ballot(in, arrived) == arrived;
+    for (uint32_t m = arrived; m; m &= m - 1) out[__builtin_ctz(m)] = r;
+  }
+};
+struct BallotPolicy {
+  static void run(const bool* in, metal::simd_vote* out, const uint32_t*, uint32_t arrived) {
+    const metal::simd_vote r(Vote::ballot(in, arrived), arrived);
+    for (uint32_t m = arrived; m; m &= m - 1) out[__builtin_ctz(m)] = r;
+  }
+};
+struct IsFirstPolicy {
+  static void run(const bool*, bool* out, const uint32_t*, uint32_t arrived) {
+    const int first = __builtin_ctz(arrived);
+    for (uint32_t m = arrived; m; m &= m - 1) out[__builtin_ctz(m)] = __builtin_ctz(m) == first;
+  }
+};
+struct NoData {
+  static void run(const bool*, bool*, const uint32_t*, uint32_t) {}
+};
+
+template <class T>
+concept simd_value = (metal::msl_scalar<T> || metal::is_vec_v<T>) && sizeof(T) <= kSlotBytes;
+
+}  // namespace mtlsim::detail
+
+namespace metal {
+
+inline void threadgroup_barrier(mem_flags = mem_none, int line = __builtin_LINE()) {
+  using namespace mtlsim::detail;
+  threadgroup_barrier(current_lane(Op::threadgroup_barrier, line), line);
+}
+inline void simdgroup_barrier(mem_flags = mem_none, int line = __builtin_LINE()) {
+  using namespace mtlsim::detail;
+  simd_collective<bool, bool, NoData>(Op::simdgroup_barrier, false, 0, line);
+}
+
+#define MTLSIM_SIMD_UNARY(name, policy)                                                       \
+  template <mtlsim::detail::simd_value T>                                                     \
+  inline T name(T v, int line = __builtin_LINE()) {                                           \
+    using namespace mtlsim::detail;                                                           \
+    return simd_collective<T, T, policy>(Op::name, v, 0, line);                               \
+  }
+MTLSIM_SIMD_UNARY(simd_sum, Reduce<Plus>)
+MTLSIM_SIMD_UNARY(simd_product, Reduce<Times>)
+MTLSIM_SIMD_UNARY(simd_min, Reduce<Min>)
+MTLSIM_SIMD_UNARY(simd_max, Reduce<Max>)
+MTLSIM_SIMD_UNARY(simd_and, Reduce<And>)
+MTLSIM_SIMD_UNARY(simd_or, Reduce<Or>)
+MTLSIM_SIMD_UNARY(simd_xor, Reduce<Xor>)
+MTLSIM_SIMD_UNARY(simd_broadcast_first, BroadcastFirst)
+MTLSIM_SIMD_UNARY(simd_prefix_inclusive_sum, PrefixInclusiveSum)
+MTLSIM_SIMD_UNARY(simd_prefix_exclusive_sum, PrefixExclusiveSum)
+MTLSIM_SIMD_UNARY(simd_prefix_inclusive_product, PrefixInclusiveProduct)
+MTLSIM_SIMD_UNARY(simd_prefix_exclusive_product, PrefixExclusiveProduct)
+#undef MTLSIM_SIMD_UNARY
+
+#define MTLSIM_SIMD_SHUFFLE(name, src)                                                        \
+  template <mtlsim::detail::simd_value T>                                                     \
+  inline T name(T v, ushort operand, int line = __builtin_LINE()) {                           \
+    using namespace mtlsim::detail;                                                           \
+    return simd_collective<T, T, Shuffle<src>>(Op::name, v, operand, line);                   \
+  }
+MTLSIM_SIMD_SHUFFLE(simd_shuffle, SrcAbsolute)
+MTLSIM_SIMD_SHUFFLE(simd_broadcast, SrcAbsolute)
+MTLSIM_SIMD_SHUFFLE(simd_shuffle_down, SrcDown)
+MTLSIM_SIMD_SHUFFLE(simd_shuffle_up, SrcUp)
+MTLSIM_SIMD_SHUFFLE(simd_shuffle_xor, SrcXor)
+MTLSIM_SIMD_SHUFFLE(simd_shuffle_rotate_down, SrcRotDown)
+MTLSIM_SIMD_SHUFFLE(simd_shuffle_rotate_up, SrcRotUp)
+#undef MTLSIM_SIMD_SHUFFLE
+
+inline bool simd_any(bool v, int line = __builtin_LINE()) {
+  using namespace mtlsim::detail;
+  return simd_collective<bool, bool, AnyPolicy>(Op::simd_any, v, 0, line);
+}
+inline bool simd_all(bool v, int line = __builtin_LINE()) {
+  using namespace mtlsim::detail;
+  return simd_collective<bool, bool, AllPolicy>(Op::simd_all, v, 0, line);
+}
+inline simd_vote simd_ballot(bool v, int line = __builtin_LINE()) {
+  using namespace mtlsim::detail;
+  return simd_collective<bool, simd_vote, BallotPolicy>(Op::simd_ballot, v, 0, line);
+}
+inline simd_vote simd_active_threads_mask(int line = __builtin_LINE()) {
+  using namespace mtlsim::detail;
+  return simd_collective<bool, simd_vote, BallotPolicy>(Op::simd_active_threads_mask, true, 0, line);
+}
+inline bool simd_is_first(int line = __builtin_LINE()) {
+  using namespace mtlsim::detail;
+  return simd_collective<bool, bool, IsFirstPolicy>(Op::simd_is_first, false, 0, line);
+}
+
+}  // namespace metal

@@ -1,0 +1,23 @@
+#include "spec/front_end.h"
+
+#include "spec/spec_parser.h"
+#include "spec/spec_validator.h"
+#include "support/hash.h"
+
+namespace mtlgen::spec {
+
+std::optional<ir::Kernel> load_spec(const std::string& path, const std::string& display_path,
+                                    support::Diagnostics& diags, const YamlLimits& limits) {
+  std::string text;
+  auto root = load_yaml(path, display_path, limits, diags, &text);
+  if (!root) return std::nullopt;
+  YamlContext ctx(display_path, text, diags);
+  ir::Kernel kernel;
+  kernel.spec_path = display_path;
+  kernel.spec_hash = support::hash_hex(text);
+  if (!parse_kernel(ctx, *root, kernel)) return std::nullopt;
+  if (!validate_kernel(kernel, diags)) return std::nullopt;
+  return kernel;
+}
+
+}  // namespace mtlgen::spec

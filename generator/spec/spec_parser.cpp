@@ -1,0 +1,399 @@
+#include "spec/spec_parser.h"
+
+#include <fmt/format.h>
+
+namespace mtlgen::spec {
+
+using support::ErrorKind;
+
+const std::vector<std::string>& top_level_keys() {
+  static const std::vector<std::string> keys = {
+      "name",    "summary",           "types",    "dims",      "preconditions", "tunables",
+      "buffers", "scalars",           "function_constants", "threadgroup_memory", "dispatch",
+      "body",    "reference",         "cost",     "tests"};
+  return keys;
+}
+
+namespace {
+
+class Parser {
+ public:
+  Parser(const YamlContext& ctx, ir::Kernel& k) : ctx_(ctx), k_(k) {}
+
+  void run(const YAML::Node& root) {
+    MapReader top(ctx_, root, "the spec", top_level_keys());
+    if (!top.ok()) return;
+    if (auto n = top.required("name"); n.IsDefined()) name(n);
+    if (auto n = top.optional("summary"); n.IsDefined()) k_.summary = ctx_.string(n, "summary").value_or("");
+    each_entry(top.optional("types"), "types", [&](auto& key, auto& v) { type_param(key, v); });
+    each_entry(top.required("dims"), "dims", [&](auto& key, auto& v) { dim(key, v); });
+    each_item(top.optional("preconditions"), "preconditions", [&](auto& v) { precondition(v); });
+    each_entry(top.optional("tunables"), "tunables", [&](auto& key, auto& v) { tunable(key, v); });
+    each_entry(top.required("buffers"), "buffers", [&](auto& key, auto& v) { buffer(key, v); });
+    each_entry(top.optional("scalars"), "scalars", [&](auto& key, auto& v) { scalar(key, v); });
+    each_entry(top.optional("function_constants"), "function_constants",
+               [&](auto& key, auto& v) { function_constant(key, v); });
+    each_entry(top.optional("threadgroup_memory"), "threadgroup_memory",
+               [&](auto& key, auto& v) { threadgroup_array(key, v); });
+    if (auto n = top.required("dispatch"); n.IsDefined()) dispatch(n);
+    if (auto n = top.required("body"); n.IsDefined()) code(n, "body", k_.body);
+    if (auto n = top.required("reference"); n.IsDefined()) code(n, "reference", k_.reference);
+    if (auto n = top.optional("cost"); n.IsDefined()) cost(n);
+    if (auto n = top.optional("tests"); n.IsDefined()) tests(n);
+  }
+
+ private:
+  using EntryFn = std::function<void(const YAML::Node& key, const YAML::Node& value)>;
+
+  void each_entry(const YAML::Node& map, const char* what, const EntryFn& fn) {
+    if (!map.IsDefined() || !ctx_.expect_map(map, what)) return;
+    for (auto it = map.begin(); it != map.end(); ++it) fn(it->first, it->second);
+  }
+  void each_item(const YAML::Node& seq, const char* what, const std::function<void(const YAML::Node&)>& fn) {
+    if (!seq.IsDefined() || !ctx_.expect_seq(seq, what)) return;
+    for (const auto& item : seq) fn(item);
+  }
+
+  std::string key_name(const YAML::Node& key, SourceLoc& loc) {
+    loc = ctx_.loc(key);
+    return ctx_.string(key, "a name").value_or("");
+  }
+
+  std::optional<expr::Expr> expression(const YAML::Node& node, const char* what) {
+    if (node.IsScalar() && !node.Scalar().empty()) return expr::parse(node.Scalar(), ctx_.value_loc(node), ctx_.diags());
+    if (node.IsScalar() || !node.IsDefined() || node.IsNull()) {
+      ctx_.diags().error(ErrorKind::missing_field, ctx_.loc(node), fmt::format("{} needs an expression", what));
+      return std::nullopt;
+    }
+    ctx_.diags().error(ErrorKind::wrong_type, ctx_.loc(node), fmt::format("{} must be an expression", what),
+                       "write an integer expression such as `rows * n`");
+    return std::nullopt;
+  }
+
+  std::vector<expr::Expr> expression_list(const YAML::Node& node, const char* what) {
+    std::vector<expr::Expr> out;
+    if (node.IsScalar()) {  // a single axis may be written without brackets
+      if (auto e = expression(node, what)) out.push_back(*e);
+      return out;
+    }
+    each_item(node, what, [&](const YAML::Node& item) {
+      if (auto e = expression(item, what)) out.push_back(*e);
+    });
+    return out;
+  }
+
+  std::optional<ir::TypeRef> type_ref(const YAML::Node& node, const char* what) {
+    auto text = ctx_.string(node, what);
+    if (!text) return std::nullopt;
+    if (auto t = ir::scalar_type_from_spec(*text)) return ir::TypeRef{t, "", ctx_.value_loc(node)};
+    // Resolved against `types:` by the validator, which knows every parameter.
+    return ir::TypeRef{std::nullopt, *text, ctx_.value_loc(node)};
+  }
+
+  void name(const YAML::Node& n) {
+    k_.name = ctx_.string(n, "name").value_or("");
+    k_.name_loc = ctx_.value_loc(n);
+  }
+
+  void type_param(const YAML::Node& key, const YAML::Node& value) {
+    ir::TypeParam p;
+    p.name = key_name(key, p.loc);
+    each_item(value, "a type parameter's list of types", [&](const YAML::Node& item) {
+      auto text = ctx_.string(item, "a type");
+      if (!text) return;
+      if (auto t = ir::scalar_type_from_spec(*text)) {
+        p.types.push_back(*t);
+      } else {
+        unknown_type(item, *text);
+      }
+    });
+    k_.type_params.push_back(std::move(p));
+  }
+
+  void unknown_type(const YAML::Node& node, const std::string& text) {
+    std::string s = support::did_you_mean(text, ir::spec_type_names());
+    ctx_.diags().error(ErrorKind::bad_value, ctx_.loc(node), fmt::format("unknown element type `{}`", text),
+                       s.empty() ? fmt::format("types are: {}", fmt::join(ir::spec_type_names(), ", "))
+                                 : fmt::format("did you mean `{}`?", s));
+  }
+
+  void dim(const YAML::Node& key, const YAML::Node& value) {
+    ir::Dim d;
+    d.name = key_name(key, d.loc);
+    if (!value.IsNull()) {
+      MapReader r(ctx_, value, fmt::format("dim `{}`", d.name), {"min", "max", "multiple_of", "doc"});
+      if (auto n = r.optional("min"); n.IsDefined()) d.min = ctx_.integer(n, "min").value_or(1);
+      if (auto n = r.optional("max"); n.IsDefined()) d.max = ctx_.integer(n, "max");
+      if (auto n = r.optional("multiple_of"); n.IsDefined()) d.multiple_of = ctx_.integer(n, "multiple_of").value_or(1);
+      if (auto n = r.optional("doc"); n.IsDefined()) d.doc = ctx_.string(n, "doc").value_or("");
+      check_dim_bounds(d, value);
+    }
+    k_.dims.push_back(std::move(d));
+  }
+
+  void check_dim_bounds(const ir::Dim& d, const YAML::Node& value) {
+    if (d.min < 0 || d.multiple_of < 1 || (d.max && *d.max < d.min) || (d.max && *d.max > UINT32_MAX)) {
+      ctx_.diags().error(ErrorKind::bad_value, ctx_.loc(value), fmt::format("dim `{}` has inconsistent bounds", d.name),
+                         "need 0 <= min <= max <= 4294967295 and multiple_of >= 1");
+    }
+  }
+
+  void precondition(const YAML::Node& node) {
+    MapReader r(ctx_, node, "a precondition", {"check", "message"});
+    if (!r.ok()) return;
+    ir::Precondition p;
+    p.loc = ctx_.loc(node);
+    auto check = r.required("check");
+    auto message = r.required("message");
+    if (!check.IsDefined() || !message.IsDefined()) return;
+    auto e = expression(check, "check");
+    p.message = ctx_.string(message, "message").value_or("");
+    if (e) {
+      p.check = *e;
+      k_.preconditions.push_back(std::move(p));
+    }
+  }
+
+  void tunable(const YAML::Node& key, const YAML::Node& value) {
+    ir::Tunable t;
+    t.name = key_name(key, t.loc);
+    MapReader r(ctx_, value, fmt::format("tunable `{}`", t.name), {"values", "default", "doc"});
+    if (!r.ok()) return;
+    each_item(r.required("values"), "values", [&](const YAML::Node& v) {
+      if (auto i = ctx_.integer(v, "a tunable value")) t.values.push_back(*i);
+    });
+    if (auto n = r.required("default"); n.IsDefined()) {
+      t.default_value = ctx_.integer(n, "default").value_or(0);
+      t.default_loc = ctx_.loc(n);
+    }
+    if (auto n = r.optional("doc"); n.IsDefined()) t.doc = ctx_.string(n, "doc").value_or("");
+    k_.tunables.push_back(std::move(t));
+  }
+
+  void buffer(const YAML::Node& key, const YAML::Node& value) {
+    ir::Buffer b;
+    b.name = key_name(key, b.loc);
+    MapReader r(ctx_, value, fmt::format("buffer `{}`", b.name),
+                {"type", "shape", "access", "host_visible", "index", "doc"});
+    if (!r.ok()) return;
+    if (auto n = r.required("type"); n.IsDefined()) {
+      if (auto t = type_ref(n, "type")) b.type = *t;
+    }
+    if (auto n = r.required("shape"); n.IsDefined()) b.shape = expression_list(n, "shape");
+    if (auto n = r.required("access"); n.IsDefined()) b.access = access(n);
+    if (auto n = r.optional("host_visible"); n.IsDefined()) b.host_visible = ctx_.boolean(n, "host_visible").value_or(true);
+    if (auto n = r.optional("index"); n.IsDefined()) {
+      b.index = static_cast<int>(ctx_.integer(n, "index").value_or(-1));
+      b.explicit_index = true;
+      b.index_loc = ctx_.loc(n);
+    }
+    if (auto n = r.optional("doc"); n.IsDefined()) b.doc = ctx_.string(n, "doc").value_or("");
+    k_.buffers.push_back(std::move(b));
+  }
+
+  ir::Access access(const YAML::Node& n) {
+    auto text = ctx_.string(n, "access").value_or("");
+    if (text == "read") return ir::Access::read;
+    if (text == "write") return ir::Access::write;
+    if (text == "read_write") return ir::Access::read_write;
+    std::string s = support::did_you_mean(text, {"read", "write", "read_write"});
+    ctx_.diags().error(ErrorKind::bad_value, ctx_.loc(n), fmt::format("unknown access `{}`", text),
+                       s.empty() ? "access is read, write or read_write" : fmt::format("did you mean `{}`?", s));
+    return ir::Access::read;
+  }
+
+  std::optional<ir::ScalarType> scalar_type(const YAML::Node& n) {
+    auto text = ctx_.string(n, "type");
+    if (!text) return std::nullopt;
+    auto t = ir::scalar_type_from_spec(*text);
+    if (!t) unknown_type(n, *text);
+    return t;
+  }
+
+  void scalar(const YAML::Node& key, const YAML::Node& value) {
+    ir::Scalar s;
+    s.name = key_name(key, s.loc);
+    MapReader r(ctx_, value, fmt::format("scalar `{}`", s.name), {"type", "default", "doc"});
+    if (!r.ok()) return;
+    if (auto n = r.required("type"); n.IsDefined()) {
+      s.type = scalar_type(n).value_or(ir::ScalarType::f32);
+      if (s.type != ir::ScalarType::f32 && s.type != ir::ScalarType::i32 && s.type != ir::ScalarType::u32) {
+        ctx_.diags().error(ErrorKind::bad_value, ctx_.loc(n), "scalars are float, int32 or uint32",
+                           "4-byte scalars keep the parameter struct identical in MSL, C++ and Objective-C++");
+      }
+    }
+    if (auto n = r.optional("default"); n.IsDefined()) s.default_value = ctx_.number(n, "default").value_or(0);
+    if (auto n = r.optional("doc"); n.IsDefined()) s.doc = ctx_.string(n, "doc").value_or("");
+    k_.scalars.push_back(std::move(s));
+  }
+
+  void function_constant(const YAML::Node& key, const YAML::Node& value) {
+    ir::FunctionConstant f;
+    f.name = key_name(key, f.loc);
+    MapReader r(ctx_, value, fmt::format("function constant `{}`", f.name), {"type", "index", "default", "doc"});
+    if (!r.ok()) return;
+    if (auto n = r.required("type"); n.IsDefined()) f.type = scalar_type(n).value_or(ir::ScalarType::boolean);
+    if (auto n = r.required("index"); n.IsDefined()) f.index = static_cast<int>(ctx_.integer(n, "index").value_or(0));
+    if (auto n = r.optional("default"); n.IsDefined()) {
+      if (f.type == ir::ScalarType::boolean) {
+        f.default_value = ctx_.boolean(n, "default").value_or(false) ? 1 : 0;
+      } else {
+        f.default_value = ctx_.number(n, "default").value_or(0);
+      }
+    }
+    if (auto n = r.optional("doc"); n.IsDefined()) f.doc = ctx_.string(n, "doc").value_or("");
+    k_.function_constants.push_back(std::move(f));
+  }
+
+  void threadgroup_array(const YAML::Node& key, const YAML::Node& value) {
+    ir::ThreadgroupArray a;
+    a.name = key_name(key, a.loc);
+    MapReader r(ctx_, value, fmt::format("threadgroup array `{}`", a.name), {"type", "count"});
+    if (!r.ok()) return;
+    if (auto n = r.required("type"); n.IsDefined()) {
+      if (auto t = type_ref(n, "type")) a.type = *t;
+    }
+    auto count = r.required("count");
+    if (!count.IsDefined()) return;
+    if (auto e = expression(count, "count")) {
+      a.count = *e;
+      k_.threadgroup_arrays.push_back(std::move(a));
+    }
+  }
+
+  void dispatch(const YAML::Node& n) {
+    MapReader r(ctx_, n, "dispatch", {"threadgroups", "threads_per_threadgroup"});
+    if (!r.ok()) return;
+    k_.dispatch.loc = ctx_.loc(n);
+    if (auto g = r.required("threadgroups"); g.IsDefined()) k_.dispatch.threadgroups = expression_list(g, "threadgroups");
+    if (auto t = r.required("threads_per_threadgroup"); t.IsDefined()) {
+      k_.dispatch.threads_per_threadgroup = expression_list(t, "threads_per_threadgroup");
+    }
+  }
+
+  void code(const YAML::Node& n, const char* what, ir::CodeBlock& block) {
+    if (auto c = ctx_.code_block(n, what)) {
+      block.text = c->first;
+      block.loc = c->second;
+    }
+  }
+
+  void cost(const YAML::Node& n) {
+    MapReader r(ctx_, n, "cost", {"bytes_read", "bytes_written", "flops"});
+    if (!r.ok()) return;
+    if (auto e = r.optional("bytes_read"); e.IsDefined()) k_.cost.bytes_read = expression(e, "bytes_read");
+    if (auto e = r.optional("bytes_written"); e.IsDefined()) k_.cost.bytes_written = expression(e, "bytes_written");
+    if (auto e = r.optional("flops"); e.IsDefined()) k_.cost.flops = expression(e, "flops");
+  }
+
+  void tests(const YAML::Node& n);
+  void tolerance(const YAML::Node& key, const YAML::Node& value);
+  std::optional<ir::InputFill> input_fill(const YAML::Node& n);
+  void test_case(const YAML::Node& n);
+
+  const YamlContext& ctx_;
+  ir::Kernel& k_;
+};
+
+void Parser::tests(const YAML::Node& n) {
+  MapReader r(ctx_, n, "tests", {"seed", "tolerance", "inputs", "cases"});
+  if (!r.ok()) return;
+  if (auto s = r.optional("seed"); s.IsDefined()) k_.tests.seed = static_cast<uint64_t>(ctx_.integer(s, "seed").value_or(1));
+  each_entry(r.optional("tolerance"), "tolerance", [&](auto& key, auto& v) { tolerance(key, v); });
+  if (auto i = r.optional("inputs"); i.IsDefined()) {
+    if (auto f = input_fill(i)) k_.tests.default_fill = *f;
+  }
+  each_item(r.required("cases"), "cases", [&](const YAML::Node& c) { test_case(c); });
+}
+
+void Parser::tolerance(const YAML::Node& key, const YAML::Node& value) {
+  SourceLoc loc;
+  std::string type_name = key_name(key, loc);
+  auto type = ir::scalar_type_from_spec(type_name);
+  if (!type) {
+    unknown_type(key, type_name);
+    return;
+  }
+  MapReader r(ctx_, value, fmt::format("tolerance for {}", type_name), {"max_abs", "max_rel", "nmse", "exact"});
+  if (!r.ok()) return;
+  ir::Tolerance t;
+  if (auto v = r.optional("max_abs"); v.IsDefined()) t.max_abs = ctx_.number(v, "max_abs");
+  if (auto v = r.optional("max_rel"); v.IsDefined()) t.max_rel = ctx_.number(v, "max_rel");
+  if (auto v = r.optional("nmse"); v.IsDefined()) t.nmse = ctx_.number(v, "nmse");
+  if (auto v = r.optional("exact"); v.IsDefined()) t.exact = ctx_.boolean(v, "exact").value_or(false);
+  k_.tests.tolerances[*type] = t;
+}
+
+std::optional<ir::InputFill> Parser::input_fill(const YAML::Node& n) {
+  MapReader r(ctx_, n, "an input distribution",
+              {"dist", "mean", "std", "min", "max", "value", "values", "start", "step", "nan", "inf", "-inf"});
+  if (!r.ok()) return std::nullopt;
+  ir::InputFill f;
+  f.loc = ctx_.loc(n);
+  auto dist = r.required("dist");
+  if (!dist.IsDefined()) return std::nullopt;
+  std::string d = ctx_.string(dist, "dist").value_or("");
+  static const std::vector<std::string> names = {"normal", "uniform", "constant", "choice", "iota"};
+  auto pos = std::find(names.begin(), names.end(), d);
+  if (pos == names.end()) {
+    std::string s = support::did_you_mean(d, names);
+    ctx_.diags().error(ErrorKind::bad_value, ctx_.loc(dist), fmt::format("unknown distribution `{}`", d),
+                       s.empty() ? "dist is normal, uniform, constant, choice or iota" : fmt::format("did you mean `{}`?", s));
+    return std::nullopt;
+  }
+  f.dist = static_cast<ir::Distribution>(pos - names.begin());
+  auto num = [&](const char* key, double& out) {
+    if (auto v = r.optional(key); v.IsDefined()) out = ctx_.number(v, key).value_or(out);
+  };
+  bool normal = f.dist == ir::Distribution::normal;
+  if (normal) { f.a = 0; f.b = 1; num("mean", f.a); num("std", f.b); }
+  if (f.dist == ir::Distribution::uniform) { f.a = -1; f.b = 1; num("min", f.a); num("max", f.b); }
+  if (f.dist == ir::Distribution::constant) { num("value", f.a); }
+  if (f.dist == ir::Distribution::iota) { f.a = 0; f.b = 1; num("start", f.a); num("step", f.b); }
+  if (f.dist == ir::Distribution::choice) {
+    each_item(r.required("values"), "values", [&](const YAML::Node& v) {
+      if (auto x = ctx_.number(v, "a value")) f.values.push_back(*x);
+    });
+  }
+  num("nan", f.nan_fraction);
+  num("inf", f.inf_fraction);
+  num("-inf", f.neg_inf_fraction);
+  return f;
+}
+
+void Parser::test_case(const YAML::Node& n) {
+  MapReader r(ctx_, n, "a test case", {"name", "dims", "inputs", "scalars", "seed"});
+  if (!r.ok()) return;
+  ir::TestCase c;
+  c.loc = ctx_.loc(n);
+  if (auto v = r.required("name"); v.IsDefined()) c.name = ctx_.string(v, "name").value_or("");
+  each_entry(r.required("dims"), "dims", [&](auto& key, auto& v) {
+    SourceLoc loc;
+    std::string name = key_name(key, loc);
+    if (auto i = ctx_.integer(v, "a dim value")) c.dims[name] = *i;
+  });
+  each_entry(r.optional("inputs"), "inputs", [&](auto& key, auto& v) {
+    SourceLoc loc;
+    std::string name = key_name(key, loc);
+    if (auto f = input_fill(v)) c.inputs[name] = *f;
+  });
+  each_entry(r.optional("scalars"), "scalars", [&](auto& key, auto& v) {
+    SourceLoc loc;
+    std::string name = key_name(key, loc);
+    if (auto x = ctx_.number(v, "a scalar value")) c.scalars[name] = *x;
+  });
+  if (auto v = r.optional("seed"); v.IsDefined()) {
+    if (auto s = ctx_.integer(v, "seed")) c.seed = static_cast<uint64_t>(*s);
+  }
+  k_.tests.cases.push_back(std::move(c));
+}
+
+}  // namespace
+
+bool parse_kernel(const YamlContext& ctx, const YAML::Node& root, ir::Kernel& kernel) {
+  int before = ctx.diags().error_count();
+  Parser(ctx, kernel).run(root);
+  return ctx.diags().error_count() == before;
+}
+
+}  // namespace mtlgen::spec

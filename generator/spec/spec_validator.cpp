@@ -1,0 +1,505 @@
+#include "spec/spec_validator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "spec/names.h"
+#include "support/text.h"
+
+namespace mtlgen::spec {
+
+using support::Diagnostics;
+using support::ErrorKind;
+using support::SourceLoc;
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+class Validator {
+ public:
+  Validator(ir::Kernel& k, Diagnostics& d) : k_(k), diags_(d) {}
+
+  void run() {
+    check_names();
+    check_type_refs();
+    check_tunables();
+    check_expressions();
+    assign_buffer_indices();
+    scan_body();
+    if (diags_.has_errors()) return;  // variants evaluate expressions that must be sound
+    build_variants();
+    build_bindings();
+    check_tests();
+  }
+
+ private:
+  // ---- names ----
+  void check_identifier(const std::string& name, const SourceLoc& loc, const char* what) {
+    if (!support::is_identifier(name)) {
+      diags_.error(ErrorKind::invalid_identifier, loc, fmt::format("`{}` is not a valid {} name", name, what),
+                   "names start with a letter or `_` and contain only letters, digits and `_`");
+    } else if (const char* by = reserved_by(name)) {
+      diags_.error(ErrorKind::reserved_identifier, loc, fmt::format("`{}` is reserved by {}", name, by),
+                   fmt::format("rename the {}, e.g. `{}_`", what, name));
+    }
+  }
+
+  void declare(const std::string& name, const SourceLoc& loc, const char* what) {
+    check_identifier(name, loc, what);
+    auto [it, inserted] = declared_.emplace(name, loc);
+    if (!inserted) {
+      diags_.error(ErrorKind::duplicate_name, loc, fmt::format("`{}` is declared twice", name),
+                   fmt::format("first declared at line {}; every name in a spec must be unique", it->second.line));
+    }
+  }
+
+  void check_names() {
+    check_identifier(k_.name, k_.name_loc, "kernel");
+    for (const auto& t : k_.type_params) declare(t.name, t.loc, "type parameter");
+    for (const auto& d : k_.dims) declare(d.name, d.loc, "dim");
+    for (const auto& t : k_.tunables) declare(t.name, t.loc, "tunable");
+    for (const auto& b : k_.buffers) declare(b.name, b.loc, "buffer");
+    for (const auto& s : k_.scalars) declare(s.name, s.loc, "scalar");
+    for (const auto& f : k_.function_constants) declare(f.name, f.loc, "function constant");
+    for (const auto& a : k_.threadgroup_arrays) declare(a.name, a.loc, "threadgroup array");
+  }
+
+  // ---- types ----
+  void check_type_ref(const ir::TypeRef& t) {
+    if (t.concrete) return;
+    bool known = std::any_of(k_.type_params.begin(), k_.type_params.end(),
+                             [&](const ir::TypeParam& p) { return p.name == t.param; });
+    if (known) return;
+    std::vector<std::string> candidates = ir::spec_type_names();
+    for (const auto& p : k_.type_params) candidates.push_back(p.name);
+    std::string s = support::did_you_mean(t.param, candidates);
+    diags_.error(ErrorKind::undefined_symbol, t.loc, fmt::format("unknown type `{}`", t.param),
+                 s.empty() ? "use an element type or a parameter declared under `types:`"
+                           : fmt::format("did you mean `{}`?", s));
+  }
+
+  void check_type_refs() {
+    for (const auto& p : k_.type_params) {
+      if (p.types.empty()) {
+        diags_.error(ErrorKind::bad_value, p.loc, fmt::format("type parameter `{}` lists no types", p.name),
+                     "e.g. `T: [float, half, bfloat]`");
+      }
+    }
+    for (const auto& b : k_.buffers) check_type_ref(b.type);
+    for (const auto& a : k_.threadgroup_arrays) check_type_ref(a.type);
+    if (std::none_of(k_.buffers.begin(), k_.buffers.end(), [](const ir::Buffer& b) { return b.is_output(); })) {
+      diags_.error(ErrorKind::missing_field, k_.name_loc, "the kernel has no output buffer",
+                   "give at least one buffer `access: write` or `read_write`");
+    }
+  }
+
+  void check_tunables() {
+    for (const auto& t : k_.tunables) {
+      if (t.values.empty()) {
+        diags_.error(ErrorKind::bad_value, t.loc, fmt::format("tunable `{}` has no values", t.name));
+        continue;
+      }
+      std::set<int64_t> seen(t.values.begin(), t.values.end());
+      if (seen.size() != t.values.size() || *seen.begin() <= 0) {
+        diags_.error(ErrorKind::bad_value, t.loc, fmt::format("tunable `{}` values must be positive and distinct", t.name));
+      }
+      if (!seen.count(t.default_value)) {
+        diags_.error(ErrorKind::bad_value, t.default_loc,
+                     fmt::format("default {} is not among the values of `{}`", t.default_value, t.name),
+                     fmt::format("pick one of: {}", fmt::join(t.values, ", ")));
+      }
+    }
+  }
+
+  // ---- expressions ----
+  enum Scope : unsigned { dims = 1, tunables = 2, types = 4 };
+
+  void check_symbols(const expr::Expr& e, unsigned scope, const char* where) {
+    if (e.kind == expr::Expr::Kind::symbol || e.kind == expr::Expr::Kind::size_of) {
+      check_symbol(e, scope, where);
+    }
+    for (const auto& o : e.operands) check_symbols(o, scope, where);
+  }
+
+  void check_symbol(const expr::Expr& e, unsigned scope, const char* where) {
+    auto has = [&](const auto& list) {
+      return std::any_of(list.begin(), list.end(), [&](const auto& x) { return x.name == e.name; });
+    };
+    bool is_size_of = e.kind == expr::Expr::Kind::size_of;
+    if (is_size_of ? ((scope & types) && has(k_.type_params)) || ir::scalar_type_from_spec(e.name)
+                   : ((scope & dims) && has(k_.dims)) || ((scope & tunables) && has(k_.tunables))) {
+      return;
+    }
+    std::vector<std::string> candidates;
+    if (scope & dims) for (const auto& d : k_.dims) candidates.push_back(d.name);
+    if (scope & tunables) for (const auto& t : k_.tunables) candidates.push_back(t.name);
+    if (is_size_of) for (const auto& t : k_.type_params) candidates.push_back(t.name);
+    std::string s = support::did_you_mean(e.name, candidates);
+    std::string allowed = scope == tunables + types ? "tunables and sizeof()"
+                          : scope & tunables ? "dims, tunables and sizeof()" : "dims";
+    bool declared_elsewhere = has(k_.dims) || has(k_.tunables) || has(k_.scalars) || has(k_.buffers);
+    diags_.error(ErrorKind::undefined_symbol, e.loc,
+                 declared_elsewhere ? fmt::format("`{}` cannot be used in {}", e.name, where)
+                                    : fmt::format("undefined name `{}` in {}", e.name, where),
+                 s.empty() ? fmt::format("{} may use {}", where, allowed) : fmt::format("did you mean `{}`?", s));
+  }
+
+  void check_expressions() {
+    for (const auto& b : k_.buffers) {
+      if (b.shape.empty()) diags_.error(ErrorKind::missing_field, b.loc, fmt::format("buffer `{}` has an empty shape", b.name));
+      for (const auto& e : b.shape) check_symbols(e, dims | tunables | types, "a buffer shape");
+    }
+    for (const auto& a : k_.threadgroup_arrays) check_symbols(a.count, tunables | types, "a threadgroup array count");
+    for (const auto& p : k_.preconditions) check_symbols(p.check, dims, "a precondition");
+    check_dispatch();
+    for (const auto* c : {&k_.cost.bytes_read, &k_.cost.bytes_written, &k_.cost.flops}) {
+      if (*c) check_symbols(**c, dims | tunables | types, "a cost formula");
+    }
+  }
+
+  void check_dispatch() {
+    const auto& d = k_.dispatch;
+    int rank = d.rank();
+    if (rank < 1 || rank > 3 || d.threads_per_threadgroup.size() != d.threadgroups.size()) {
+      diags_.error(ErrorKind::bad_value, d.loc, "dispatch needs 1 to 3 axes, the same number in both lists",
+                   "e.g. `threadgroups: [rows]` and `threads_per_threadgroup: [TG]`");
+    }
+    for (const auto& e : d.threadgroups) check_symbols(e, dims | tunables | types, "dispatch threadgroups");
+    for (const auto& e : d.threads_per_threadgroup) check_symbols(e, tunables, "threads_per_threadgroup");
+  }
+
+  // ---- buffers ----
+  void assign_buffer_indices() {
+    std::map<int, const ir::Buffer*> used;
+    for (const auto& b : k_.buffers) {
+      if (!b.explicit_index) continue;
+      if (b.index < 0 || b.index > kMaxBufferIndex) {
+        diags_.error(ErrorKind::bad_value, b.index_loc, fmt::format("buffer index {} is out of range", b.index),
+                     fmt::format("Metal buffer indices are 0..{}", kMaxBufferIndex));
+      } else if (auto [it, ok] = used.emplace(b.index, &b); !ok) {
+        diags_.error(ErrorKind::buffer_index_collision, b.index_loc,
+                     fmt::format("buffer `{}` uses index {}, already taken by `{}`", b.name, b.index, it->second->name),
+                     "give each buffer its own index, or drop `index:` to let mtlgen assign one");
+      }
+    }
+    int next = 0;
+    auto take = [&]() {
+      while (used.count(next)) ++next;
+      return next++;
+    };
+    for (auto& b : k_.buffers) {
+      if (!b.explicit_index) b.index = take();
+    }
+    k_.params_index = take();
+    if (k_.params_index > kMaxBufferIndex) {
+      diags_.error(ErrorKind::bad_value, k_.name_loc, "too many buffers for Metal's argument table",
+                   fmt::format("at most {} buffers plus the parameter struct", kMaxBufferIndex));
+    }
+  }
+
+  // ---- body ----
+  void scan_body() {
+    auto tokens = support::identifier_tokens(k_.body.text);
+    for (size_t i = 0; i < tokens.size(); ++i) scan_token(tokens, i);
+    for (auto h : std::set<ir::Helper>(k_.helpers_used)) add_helper(h);
+    check_threadgroup_declarations();
+  }
+
+  void scan_token(const std::vector<support::Token>& tokens, size_t i) {
+    const std::string& t = tokens[i].text;
+    if (auto b = ir::builtin_from_name(t)) k_.builtins_used.insert(*b);
+    for (const auto& d : k_.dims) if (d.name == t) k_.params_used_in_body.insert(t);
+    for (const auto& s : k_.scalars) if (s.name == t) k_.params_used_in_body.insert(t);
+    for (const auto& h : ir::all_helpers()) {
+      bool named = t == h.name || std::find(h.also_named.begin(), h.also_named.end(), t) != h.also_named.end();
+      if (named) k_.helpers_used.insert(h.helper);
+    }
+    if (t.rfind("tg_", 0) == 0 && !ir::builtin_from_name(t) && is_call(tokens[i]) && !is_helper(t)) {
+      std::vector<std::string> names;
+      for (const auto& h : ir::all_helpers()) names.push_back(h.name);
+      std::string s = support::did_you_mean(t, names);
+      diags_.error(ErrorKind::unknown_helper, body_loc(tokens[i]), fmt::format("mtlgen provides no helper `{}`", t),
+                   s.empty() ? fmt::format("helpers are: {}", fmt::join(names, ", ")) : fmt::format("did you mean `{}`?", s));
+    }
+  }
+
+  // True when the token is followed by `(` or `<`: a call, possibly with template arguments.
+  bool is_call(const support::Token& t) const {
+    const std::string& text = k_.body.text;
+    size_t pos = text.find_first_not_of(" \t", offset_of(text, t) + t.text.size());
+    return pos != std::string::npos && (text[pos] == '(' || text[pos] == '<');
+  }
+  static bool is_helper(const std::string& t) {
+    return std::any_of(ir::all_helpers().begin(), ir::all_helpers().end(),
+                       [&](const ir::HelperInfo& h) { return t == h.name; });
+  }
+
+  void add_helper(ir::Helper h) {
+    k_.helpers_used.insert(h);
+    for (auto need : ir::info(h).needs) add_helper(need);
+  }
+
+  SourceLoc body_loc(const support::Token& t) const {
+    SourceLoc l = k_.body.loc;
+    l.line += t.line - 1;
+    l.column = (t.line == 1 ? l.column : k_.body.loc.column) + t.column - 1;
+    return l;
+  }
+
+  // Threadgroup memory declared inside the body would be per-thread in the simulator and is
+  // invisible to the host's size checks: it must be declared under `threadgroup_memory:`.
+  void check_threadgroup_declarations() {
+    auto tokens = support::identifier_tokens(k_.body.text);
+    const std::string& text = k_.body.text;
+    for (const auto& t : tokens) {
+      if (t.text != "threadgroup") continue;
+      size_t offset = offset_of(text, t);
+      size_t end = text.find_first_of(";=[(){", offset);
+      std::string_view decl(text.data() + offset, (end == std::string::npos ? text.size() : end) - offset);
+      bool pointer_or_ref = decl.find('*') != std::string_view::npos || decl.find('&') != std::string_view::npos;
+      if (!pointer_or_ref && end != std::string::npos && (text[end] == '[' || text[end] == ';' || text[end] == '=')) {
+        diags_.error(ErrorKind::body_declaration, body_loc(t), "threadgroup memory declared inside the body",
+                     "declare it under `threadgroup_memory:` so the host sizes it and checks the 32 KiB limit");
+      }
+    }
+  }
+
+  static size_t offset_of(const std::string& text, const support::Token& t) {
+    size_t pos = 0;
+    for (int line = 1; line < t.line; ++line) pos = text.find('\n', pos) + 1;
+    return pos + t.column - 1;
+  }
+
+  // ---- variants ----
+  std::vector<std::map<std::string, ir::ScalarType>> type_combinations() const {
+    std::vector<std::map<std::string, ir::ScalarType>> out = {{}};
+    for (const auto& p : k_.type_params) {
+      std::vector<std::map<std::string, ir::ScalarType>> next;
+      for (const auto& partial : out) {
+        for (auto t : p.types) {
+          auto m = partial;
+          m[p.name] = t;
+          next.push_back(std::move(m));
+        }
+      }
+      out = std::move(next);
+    }
+    return out;
+  }
+
+  std::vector<std::map<std::string, int64_t>> tune_points() const {
+    std::vector<std::map<std::string, int64_t>> out = {{}};
+    for (const auto& t : k_.tunables) {
+      std::vector<std::map<std::string, int64_t>> next;
+      for (const auto& partial : out) {
+        for (auto v : t.values) {
+          auto m = partial;
+          m[t.name] = v;
+          next.push_back(std::move(m));
+        }
+      }
+      out = std::move(next);
+    }
+    return out;
+  }
+
+  std::string entry_point(const std::map<std::string, ir::ScalarType>& types,
+                          const std::map<std::string, int64_t>& tune) const {
+    std::string name = k_.name;
+    for (const auto& p : k_.type_params) name += "_" + std::string(ir::info(types.at(p.name)).suffix);
+    for (const auto& t : k_.tunables) name += fmt::format("_{}{}", lower(t.name), tune.at(t.name));
+    return name;
+  }
+
+  expr::Env env_for(const std::map<std::string, ir::ScalarType>& types, const std::map<std::string, int64_t>& tune) const {
+    expr::Env env;
+    for (const auto& [name, value] : tune) env.symbols[name] = value;
+    for (const auto& [name, type] : types) env.type_sizes[name] = ir::info(type).size;
+    for (const auto& t : ir::spec_type_names()) env.type_sizes[t] = ir::info(*ir::scalar_type_from_spec(t)).size;
+    return env;
+  }
+
+  void build_variants() {
+    auto types = type_combinations();
+    auto points = tune_points();
+    if (types.size() * points.size() > kMaxVariants) {
+      diags_.error(ErrorKind::bad_value, k_.name_loc,
+                   fmt::format("{} variants; at most {} are allowed", types.size() * points.size(), kMaxVariants),
+                   "trim the type lists or the tunable values");
+      return;
+    }
+    std::set<std::string> reported;
+    for (const auto& tmap : types) {
+      for (const auto& point : points) {
+        if (auto v = make_variant(tmap, point, reported)) k_.variants.push_back(std::move(*v));
+      }
+    }
+    k_.msl_version = "3.0";
+    for (const auto& v : k_.variants) {
+      for (const auto& [name, t] : v.types) k_.msl_version = std::max(k_.msl_version, ir::min_msl_version(t));
+    }
+    for (const auto& a : k_.threadgroup_arrays) {
+      if (a.type.concrete) k_.msl_version = std::max(k_.msl_version, ir::min_msl_version(*a.type.concrete));
+    }
+  }
+
+  std::optional<ir::Variant> make_variant(const std::map<std::string, ir::ScalarType>& types,
+                                          const std::map<std::string, int64_t>& point, std::set<std::string>& reported) {
+    ir::Variant v;
+    v.types = types;
+    v.tunables = point;
+    v.entry_point = entry_point(types, point);
+    v.is_default_tuning = std::all_of(k_.tunables.begin(), k_.tunables.end(),
+                                      [&](const ir::Tunable& t) { return point.at(t.name) == t.default_value; });
+    expr::Env env = env_for(types, point);
+    try {
+      v.threads_per_threadgroup = 1;
+      for (const auto& e : k_.dispatch.threads_per_threadgroup) {
+        v.threadgroup_shape.push_back(expr::evaluate(e, env));
+        v.threads_per_threadgroup *= v.threadgroup_shape.back();
+      }
+      int64_t total = 0;
+      for (const auto& a : k_.threadgroup_arrays) {
+        int64_t bytes = expr::evaluate(a.count, env) * ir::info(a.type.resolve(types)).size;
+        v.threadgroup_array_bytes.push_back(bytes);
+        total += round_up_16(bytes);
+      }
+      check_variant_limits(v, total, reported);
+    } catch (const expr::EvalError& err) {
+      diags_.error(ErrorKind::bad_expression, k_.dispatch.loc, fmt::format("at {}: {}", v.entry_point, err.message));
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  std::string tune_text(const ir::Variant& v) const {
+    std::vector<std::string> parts;
+    for (const auto& [name, value] : v.tunables) parts.push_back(fmt::format("{}={}", name, value));
+    return parts.empty() ? "the fixed configuration" : fmt::format("{}", fmt::join(parts, ", "));
+  }
+
+  void check_variant_limits(const ir::Variant& v, int64_t tg_bytes, std::set<std::string>& reported) {
+    std::string where = tune_text(v);
+    SourceLoc loc = k_.dispatch.threads_per_threadgroup.empty() ? k_.dispatch.loc
+                                                                : k_.dispatch.threads_per_threadgroup[0].loc;
+    int64_t n = v.threads_per_threadgroup;
+    if ((n % 32 != 0 || n > kMaxThreadsPerThreadgroup || n <= 0) && reported.insert("tg:" + where).second) {
+      diags_.error(ErrorKind::threadgroup_size, loc,
+                   fmt::format("{} threads per threadgroup at {}", n, where),
+                   "threadgroups must be a multiple of 32 threads (one simdgroup) and at most 1024");
+    }
+    if (tg_bytes > kMaxThreadgroupBytes && reported.insert("mem:" + where).second) {
+      SourceLoc mem_loc = k_.threadgroup_arrays.empty() ? loc : k_.threadgroup_arrays[0].loc;
+      diags_.error(ErrorKind::threadgroup_memory, mem_loc,
+                   fmt::format("{} bytes of threadgroup memory at {}", tg_bytes, where),
+                   fmt::format("Apple GPUs offer {} bytes per threadgroup; shrink the arrays or the tune space",
+                               kMaxThreadgroupBytes));
+    }
+  }
+
+  // ---- binding table ----
+  void add_param(ir::KernelParam::Kind kind, size_t ref, int index, ir::Builtin builtin = {}) {
+    ir::KernelParam p;
+    p.kind = kind;
+    p.ref = ref;
+    p.index = index;
+    p.builtin = builtin;
+    k_.params.push_back(p);
+  }
+
+  void build_bindings() {
+    using Kind = ir::KernelParam::Kind;
+    for (size_t i = 0; i < k_.buffers.size(); ++i) add_param(Kind::buffer, i, k_.buffers[i].index);
+    for (const auto& d : k_.dims) k_.params_fields.push_back({d.name, ir::ScalarType::u32, true});
+    for (const auto& s : k_.scalars) k_.params_fields.push_back({s.name, s.type, false});
+    add_param(Kind::params, 0, k_.params_index);
+    for (size_t i = 0; i < k_.threadgroup_arrays.size(); ++i) {
+      k_.threadgroup_arrays[i].index = static_cast<int>(i);
+      add_param(Kind::threadgroup_array, i, static_cast<int>(i));
+    }
+    for (auto b : k_.builtins_used) add_param(Kind::builtin, 0, 0, b);
+  }
+
+  // ---- tests ----
+  void check_tests();
+  void check_case(const ir::TestCase& c);
+
+  ir::Kernel& k_;
+  Diagnostics& diags_;
+  std::map<std::string, SourceLoc> declared_;
+};
+
+void Validator::check_tests() {
+  if (k_.tests.cases.empty()) {
+    diags_.error(ErrorKind::missing_field, k_.name_loc, "the spec declares no test cases",
+                 "add `tests: cases:` with at least one edge shape and one realistic shape");
+  }
+  std::set<std::string> names;
+  for (const auto& c : k_.tests.cases) {
+    check_identifier(c.name, c.loc, "test case");
+    if (!names.insert(c.name).second) {
+      diags_.error(ErrorKind::duplicate_name, c.loc, fmt::format("two test cases are named `{}`", c.name));
+    }
+    check_case(c);
+  }
+}
+
+void Validator::check_case(const ir::TestCase& c) {
+  auto fail = [&](std::string msg, std::string hint) {
+    diags_.error(ErrorKind::test_case, c.loc, fmt::format("test case `{}`: {}", c.name, msg), std::move(hint));
+  };
+  expr::Env env;
+  for (const auto& d : k_.dims) {
+    auto it = c.dims.find(d.name);
+    if (it == c.dims.end()) {
+      fail(fmt::format("no value for dim `{}`", d.name), "every test case gives every dim");
+      continue;
+    }
+    int64_t v = it->second;
+    if (v < d.min || (d.max && v > *d.max) || v % d.multiple_of != 0) {
+      fail(fmt::format("{} = {} violates its constraints", d.name, v),
+           fmt::format("min {}, max {}, multiple of {}", d.min, d.max ? std::to_string(*d.max) : "none", d.multiple_of));
+    }
+    env.symbols[d.name] = v;
+  }
+  for (const auto& [name, value] : c.dims) {
+    if (!env.symbols.count(name) && std::none_of(k_.dims.begin(), k_.dims.end(), [&](auto& d) { return d.name == name; })) {
+      fail(fmt::format("`{}` is not a dim", name), "test cases give values for dims only");
+    }
+  }
+  for (const auto& [name, fill] : c.inputs) {
+    bool input = std::any_of(k_.buffers.begin(), k_.buffers.end(),
+                             [&](const ir::Buffer& b) { return b.name == name && b.access != ir::Access::write; });
+    if (!input) fail(fmt::format("`{}` is not an input buffer", name), "inputs are buffers with access read or read_write");
+  }
+  for (const auto& [name, value] : c.scalars) {
+    if (std::none_of(k_.scalars.begin(), k_.scalars.end(), [&](auto& s) { return s.name == name; })) {
+      fail(fmt::format("`{}` is not a scalar", name), "scalars: gives only declared scalars");
+    }
+  }
+  if (env.symbols.size() != k_.dims.size()) return;
+  for (const auto& p : k_.preconditions) {
+    try {
+      if (!expr::evaluate(p.check, env)) fail(fmt::format("violates precondition: {}", p.message), "fix the dims");
+    } catch (const expr::EvalError& e) {
+      fail(e.message, "fix the dims");
+    }
+  }
+}
+
+}  // namespace
+
+bool validate_kernel(ir::Kernel& kernel, Diagnostics& diags) {
+  int before = diags.error_count();
+  Validator(kernel, diags).run();
+  return diags.error_count() == before;
+}
+
+}  // namespace mtlgen::spec

@@ -1,0 +1,20 @@
+#pragma once
+// Semantic checks on a parsed kernel, and the data every consumer derives the same way:
+// buffer indices, the binding table, variants (type parameters x tune points), helpers and
+// builtins the body uses. After validate_kernel() succeeds the IR is final and immutable.
+#include "ir/kernel.h"
+#include "support/diagnostics.h"
+
+namespace mtlgen::spec {
+
+inline constexpr int kMaxBufferIndex = 30;           // Metal's buffer argument table has 31 slots
+inline constexpr int64_t kMaxThreadgroupBytes = 32768;
+inline constexpr int64_t kMaxThreadsPerThreadgroup = 1024;
+inline constexpr size_t kMaxVariants = 256;
+
+bool validate_kernel(ir::Kernel& kernel, support::Diagnostics& diags);
+
+// `setThreadgroupMemoryLength` takes multiples of 16 bytes.
+inline int64_t round_up_16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
+
+}  // namespace mtlgen::spec

@@ -1,0 +1,245 @@
+// Bugs the simulator reports (early exit, divergent barriers and simd functions,
+// uninitialised threadgroup memory), how it keeps going after one, and builtins.
+#include <cstdio>
+
+#include "sim_test_util.h"
+// clang-format off
+#include <kernels/checks.metal>  // the simulator copy (see mtlsim_prepare_msl)
+// clang-format on
+
+namespace {
+
+using namespace mtlsim;
+using Kind = SimIssue::Kind;
+
+int mark(const char* name) { return test::line_of("checks.metal", std::string("MARK:") + name); }
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+struct OutArgs {
+  float* out;
+  uint n;
+};
+
+void launch_early_exit(const ThreadContext& tc, void* user) {
+  auto& a = *static_cast<OutArgs*>(user);
+  early_exit(a.out, a.n, static_cast<float*>(tc.threadgroup_memory[0]), tc.thread_index_in_threadgroup);
+}
+
+class EarlyExitTest : public ::testing::TestWithParam<LaneOrder> {};
+
+TEST_P(EarlyExitTest, ReportsReturnBeforeBarrierWithLine) {
+  std::vector<float> out(128);
+  OutArgs args{out.data(), 100};
+  DispatchOptions o = test::grid_1d(2, 128, "early_exit");
+  o.threadgroup_arrays = {{128 * sizeof(float), {}}};
+  o.order = GetParam();
+  const DispatchResult r = dispatch(o, launch_early_exit, &args);
+  ASSERT_EQ(r.issues_total, 2u) << test::describe(r);
+  const SimIssue& i = r.issues[0];
+  EXPECT_EQ(i.kind, Kind::barrier_early_exit);
+  EXPECT_EQ(i.line, mark("early_exit_barrier"));
+  EXPECT_EQ(i.thread, 100u);
+  EXPECT_TRUE(contains(i.message, "kernel 'early_exit'")) << i.message;
+  EXPECT_TRUE(contains(i.message, "threads 100-127 returned before threadgroup_barrier at line " +
+                                      std::to_string(i.line) + ", which threads 0-99 reached"))
+      << i.message;
+  std::printf("example report: %s\n", i.message.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(Orders, EarlyExitTest, ::testing::ValuesIn(test::kAllOrders));
+
+void launch_divergent_barriers(const ThreadContext& tc, void* user) {
+  divergent_barriers(static_cast<OutArgs*>(user)->out, tc.thread_index_in_threadgroup);
+}
+
+TEST(Checks, BarriersOnDifferentLines) {
+  std::vector<float> out(128);
+  OutArgs args{out.data(), 0};
+  const DispatchResult r = dispatch(test::grid_1d(1, 128, "divergent_barriers"), launch_divergent_barriers, &args);
+  ASSERT_EQ(r.issues_total, 1u);
+  const SimIssue& i = r.issues[0];
+  EXPECT_EQ(i.kind, Kind::barrier_divergence);
+  const std::string a = std::to_string(mark("barrier_a")), b = std::to_string(mark("barrier_b"));
+  EXPECT_TRUE(contains(i.message, "threads 0-63 wait at threadgroup_barrier (line " + a + ")")) << i.message;
+  EXPECT_TRUE(contains(i.message, "threads 64-127 wait at threadgroup_barrier (line " + b + ")")) << i.message;
+  std::printf("example report: %s\n", i.message.c_str());
+}
+
+void launch_divergent_simd(const ThreadContext& tc, void* user) {
+  divergent_simd(static_cast<OutArgs*>(user)->out, tc.thread_index_in_threadgroup, tc.thread_index_in_simdgroup);
+}
+
+TEST(Checks, SimdFunctionsOnDifferentLines) {
+  std::vector<float> out(64);
+  OutArgs args{out.data(), 0};
+  const DispatchResult r = dispatch(test::grid_1d(1, 64, "divergent_simd"), launch_divergent_simd, &args);
+  ASSERT_GE(r.issues_total, 1u);
+  const SimIssue& i = r.issues[0];
+  EXPECT_EQ(i.kind, Kind::simd_divergence);
+  EXPECT_TRUE(contains(i.message, "threads 0-15 wait at simd_sum (line " + std::to_string(mark("simd_a")) + ")"))
+      << i.message;
+  EXPECT_TRUE(contains(i.message, "threads 16-31 wait at simd_max (line " + std::to_string(mark("simd_b")) + ")"))
+      << i.message;
+}
+
+void launch_simd_vs_barrier(const ThreadContext& tc, void* user) {
+  simd_vs_barrier(static_cast<OutArgs*>(user)->out, tc.thread_index_in_threadgroup, tc.thread_index_in_simdgroup);
+}
+
+TEST(Checks, SomeLanesAtSimdFunctionOthersAtBarrier) {
+  std::vector<float> out(64);
+  OutArgs args{out.data(), 0};
+  for (LaneOrder order : test::kAllOrders) {
+    DispatchOptions o = test::grid_1d(1, 64, "simd_vs_barrier");
+    o.order = order;
+    const DispatchResult r = dispatch(o, launch_simd_vs_barrier, &args);
+    ASSERT_EQ(r.issues_total, 1u) << to_string(order);
+    const SimIssue& i = r.issues[0];
+    EXPECT_EQ(i.kind, Kind::simd_divergence);
+    EXPECT_EQ(i.line, mark("simd_partial"));
+    EXPECT_TRUE(contains(i.message, "threads 0-7 wait at simd_sum (line " + std::to_string(mark("simd_partial"))))
+        << i.message;
+    EXPECT_TRUE(contains(i.message, "threads 8-31 wait at threadgroup_barrier (line " +
+                                        std::to_string(mark("after_partial"))))
+        << i.message;
+  }
+}
+
+template <class T>
+void launch_uninit(const ThreadContext& tc, void* user) {
+  uninit_read<T>(static_cast<OutArgs*>(user)->out, static_cast<T*>(tc.threadgroup_memory[0]),
+                 tc.thread_index_in_threadgroup, tc.thread_index_in_simdgroup);
+}
+
+TEST(Checks, UninitialisedThreadgroupMemoryReachingSimdSum) {
+  std::vector<float> out(64);
+  OutArgs args{out.data(), 0};
+  DispatchOptions o = test::grid_1d(1, 64, "uninit_read_f32");
+  o.threadgroup_arrays = {{32 * sizeof(float), {}}};
+  DispatchResult r = dispatch(o, launch_uninit<float>, &args);
+  ASSERT_EQ(r.issues_total, 1u);
+  EXPECT_EQ(r.issues[0].kind, Kind::poison_in_collective);
+  EXPECT_EQ(r.issues[0].line, mark("uninit_sum"));
+  EXPECT_TRUE(contains(r.issues[0].message, "simd_sum at line " + std::to_string(mark("uninit_sum")) +
+                                                " received uninitialised threadgroup memory"))
+      << r.issues[0].message;
+  EXPECT_TRUE(contains(r.issues[0].message, "0x7FC0DEAD")) << r.issues[0].message;
+  std::printf("example report: %s\n", r.issues[0].message.c_str());
+
+  o.kernel_name = "uninit_read_f16";
+  o.threadgroup_arrays = {{32 * sizeof(half), poison_pattern_f16()}};
+  r = dispatch(o, launch_uninit<half>, &args);
+  ASSERT_EQ(r.issues_total, 1u);
+  EXPECT_EQ(r.issues[0].kind, Kind::poison_in_collective);
+  EXPECT_TRUE(contains(r.issues[0].message, "0x7EAD")) << r.issues[0].message;
+}
+
+TEST(Checks, ZeroFilledThreadgroupMemoryIsNotPoison) {
+  std::vector<float> out(32);
+  OutArgs args{out.data(), 0};
+  DispatchOptions o = test::grid_1d(1, 32, "uninit_read_f32");
+  o.threadgroup_arrays = {{32 * sizeof(float), {0}}};
+  const DispatchResult r = dispatch(o, launch_uninit<float>, &args);
+  EXPECT_TRUE(r.ok()) << test::describe(r);
+  EXPECT_EQ(out[0], 32.0f);
+}
+
+void launch_one_bad_group(const ThreadContext& tc, void* user) {
+  auto& a = *static_cast<OutArgs*>(user);
+  one_bad_group(a.out, a.n, tc.threadgroup_position_in_grid.x, tc.thread_index_in_threadgroup,
+                tc.thread_position_in_grid.x);
+}
+
+TEST(Checks, OtherThreadgroupsKeepRunningAfterAnIssue) {
+  const uint groups = 16, tg = 64;
+  std::vector<float> out(groups * tg, 0.0f);
+  OutArgs args{out.data(), 5};
+  DispatchOptions o = test::grid_1d(groups, tg, "one_bad_group");
+  o.workers = 2;
+  const DispatchResult r = dispatch(o, launch_one_bad_group, &args);
+  ASSERT_EQ(r.issues_total, 1u);
+  EXPECT_EQ(r.issues[0].threadgroup, (Dim3{5, 1, 1}));
+  EXPECT_EQ(r.issues[0].thread, 3u);
+  EXPECT_EQ(r.threadgroups_run, groups);
+  for (uint g = 0; g < groups; ++g)
+    for (uint t = 0; t < tg; ++t)
+      if (g != 5) EXPECT_EQ(out[g * tg + t], 1.0f) << g << " " << t;
+}
+
+TEST(Checks, IssuesAreCapped) {
+  const uint groups = 64;
+  std::vector<float> out(groups * 128);
+  OutArgs args{out.data(), 100};
+  DispatchOptions o = test::grid_1d(groups, 128, "early_exit");
+  o.threadgroup_arrays = {{128 * sizeof(float), {}}};
+  o.workers = 2;
+  const DispatchResult r = dispatch(o, launch_early_exit, &args);
+  EXPECT_EQ(r.issues.size(), 20u);
+  EXPECT_EQ(r.issues_total, groups);
+  EXPECT_EQ(r.threadgroups_run, groups);
+}
+
+struct TreeArgs {
+  const float* x;
+  float* out;
+};
+void launch_tree_sum(const ThreadContext& tc, void* user) {
+  auto& a = *static_cast<TreeArgs*>(user);
+  tree_sum(a.x, a.out, static_cast<float*>(tc.threadgroup_memory[0]), tc.threadgroup_position_in_grid.x,
+           tc.thread_index_in_threadgroup, tc.thread_position_in_grid.x, tc.threads_per_threadgroup.x);
+}
+
+TEST(Checks, BarrierInLoopIsFineInEveryOrder) {
+  const uint groups = 6, tg = 256;
+  std::vector<float> x(groups * tg);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i % 31);
+  for (LaneOrder order : test::kAllOrders) {
+    std::vector<float> out(groups);
+    TreeArgs args{x.data(), out.data()};
+    DispatchOptions o = test::grid_1d(groups, tg, "tree_sum");
+    o.threadgroup_arrays = {{tg * sizeof(float), {}}};
+    o.order = order;
+    const DispatchResult r = dispatch(o, launch_tree_sum, &args);
+    ASSERT_TRUE(r.ok()) << test::describe(r);
+    for (uint g = 0; g < groups; ++g) {
+      float want = 0;
+      for (uint t = 0; t < tg; ++t) want += x[g * tg + t];
+      EXPECT_EQ(out[g], want);
+    }
+  }
+}
+
+void launch_builtins(const ThreadContext& tc, void* user) {
+  builtins_3d(static_cast<uint*>(user), as_builtin<uint3>(tc.thread_position_in_grid),
+              as_builtin<ushort3>(tc.thread_position_in_threadgroup),
+              as_builtin<uint3>(tc.threadgroup_position_in_grid), as_builtin<uint3>(tc.threads_per_grid),
+              as_builtin<ushort>(tc.thread_index_in_threadgroup), tc.simdgroup_index_in_threadgroup,
+              tc.thread_index_in_simdgroup);
+}
+
+TEST(Checks, BuiltinsOf3dDispatch) {
+  DispatchOptions o;
+  o.threadgroups = {2, 3, 2};
+  o.threads_per_threadgroup = {8, 3, 2};  // 48 threads: one full and one partial simdgroup
+  o.kernel_name = "builtins_3d";
+  const uint gx = 16, gy = 9, gz = 4;
+  std::vector<uint> out(gx * gy * gz * 6, 0xffffffffu);
+  ASSERT_TRUE(dispatch(o, launch_builtins, out.data()).ok());
+  for (uint z = 0; z < gz; ++z)
+    for (uint y = 0; y < gy; ++y)
+      for (uint x = 0; x < gx; ++x) {
+        const uint* r = &out[(x + gx * (y + gy * z)) * 6];
+        const uint tx = x % 8, ty = y % 3, tz = z % 2, index = tx + 8 * (ty + 3 * tz);
+        EXPECT_EQ(r[0], x | (y << 8) | (z << 16));
+        EXPECT_EQ(r[1], tx | (ty << 8) | (tz << 16));
+        EXPECT_EQ(r[2], x / 8 | (y / 3 << 8) | (z / 2 << 16));
+        EXPECT_EQ(r[3], index);
+        EXPECT_EQ(r[4], index / 32);
+        EXPECT_EQ(r[5], index % 32);
+      }
+}
+
+TEST(Checks, CurrentThreadContextOutsideDispatchIsNull) { EXPECT_EQ(current_thread_context(), nullptr); }
+
+}  // namespace
