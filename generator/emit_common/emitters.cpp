@@ -1,12 +1,15 @@
 // The emitter registry: adding a backend is one file plus one line here.
 #include "emit_common/emitter.h"
 #include "emit_msl/msl_emitter.h"
+#include "emit_reference/reference_emitter.h"
 
 namespace mtlgen::emit {
 
 const std::vector<Emitter>& all_emitters() {
   static const std::vector<Emitter> emitters = {
       {"msl", "Metal kernel source, one entry point per variant", emit_msl, nullptr},
+      {"types", "host-side kernel description shared by reference, glue and simulator", emit_types, emit_host_support},
+      {"reference", "serial C++ reference implementation", emit_reference, nullptr},
   };
   return emitters;
 }

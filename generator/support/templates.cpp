@@ -19,7 +19,10 @@ std::string render_template(std::string_view path, const TemplateData& data) {
     throw std::logic_error("template " + std::string(path) + ": " + tmpl.error_message());
   }
   tmpl.set_custom_escape([](const std::string& s) { return s; });
-  return tmpl.render(data);
+  std::string text = tmpl.render(data);
+  // Generated files end with exactly one newline, whatever the template's last section did.
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text + "\n";
 }
 
 TemplateData string_list(const std::vector<std::string>& items) {

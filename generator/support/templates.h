@@ -14,6 +14,7 @@ using TemplateData = kainjow::mustache::data;
 std::string_view template_file(std::string_view path);
 
 // Renders templates/<path> with `data`. HTML escaping is off: we emit code, not markup.
+// Templates that emit C-family code switch delimiters to <% %> so `{{` never means a brace.
 std::string render_template(std::string_view path, const TemplateData& data);
 
 // A mustache list built from strings, each item exposed as {{.}}.

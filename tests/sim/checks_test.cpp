@@ -39,7 +39,7 @@ TEST_P(EarlyExitTest, ReportsReturnBeforeBarrierWithLine) {
   const SimIssue& i = r.issues[0];
   EXPECT_EQ(i.kind, Kind::barrier_early_exit);
   EXPECT_EQ(i.line, mark("early_exit_barrier"));
-  EXPECT_EQ(i.thread, 100u);
+  EXPECT_EQ(i.thread_index, 100u);
   EXPECT_TRUE(contains(i.message, "kernel 'early_exit'")) << i.message;
   EXPECT_TRUE(contains(i.message, "threads 100-127 returned before threadgroup_barrier at line " +
                                       std::to_string(i.line) + ", which threads 0-99 reached"))
@@ -159,12 +159,14 @@ TEST(Checks, OtherThreadgroupsKeepRunningAfterAnIssue) {
   o.workers = 2;
   const DispatchResult r = dispatch(o, launch_one_bad_group, &args);
   ASSERT_EQ(r.issues_total, 1u);
-  EXPECT_EQ(r.issues[0].threadgroup, (Dim3{5, 1, 1}));
-  EXPECT_EQ(r.issues[0].thread, 3u);
+  EXPECT_EQ(r.issues[0].threadgroup_position, (Dim3{5, 0, 0}));
+  EXPECT_EQ(r.issues[0].thread_index, 3u);
   EXPECT_EQ(r.threadgroups_run, groups);
   for (uint g = 0; g < groups; ++g)
     for (uint t = 0; t < tg; ++t)
-      if (g != 5) EXPECT_EQ(out[g * tg + t], 1.0f) << g << " " << t;
+      if (g != 5) {
+        EXPECT_EQ(out[g * tg + t], 1.0f) << g << " " << t;
+      }
 }
 
 TEST(Checks, IssuesAreCapped) {

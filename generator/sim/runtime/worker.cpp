@@ -152,7 +152,11 @@ void Worker::run_threadgroup(uint64_t linear) {
     switch_to(next, nullptr);
   }
   if (!abandoned_ && done_ != size_) report_stall();
-  for (uint32_t i = 0; i < size_; ++i) fibers_[i].forget();
+  // Fibers stopped inside the kernel are dropped (never resumed); finished ones stay parked.
+  for (uint32_t i = 0; i < size_; ++i) {
+    const LaneState st = lanes_[i].state;
+    if (st != LaneState::done && st != LaneState::not_started) fibers_[i].forget();
+  }
   ++threadgroups_run_;
 }
 
@@ -163,17 +167,22 @@ void Worker::run_threadgroup(uint64_t linear) {
 ctx::fiber Worker::take_target(int next) {
   if (next < 0) return std::move(scheduler_);
   Lane& lane = lanes_[next];
-  if (lane.state == LaneState::not_started) {
-    lane.state = LaneState::running;
-    char* top = static_cast<char*>(stacks_.top(uint32_t(next)));
-    ctx::stack_context sc;
-    sc.sp = top;
-    sc.size = stacks_.stack_bytes();
-    return ctx::fiber(std::allocator_arg, ctx::preallocated(top, sc.size, sc), PooledStack{},
-                      LaneEntry{this, &lane});
-  }
+  const bool fresh = lane.state == LaneState::not_started;
   lane.state = LaneState::running;
-  return fibers_[next].take();
+  ctx::fiber f = fibers_[next].take();
+  if (f || !fresh) return f;  // suspended in the kernel, or parked by an earlier threadgroup
+  return start_fiber(lane);
+}
+
+// Stack tops are staggered by 256-byte steps within a page: otherwise every fiber's hot
+// frames sit at the same page offset and compete for the same few cache sets.
+ctx::fiber Worker::start_fiber(Lane& lane) {
+  char* top = static_cast<char*>(stacks_.top(lane.index)) - (lane.index % 16) * 256;
+  ctx::stack_context sc;
+  sc.sp = top;
+  sc.size = stacks_.stack_bytes() - 4096;
+  return ctx::fiber(std::allocator_arg, ctx::preallocated(top, sc.size, sc), PooledStack{},
+                    LaneEntry{this, &lane});
 }
 
 void Worker::stash(ctx::fiber&& from) {
@@ -200,15 +209,17 @@ void Worker::yield(Lane& me) {
   switch_to(next, &me);
 }
 
+// A lane's fiber runs that lane in every threadgroup the worker runs: after the kernel returns
+// it parks (switches away as a finished lane) and is resumed as the same lane of a later
+// threadgroup. That saves creating and destroying a context per thread and threadgroup.
 ctx::fiber Worker::lane_main(Lane& me, ctx::fiber&& from) {
   stash(std::move(from));
-  tls_lane = &me;
-  job_->fn(me.ctx, job_->user);
-  lane_returned(me);
-  ctx::fiber next = take_target(pop());
-  prev_ = &me;
-  ++switches_;
-  return next;
+  for (;;) {
+    tls_lane = &me;
+    job_->fn(me.ctx, job_->user);
+    lane_returned(me);
+    switch_to(pop(), &me);
+  }
 }
 
 void Worker::abandon(Lane& me) {

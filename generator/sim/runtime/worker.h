@@ -77,6 +77,7 @@ class Worker {
 
   // Fiber switching: switch_to(-1) goes to the scheduler context.
   boost::context::fiber take_target(int next);
+  boost::context::fiber start_fiber(Lane& lane);
   void switch_to(int next, Lane* self);
   void stash(boost::context::fiber&& from);
   void yield(Lane& me);

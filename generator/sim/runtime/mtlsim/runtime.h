@@ -88,9 +88,10 @@ struct SimIssue {
   };
   Kind kind;
   std::string message;  // complete: names kernel, line, threadgroup, threads, and a fix
-  int line = 0;         // kernel source line of the barrier / collective
-  Dim3 threadgroup;
-  uint32_t thread = 0;  // first offending thread (linear index in the threadgroup)
+  // Field names avoid `thread` / `threadgroup`, which the shim defines as macros.
+  int line = 0;                  // kernel source line of the barrier / collective
+  Dim3 threadgroup_position;     // the threadgroup it happened in
+  uint32_t thread_index = 0;     // first offending thread (linear index in the threadgroup)
 };
 const char* to_string(SimIssue::Kind kind) noexcept;
 

@@ -1,0 +1,115 @@
+#include "emit_reference/reference_emitter.h"
+
+#include <fmt/format.h>
+
+#include "emit_common/cpp_text.h"
+#include "emit_common/emitter.h"
+#include "support/text.h"
+
+namespace mtlgen::emit {
+
+namespace {
+
+using support::TemplateData;
+
+class ReferenceWriter {
+ public:
+  explicit ReferenceWriter(const ir::Kernel& k) : k_(k) {}
+
+  void run(support::OutputSet& out) const {
+    TemplateData d;
+    d.set("kernel", k_.name);
+    d.set("summary", k_.summary);
+    d.set("template_decl", template_decl());
+    d.set("parameters", parameters());
+    d.set("instantiations", instantiations());
+    d.set("size_checks", size_checks());
+    d.set("locals", support::string_list(locals()));
+    d.set("origin", fmt::format("{}:{}", k_.spec_path, k_.reference.loc.line));
+    d.set("body", support::indent_lines(k_.reference.text, "  "));
+    d.set("banner", banner(k_, k_.name + "_reference.h"));
+    out.add(k_.name + "/" + k_.name + "_reference.h", support::render_template("reference/reference.h.mustache", d));
+    d.set("banner", banner(k_, k_.name + "_reference.cpp"));
+    out.add(k_.name + "/" + k_.name + "_reference.cpp", support::render_template("reference/reference.cpp.mustache", d));
+  }
+
+ private:
+  std::string template_decl() const {
+    if (k_.type_params.empty()) return "";
+    std::vector<std::string> parts;
+    for (const auto& t : k_.type_params) parts.push_back("typename " + t.name);
+    return fmt::format("template <{}>\n", fmt::join(parts, ", "));
+  }
+
+  std::string parameters() const {
+    std::vector<std::string> parts;
+    for (const auto& b : k_.buffers) {
+      parts.push_back(fmt::format("    std::span<{}{}> {}", b.is_output() ? "" : "const ", host_type(b.type), b.name));
+    }
+    return fmt::format("{}", fmt::join(parts, ",\n"));
+  }
+
+  TemplateData instantiations() const {
+    TemplateData list{TemplateData::type::list};
+    if (k_.type_params.empty()) return list;
+    std::set<std::string> seen;
+    for (const auto& v : k_.variants) {
+      std::vector<std::string> args;
+      for (const auto& t : k_.type_params) args.push_back(ir::info(v.types.at(t.name)).cpp);
+      std::string joined = fmt::format("{}", fmt::join(args, ", "));
+      if (!seen.insert(joined).second) continue;  // tunables do not change the reference
+      TemplateData item;
+      item.set("args", joined);
+      item.set("parameters", concrete_parameters(v));
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  std::string concrete_parameters(const ir::Variant& v) const {
+    std::vector<std::string> parts;
+    for (const auto& b : k_.buffers) {
+      std::string type = ir::info(b.type.resolve(v.types)).cpp;
+      parts.push_back(fmt::format("    std::span<{}{}>", b.is_output() ? "" : "const ", type));
+    }
+    return fmt::format("{}", fmt::join(parts, ",\n"));
+  }
+
+  TemplateData size_checks() const {
+    TemplateData list{TemplateData::type::list};
+    for (const auto& b : k_.buffers) {
+      TemplateData item;
+      item.set("name", b.name);
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  // Dims as int64_t (index arithmetic never overflows) and scalars the body reads.
+  std::vector<std::string> locals() const {
+    auto used = support::identifiers_in(k_.reference.text);
+    std::vector<std::string> lines;
+    for (const auto& d : k_.dims) {
+      if (used.count(d.name)) lines.push_back(fmt::format("const int64_t {0} = dims.{0};", d.name));
+    }
+    for (const auto& s : k_.scalars) {
+      if (used.count(s.name)) lines.push_back(fmt::format("const {1} {0} = scalars.{0};", s.name, ir::info(s.type).cpp));
+    }
+    return lines;
+  }
+
+  const ir::Kernel& k_;
+};
+
+}  // namespace
+
+void emit_reference(const ir::Kernel& kernel, support::OutputSet& out) { ReferenceWriter(kernel).run(out); }
+
+void emit_host_support(const std::vector<ir::Kernel>&, support::OutputSet& out) {
+  for (const char* name : {"mtlgen_host.h", "mtlgen_numeric.h"}) {
+    std::string text(support::template_file(std::string("support/") + name));
+    out.add(std::string("support/") + name, library_banner(name) + "\n" + text);
+  }
+}
+
+}  // namespace mtlgen::emit

@@ -1,0 +1,18 @@
+#pragma once
+// The C++ backends:
+//  - <kernel>/<kernel>_types.h: the host-side description every consumer shares (dims, scalars,
+//    tuning, parameter struct, constraints, dispatch, entry points, cost);
+//  - <kernel>/<kernel>_reference.{h,cpp}: the serial reference, templated like the kernel;
+//  - support/mtlgen_host.h and support/mtlgen_numeric.h, copied once per library.
+#include <vector>
+
+#include "ir/kernel.h"
+#include "support/output_set.h"
+
+namespace mtlgen::emit {
+
+void emit_types(const ir::Kernel& kernel, support::OutputSet& out);
+void emit_reference(const ir::Kernel& kernel, support::OutputSet& out);
+void emit_host_support(const std::vector<ir::Kernel>& kernels, support::OutputSet& out);
+
+}  // namespace mtlgen::emit

@@ -1,0 +1,189 @@
+#include <fmt/format.h>
+
+#include "emit_common/cpp_text.h"
+#include "emit_common/emitter.h"
+#include "emit_reference/reference_emitter.h"
+
+namespace mtlgen::emit {
+
+namespace {
+
+using support::TemplateData;
+
+TemplateData lines(const std::vector<std::string>& items) { return support::string_list(items); }
+
+class TypesWriter {
+ public:
+  explicit TypesWriter(const ir::Kernel& k) : k_(k) {}
+
+  std::string run() const {
+    TemplateData d;
+    d.set("banner", banner(k_, k_.name + "_types.h"));
+    d.set("kernel", k_.name);
+    d.set("summary", k_.summary);
+    d.set("msl_version", k_.msl_version);
+    declarations(d);
+    params(d);
+    checks(d);
+    d.set("buffers", buffers());
+    dispatch(d);
+    d.set("variants", variants());
+    cost(d);
+    return support::render_template("reference/kernel_types.h.mustache", d);
+  }
+
+ private:
+  void declarations(TemplateData& d) const {
+    TemplateData dims{TemplateData::type::list}, scalars{TemplateData::type::list};
+    TemplateData tunables{TemplateData::type::list}, types{TemplateData::type::list};
+    for (const auto& x : k_.dims) dims.push_back(item({{"name", x.name}, {"doc", x.doc}}));
+    for (const auto& s : k_.scalars) {
+      scalars.push_back(item({{"type", ir::info(s.type).cpp}, {"name", s.name},
+                              {"default", cpp_literal(s.type, s.default_value)}, {"doc", s.doc}}));
+    }
+    for (const auto& t : k_.tunables) {
+      tunables.push_back(item({{"name", t.name}, {"default", std::to_string(t.default_value)},
+                               {"values", fmt::format("{}", fmt::join(t.values, ", "))}}));
+    }
+    for (const auto& t : k_.type_params) {
+      std::vector<std::string> names;
+      for (auto type : t.types) names.push_back(ir::info(type).spec_name);
+      types.push_back(item({{"name", t.name}, {"default", ir::info(t.types.front()).suffix},
+                            {"values", fmt::format("{}", fmt::join(names, ", "))}}));
+    }
+    d.set("dims", dims);
+    d.set("scalars", scalars);
+    d.set("tunables", tunables);
+    d.set("type_params", types);
+  }
+
+  static TemplateData item(std::initializer_list<std::pair<std::string, std::string>> fields) {
+    TemplateData t;
+    for (const auto& [k, v] : fields) {
+      if (k == "doc" && v.empty()) continue;  // absent doc: the section renders nothing
+      t.set(k, v);
+    }
+    return t;
+  }
+
+  void params(TemplateData& d) const {
+    TemplateData fields{TemplateData::type::list};
+    std::vector<std::string> init;
+    for (const auto& f : k_.params_fields) {
+      fields.push_back(item({{"type", ir::info(f.type).cpp}, {"name", f.name}}));
+      init.push_back(fmt::format("{}.{}", f.is_dim ? "dims" : "scalars", f.name));
+    }
+    d.set("params_struct", k_.params_struct_name());
+    d.set("params_index", std::to_string(k_.params_index));
+    d.set("params_fields", fields);
+    d.set("params_size", std::to_string(4 * k_.params_fields.size()));
+    d.set("params_init", fmt::format("{}", fmt::join(init, ", ")));
+    std::vector<std::string> parts;
+    for (const auto& x : k_.dims) parts.push_back(fmt::format("\"{0} = \" + std::to_string(dims.{0})", x.name));
+    d.set("describe", parts.empty() ? std::string("std::string()") : fmt::format("{}", fmt::join(parts, " + \", \" + ")));
+  }
+
+  void checks(TemplateData& d) const {
+    TemplateData list{TemplateData::type::list};
+    std::vector<const expr::Expr*> used;
+    auto add = [&](std::string condition, std::string message) {
+      std::string quoted = c_string(message);  // the template supplies the quotes
+      list.push_back(item({{"condition", condition}, {"message", quoted.substr(1, quoted.size() - 2)}}));
+    };
+    std::vector<std::string> locals;
+    for (const auto& x : k_.dims) {
+      bool referenced = x.min > 0 || x.max || x.multiple_of > 1;
+      if (referenced) locals.push_back(fmt::format("const int64_t {0} = dims.{0};", x.name));
+      if (x.min > 0) add(fmt::format("{} >= {}", x.name, x.min), fmt::format("{} must be at least {}", x.name, x.min));
+      if (x.max) add(fmt::format("{} <= {}", x.name, *x.max), fmt::format("{} must be at most {}", x.name, *x.max));
+      if (x.multiple_of > 1) {
+        add(fmt::format("{} % {} == 0", x.name, x.multiple_of), fmt::format("{} must be a multiple of {}", x.name, x.multiple_of));
+      }
+    }
+    for (const auto& p : k_.preconditions) {
+      std::set<std::string> syms;
+      p.check.collect_symbols(syms);
+      for (const auto& x : k_.dims) {
+        std::string line = fmt::format("const int64_t {0} = dims.{0};", x.name);
+        if (syms.count(x.name) && std::find(locals.begin(), locals.end(), line) == locals.end()) locals.push_back(line);
+      }
+      add(host_expr(p.check), p.message);
+    }
+    d.set("dim_locals", lines(locals));
+    d.set("checks", list);
+  }
+
+  TemplateData buffers() const {
+    TemplateData list{TemplateData::type::list};
+    for (const auto& b : k_.buffers) {
+      std::vector<const expr::Expr*> exprs;
+      std::vector<std::string> factors;
+      for (const auto& e : b.shape) {
+        exprs.push_back(&e);
+        std::string text = host_expr(e);
+        factors.push_back(e.kind == expr::Expr::Kind::binary ? "(" + text + ")" : text);
+      }
+      TemplateData t = item({{"name", b.name}, {"count", fmt::format("{}", fmt::join(factors, " * "))}});
+      t.set("locals", lines(host_locals(k_, exprs)));
+      list.push_back(t);
+    }
+    return list;
+  }
+
+  static std::string axes(const std::vector<expr::Expr>& exprs, std::vector<const expr::Expr*>& used) {
+    std::vector<std::string> parts;
+    for (const auto& e : exprs) {
+      used.push_back(&e);
+      parts.push_back(fmt::format("static_cast<uint64_t>({})", host_expr(e)));
+    }
+    while (parts.size() < 3) parts.push_back("1");
+    return fmt::format("{}", fmt::join(parts, ", "));
+  }
+
+  void dispatch(TemplateData& d) const {
+    std::vector<const expr::Expr*> grid_used, tg_used;
+    d.set("grid", axes(k_.dispatch.threadgroups, grid_used));
+    d.set("threads", axes(k_.dispatch.threads_per_threadgroup, tg_used));
+    d.set("grid_locals", lines(host_locals(k_, grid_used)));
+    TemplateData arrays{TemplateData::type::list};
+    for (const auto& a : k_.threadgroup_arrays) {
+      tg_used.push_back(&a.count);
+      std::string size = a.type.concrete ? std::to_string(ir::info(*a.type.concrete).size)
+                                         : fmt::format("mtlgen::dtype_size(types.{})", a.type.param);
+      arrays.push_back(item({{"index", std::to_string(a.index)}, {"name", a.name},
+                             {"bytes", fmt::format("static_cast<uint64_t>(({}) * {})", host_expr(a.count), size)}}));
+    }
+    d.set("tg_locals", lines(host_locals(k_, tg_used)));
+    d.set("tg_arrays", arrays);
+    d.set("tg_array_count", std::to_string(k_.threadgroup_arrays.size()));
+  }
+
+  TemplateData variants() const {
+    TemplateData list{TemplateData::type::list};
+    for (const auto& v : k_.variants) {
+      list.push_back(item({{"condition", variant_condition(k_, v)}, {"entry_point", v.entry_point}}));
+    }
+    return list;
+  }
+
+  void cost(TemplateData& d) const {
+    std::vector<const expr::Expr*> used;
+    std::vector<std::string> parts;
+    for (const auto* c : {&k_.cost.bytes_read, &k_.cost.bytes_written, &k_.cost.flops}) {
+      if (*c) used.push_back(&**c);
+      parts.push_back(*c ? host_expr(**c) : "0");
+    }
+    d.set("cost_locals", lines(host_locals(k_, used)));
+    d.set("cost", fmt::format("{}", fmt::join(parts, ", ")));
+  }
+
+  const ir::Kernel& k_;
+};
+
+}  // namespace
+
+void emit_types(const ir::Kernel& kernel, support::OutputSet& out) {
+  out.add(kernel.name + "/" + kernel.name + "_types.h", TypesWriter(kernel).run());
+}
+
+}  // namespace mtlgen::emit
