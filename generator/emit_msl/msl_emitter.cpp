@@ -24,7 +24,7 @@ class MslWriter {
     d.set("params_struct", k_.params_struct_name());
     d.set("params_index", std::to_string(k_.params_index));
     d.set("params_fields", params_fields());
-    d.set("has_function_constants", !k_.function_constants.empty());
+    d.set("function_constants_gap", k_.function_constants.empty() ? "" : "\n");
     d.set("function_constants", function_constants());
     d.set("helpers", helpers());
     d.set("template_params", template_params());

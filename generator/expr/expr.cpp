@@ -206,7 +206,10 @@ class Parser {
       if (!arg) return std::nullopt;
       e.operands.push_back(std::move(*arg));
       if (!accept(i == 0 ? "," : ")")) {
-        return fail(pos_, fmt::format("{}() takes two arguments", name), fmt::format("write `{}(a, b)`", name));
+        return fail(pos_, fmt::format("{}() takes two arguments", name),
+                    fmt::format("write `{}(a, b)`; inside a YAML list `[...]`, quote an expression that contains "
+                                "a comma: `[\"{}(a, b)\", c]`",
+                                name, name));
       }
     }
     return e;

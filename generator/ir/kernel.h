@@ -143,6 +143,7 @@ struct InputFill {
   double nan_fraction = 0;     // share of elements replaced by NaN / +inf / -inf after the fill
   double inf_fraction = 0;
   double neg_inf_fraction = 0;
+  std::map<int64_t, double> set;  // flat index -> value, applied last (edge cases: one finite value)
   SourceLoc loc;
 };
 

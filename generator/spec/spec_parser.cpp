@@ -326,7 +326,7 @@ void Parser::tolerance(const YAML::Node& key, const YAML::Node& value) {
 
 std::optional<ir::InputFill> Parser::input_fill(const YAML::Node& n) {
   MapReader r(ctx_, n, "an input distribution",
-              {"dist", "mean", "std", "min", "max", "value", "values", "start", "step", "nan", "inf", "-inf"});
+              {"dist", "mean", "std", "min", "max", "value", "values", "start", "step", "nan", "inf", "-inf", "set"});
   if (!r.ok()) return std::nullopt;
   ir::InputFill f;
   f.loc = ctx_.loc(n);
@@ -355,6 +355,11 @@ std::optional<ir::InputFill> Parser::input_fill(const YAML::Node& n) {
       if (auto x = ctx_.number(v, "a value")) f.values.push_back(*x);
     });
   }
+  each_entry(r.optional("set"), "set", [&](auto& key, auto& v) {
+    auto index = ctx_.integer(key, "an element index");
+    auto value = ctx_.number(v, "a value");
+    if (index && value) f.set[*index] = *value;
+  });
   num("nan", f.nan_fraction);
   num("inf", f.inf_fraction);
   num("-inf", f.neg_inf_fraction);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstring>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -43,6 +44,13 @@ class FiberSlot {
   FiberSlot(const FiberSlot&) = delete;
   FiberSlot& operator=(const FiberSlot&) = delete;
 
+  // The suspended context's stack pointer (boost's fiber is a bare fcontext_t), or null.
+  const void* stack_pointer() const {
+    static_assert(sizeof(fiber_) == sizeof(void*));
+    const void* sp;
+    std::memcpy(&sp, static_cast<const void*>(&fiber_), sizeof sp);
+    return sp;
+  }
   void put(boost::context::fiber&& f) { new (&fiber_) boost::context::fiber(std::move(f)); }
   boost::context::fiber take() { return std::move(fiber_); }
   void forget() { new (&fiber_) boost::context::fiber(); }
@@ -52,6 +60,8 @@ class FiberSlot {
     boost::context::fiber fiber_;
   };
 };
+
+enum class LaneState : uint8_t { not_started, ready, running, at_barrier, at_simd, done };
 
 class Worker {
  public:
@@ -78,6 +88,8 @@ class Worker {
   // Fiber switching: switch_to(-1) goes to the scheduler context.
   boost::context::fiber take_target(int next);
   boost::context::fiber start_fiber(Lane& lane);
+  void prefetch_lane(uint32_t index) const;
+  static constexpr int kPrefetchLines = 12;
   void switch_to(int next, Lane* self);
   void stash(boost::context::fiber&& from);
   void yield(Lane& me);
@@ -105,6 +117,7 @@ class Worker {
   StackPool stacks_;
   AltStack alt_stack_;
   std::unique_ptr<Lane[]> lanes_;
+  std::unique_ptr<LaneState[]> states_;  // dense, apart from Lane: scanned at every release
   std::unique_ptr<FiberSlot[]> fibers_;
   std::unique_ptr<SimdGroup[]> simds_;
   std::unique_ptr<uint16_t[]> order_, simd_order_, queue_;

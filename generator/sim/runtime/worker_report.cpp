@@ -27,7 +27,7 @@ void Worker::report(SimIssue::Kind kind, int line, uint32_t thread, const std::s
 std::vector<uint32_t> Worker::threads_where(uint32_t first, uint32_t count, LaneState state) const {
   std::vector<uint32_t> out;
   for (uint32_t i = first; i < first + count && i < size_; ++i)
-    if (lanes_[i].state == state) out.push_back(i);
+    if (states_[i] == state) out.push_back(i);
   return out;
 }
 
@@ -37,7 +37,7 @@ std::string Worker::describe_waits(uint32_t first, uint32_t count) const {
   std::map<std::pair<int, int>, const Lane*> example;
   for (uint32_t i = first; i < first + count && i < size_; ++i) {
     const Lane& l = lanes_[i];
-    if (l.state != LaneState::at_barrier && l.state != LaneState::at_simd) continue;
+    if (states_[i] != LaneState::at_barrier && states_[i] != LaneState::at_simd) continue;
     const std::pair<int, int> key{l.wait_line, int(l.wait_op)};
     groups[key].push_back(i);
     example.emplace(key, &l);

@@ -77,15 +77,12 @@ struct SimdGroup {
   uint32_t index = 0;        // simdgroup index in its threadgroup
 };
 
-enum class LaneState : uint8_t { not_started, ready, running, at_barrier, at_simd, done };
-
 struct Lane {
   ThreadContext ctx;
   SimdGroup* simd = nullptr;
   uint32_t bit = 0;       // 1u << lane
   uint16_t index = 0;     // linear thread index in the threadgroup
   uint8_t lane = 0;       // index in the simdgroup
-  LaneState state = LaneState::not_started;
   Op wait_op = Op::none;  // what the lane waits at (or last waited at)
   int wait_line = 0;
 };

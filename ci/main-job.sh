@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The main job: install dependencies, build, regenerate the shipped kernel library into out/,
+# then run every kernel variant and test case in the Linux simulator against its reference.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ci/install-deps.sh
+ci/build.sh
+build/generator/cli/mtlgen generate specs -o out
+if build/generator/cli/mtlgen --help | grep -q '^  verify'; then
+  build/generator/cli/mtlgen verify specs --variant all
+fi
