@@ -6,6 +6,4 @@ cd "$(dirname "$0")/.."
 ci/install-deps.sh
 ci/build.sh
 build/generator/cli/mtlgen generate specs -o out
-if build/generator/cli/mtlgen --help | grep -q '^  verify'; then
-  build/generator/cli/mtlgen verify specs --variant all
-fi
+build/generator/cli/mtlgen verify specs --variant all

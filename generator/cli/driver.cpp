@@ -59,14 +59,7 @@ std::vector<ir::Kernel> load_specs(const std::vector<fs::path>& specs, support::
   return kernels;
 }
 
-support::OutputSet generate(const std::vector<ir::Kernel>& kernels) {
-  support::OutputSet out;
-  for (const auto& e : emit::all_emitters()) {
-    for (const auto& k : kernels) e.emit_kernel(k, out);
-    if (e.emit_library) e.emit_library(kernels, out);
-  }
-  return out;
-}
+support::OutputSet generate(const std::vector<ir::Kernel>& kernels) { return emit::generate_all(kernels); }
 
 namespace {
 

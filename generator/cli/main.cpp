@@ -5,6 +5,7 @@
 
 #include "cli/driver.h"
 #include "support/version.h"
+#include "verify/verify.h"
 
 namespace {
 
@@ -37,6 +38,23 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "Validate specs without writing anything");
   check->add_option("specs", inputs, "Spec files or directories of *.yaml")->required();
 
+  verify::VerifyOptions vo;
+  std::string variant = "default", shard = "1/1";
+  auto* verify_cmd = app.add_subcommand(
+      "verify", "Run every variant and test case in the Linux simulator and compare with the C++ reference");
+  verify_cmd->add_option("specs", vo.inputs, "Spec files or directories of *.yaml")->required();
+  verify_cmd->add_option("--variant", variant, "default: each dtype at its default tuning; all: every tune point")
+      ->check(CLI::IsMember({"default", "all"}));
+  verify_cmd->add_option("--case", vo.case_filter, "Run only the test case with this name");
+  verify_cmd->add_option("--seed", vo.seed, "Seed of the shuffled lane order (default 1)");
+  verify_cmd->add_option("--jobs", vo.jobs, "Cases simulated at once (default: number of cores)");
+  verify_cmd->add_option("--workers", vo.workers, "Simulator threads per case (default 1)");
+  verify_cmd->add_option("--shard", shard, "K/N: run the K-th of N equal slices of the cases, for CI matrices");
+  verify_cmd->add_option("--timeout", vo.timeout_seconds, "Watchdog per case, seconds (default 120)");
+  verify_cmd->add_option("--json", vo.json_path, "Also write every result to this JSON file");
+  verify_cmd->add_option("--cache-dir", vo.module.cache_dir, "Where compiled simulator modules are kept");
+  verify_cmd->add_flag("-q,--quiet", vo.quiet, "Print failures and the summary only");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -45,5 +63,14 @@ int main(int argc, char** argv) {
   }
   if (*generate) return driver::run_generate(inputs, out_dir, quiet, std::cout, std::cerr);
   if (*check) return driver::run_check(inputs, std::cout, std::cerr);
+  if (*verify_cmd) {
+    vo.all_variants = variant == "all";
+    if (std::sscanf(shard.c_str(), "%d/%d", &vo.shard_index, &vo.shard_count) != 2 || vo.shard_count < 1 ||
+        vo.shard_index < 1 || vo.shard_index > vo.shard_count) {
+      std::cerr << "mtlgen verify: --shard wants K/N with 1 <= K <= N, e.g. 2/4\n";
+      return driver::kUsage;
+    }
+    return verify::run_verify(vo, std::cout, std::cerr);
+  }
   return driver::kUsage;
 }

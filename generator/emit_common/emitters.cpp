@@ -14,4 +14,13 @@ const std::vector<Emitter>& all_emitters() {
   return emitters;
 }
 
+support::OutputSet generate_all(const std::vector<ir::Kernel>& kernels) {
+  support::OutputSet out;
+  for (const auto& e : all_emitters()) {
+    for (const auto& k : kernels) e.emit_kernel(k, out);
+    if (e.emit_library) e.emit_library(kernels, out);
+  }
+  return out;
+}
+
 }  // namespace mtlgen::emit

@@ -34,14 +34,7 @@ struct Worker::LaneEntry {
 };
 
 Worker::Worker()
-    : stacks_(kMaxThreads, kStackBytes),
-      lanes_(new Lane[kMaxThreads]),
-      states_(new LaneState[kMaxThreads]),
-      fibers_(new FiberSlot[kMaxThreads]),
-      simds_(new SimdGroup[kMaxSimdgroups]),
-      order_(new uint16_t[kMaxThreads]),
-      simd_order_(new uint16_t[kMaxThreads]),
-      queue_(new uint16_t[kMaxThreads]) {}
+    : stacks_(kMaxThreads, kStackBytes) {}
 
 Worker& this_thread_worker() {
   static thread_local std::unique_ptr<Worker> worker;
@@ -76,7 +69,7 @@ void Worker::prepare_dispatch() {
   const Dim3 tpt = o.threads_per_threadgroup, grid = o.threadgroups;
   for (uint32_t i = 0; i < size_; ++i) {
     Lane& l = lanes_[i];
-    ThreadContext& c = l.ctx;
+    ThreadContext& c = contexts_[i];
     c.thread_position_in_threadgroup = {i % tpt.x, i / tpt.x % tpt.y, i / (tpt.x * tpt.y)};
     c.threads_per_threadgroup = tpt;
     c.threadgroups_per_grid = grid;
@@ -120,16 +113,8 @@ void Worker::reset_threadgroup(uint64_t linear) {
   const Dim3 grid = job_->opts.threadgroups, tpt = job_->opts.threads_per_threadgroup;
   tg_position_ = {uint32_t(linear % grid.x), uint32_t(linear / grid.x % grid.y),
                   uint32_t(linear / (uint64_t(grid.x) * grid.y))};
-  for (uint32_t i = 0; i < size_; ++i) {
-    Lane& l = lanes_[i];
-    ThreadContext& c = l.ctx;
-    c.threadgroup_position_in_grid = tg_position_;
-    c.thread_position_in_grid = {tg_position_.x * tpt.x + c.thread_position_in_threadgroup.x,
-                                 tg_position_.y * tpt.y + c.thread_position_in_threadgroup.y,
-                                 tg_position_.z * tpt.z + c.thread_position_in_threadgroup.z};
-    l.wait_op = Op::none;
-  }
-  std::memset(states_.get(), int(LaneState::not_started), size_);
+  tg_origin_ = {tg_position_.x * tpt.x, tg_position_.y * tpt.y, tg_position_.z * tpt.z};
+  std::memset(states_, int(LaneState::not_started), size_);
   for (uint32_t s = 0; s < simdgroups_; ++s) {
     SimdGroup& sg = simds_[s];
     sg.active = sg.members;
@@ -141,8 +126,9 @@ void Worker::reset_threadgroup(uint64_t linear) {
   barrier_mismatch_ = abandoned_ = false;
   if (!tg_memory_.empty()) std::memcpy(tg_memory_.data(), job_->poisoned_image.data(), tg_memory_.size());
   if (job_->opts.order == LaneOrder::shuffled) build_order(linear);
-  queue_head_ = queue_tail_ = 0;
-  for (uint32_t k = 0; k < size_; ++k) push(order_[k]);
+  std::memcpy(queue_, order_, size_ * sizeof(uint16_t));
+  queue_head_ = 0;
+  queue_tail_ = size_;
 }
 
 void Worker::run_threadgroup(uint64_t linear) {
@@ -165,19 +151,8 @@ void Worker::run_threadgroup(uint64_t linear) {
 // Protocol: whoever switches sets prev_ to itself (null for the scheduler) just before
 // resuming; the resumed side stores the context it got back into prev_'s slot.
 
-// Warms the caches for a suspended lane: its saved registers and the frames above them. The
-// fibers of a threadgroup take turns, so by the time one runs again its stack has left L1;
-// fetching the ~12 lines in parallel beats missing on them one `ret` at a time.
-void Worker::prefetch_lane(uint32_t index) const {
-  const char* sp = static_cast<const char*>(fibers_[index].stack_pointer());
-  __builtin_prefetch(&lanes_[index]);
-  if (sp == nullptr) return;
-  for (int line = 0; line < kPrefetchLines; ++line) __builtin_prefetch(sp + line * 64);
-}
-
-ctx::fiber Worker::take_target(int next) {
+inline ctx::fiber Worker::take_target(int next) {
   if (next < 0) return std::move(scheduler_);
-  if (queue_head_ != queue_tail_) prefetch_lane(queue_[queue_head_ & (kMaxThreads - 1)]);
   const bool fresh = states_[next] == LaneState::not_started;
   states_[next] = LaneState::running;
   ctx::fiber f = fibers_[next].take();
@@ -188,7 +163,7 @@ ctx::fiber Worker::take_target(int next) {
 // Stack tops are staggered by 256-byte steps within a page: otherwise every fiber's hot
 // frames sit at the same page offset and compete for the same few cache sets.
 ctx::fiber Worker::start_fiber(Lane& lane) {
-  char* top = static_cast<char*>(stacks_.top(lane.index)) - (getenv("COLOR") ? (lane.index / 32) % 5 * 768 : (lane.index % 16) * 256);
+  char* top = static_cast<char*>(stacks_.top(lane.index)) - (lane.index % 16) * 256;
   ctx::stack_context sc;
   sc.sp = top;
   sc.size = stacks_.stack_bytes() - 4096;
@@ -196,7 +171,7 @@ ctx::fiber Worker::start_fiber(Lane& lane) {
                     LaneEntry{this, &lane});
 }
 
-void Worker::stash(ctx::fiber&& from) {
+inline void Worker::stash(ctx::fiber&& from) {
   if (prev_ != nullptr) fibers_[prev_->index].put(std::move(from));
   else scheduler_ = std::move(from);
 }
@@ -211,13 +186,24 @@ void Worker::switch_to(int next, Lane* self) {
 }
 
 // The calling lane has queued itself or registered as waiting; run whoever is next.
-void Worker::yield(Lane& me) {
+inline void Worker::yield(Lane& me) {
   const int next = pop();
   if (next == int(me.index)) {
     states_[me.index] = LaneState::running;
     return;
   }
   switch_to(next, &me);
+}
+
+// The builtins that depend on the threadgroup, filled in as the thread starts (rather than for
+// all threads at threadgroup start, so the context is still in cache when the kernel reads it).
+const ThreadContext& Worker::start_context(const Lane& me) {
+  ThreadContext& c = contexts_[me.index];
+  c.threadgroup_position_in_grid = tg_position_;
+  c.thread_position_in_grid = {tg_origin_.x + c.thread_position_in_threadgroup.x,
+                               tg_origin_.y + c.thread_position_in_threadgroup.y,
+                               tg_origin_.z + c.thread_position_in_threadgroup.z};
+  return c;
 }
 
 // A lane's fiber runs that lane in every threadgroup the worker runs: after the kernel returns
@@ -227,7 +213,7 @@ ctx::fiber Worker::lane_main(Lane& me, ctx::fiber&& from) {
   stash(std::move(from));
   for (;;) {
     tls_lane = &me;
-    job_->fn(me.ctx, job_->user);
+    job_->fn(start_context(me), job_->user);
     lane_returned(me);
     switch_to(pop(), &me);
   }
@@ -235,6 +221,7 @@ ctx::fiber Worker::lane_main(Lane& me, ctx::fiber&& from) {
 
 void Worker::abandon(Lane& me) {
   abandoned_ = true;
+  states_[me.index] = LaneState::running;  // not `done`: its fiber is dropped, not parked
   switch_to(-1, &me);
   std::abort();  // an abandoned fiber is never resumed
 }
@@ -245,7 +232,7 @@ void Worker::simd_arrive(Lane& me, Op op, int line, CompleteFn complete) {
   SimdGroup& sg = *me.simd;
   states_[me.index] = LaneState::at_simd;
   me.wait_op = op;
-  me.wait_line = line;
+  wait_lines_[me.index] = line;
   if (sg.arrived == 0) {
     sg.op = op;
     sg.line = line;
@@ -254,20 +241,21 @@ void Worker::simd_arrive(Lane& me, Op op, int line, CompleteFn complete) {
     sg.mismatch = true;
   }
   sg.arrived |= me.bit;
-  if (sg.arrived == sg.active) complete_simd(sg, me);
-  yield(me);
+  if (sg.arrived != sg.active) return yield(me);
+  complete_simd(sg, me, me.bit);  // the last lane to arrive runs on; the others are queued
+  states_[me.index] = LaneState::running;
 }
 
-void Worker::complete_simd(SimdGroup& sg, Lane& me) {
+void Worker::complete_simd(SimdGroup& sg, Lane& me, uint32_t runs_on) {
   if (sg.mismatch) report_simd_divergence(sg, me);
   if (const PoisonHit hit = sg.complete(sg, job_->poison); hit.lane >= 0) report_poison(sg, me, hit);
-  const uint32_t arrived = sg.arrived;
+  const uint32_t queued = sg.arrived & ~runs_on;
   sg.arrived = 0;
   const uint16_t* seq = &simd_order_[sg.index * kSimdWidth];
   const uint32_t n = uint32_t(__builtin_popcount(sg.members));
   for (uint32_t k = 0; k < n; ++k) {
     const uint16_t t = seq[k];
-    if (arrived >> (t % kSimdWidth) & 1u) {
+    if (queued >> (t % kSimdWidth) & 1u) {
       states_[t] = LaneState::ready;
       push(t);
     }
@@ -277,7 +265,7 @@ void Worker::complete_simd(SimdGroup& sg, Lane& me) {
 void Worker::barrier_arrive(Lane& me, int line) {
   states_[me.index] = LaneState::at_barrier;
   me.wait_op = Op::threadgroup_barrier;
-  me.wait_line = line;
+  wait_lines_[me.index] = line;
   if (barrier_waiting_ == 0) barrier_line_ = line;
   else if (line != barrier_line_) barrier_mismatch_ = true;
   if (++barrier_waiting_ == alive_) release_barrier(me);
@@ -290,10 +278,10 @@ void Worker::release_barrier(Lane& me) {
   // Every thread waits here now (none returned, none ready), so the queue is empty and the
   // whole threadgroup is re-queued in lane order.
   barrier_waiting_ = 0;
-  std::memcpy(queue_.get(), order_.get(), size_ * sizeof(uint16_t));
+  std::memcpy(queue_, order_, size_ * sizeof(uint16_t));
   queue_head_ = 0;
   queue_tail_ = size_;
-  std::memset(states_.get(), int(LaneState::ready), size_);
+  std::memset(states_, int(LaneState::ready), size_);
 }
 
 // A returned lane no longer counts: it may complete a collective or a barrier waiting on it.
@@ -303,7 +291,7 @@ void Worker::lane_returned(Lane& me) {
   --alive_;
   SimdGroup& sg = *me.simd;
   sg.active &= ~me.bit;
-  if (sg.arrived != 0 && sg.arrived == sg.active) complete_simd(sg, me);
+  if (sg.arrived != 0 && sg.arrived == sg.active) complete_simd(sg, me, 0);
   if (barrier_waiting_ != 0 && barrier_waiting_ == alive_) release_barrier(me);
 }
 
@@ -320,6 +308,6 @@ void threadgroup_barrier(Lane& me, int line) { tls_worker->barrier_arrive(me, li
 namespace mtlsim {
 const ThreadContext* current_thread_context() noexcept {
   const detail::Lane* lane = detail::tls_lane;
-  return lane ? &lane->ctx : nullptr;
+  return lane ? &detail::tls_worker->context(*lane) : nullptr;
 }
 }  // namespace mtlsim

@@ -76,6 +76,7 @@ class Worker {
   // Entry points of the shim's barriers and collectives (on this worker's OS thread).
   void simd_arrive(Lane& me, Op op, int line, CompleteFn complete);
   void barrier_arrive(Lane& me, int line);
+  const ThreadContext& context(const Lane& lane) const { return contexts_[lane.index]; }
 
  private:
   struct LaneEntry;
@@ -86,20 +87,19 @@ class Worker {
   void run_threadgroup(uint64_t threadgroup_linear);
 
   // Fiber switching: switch_to(-1) goes to the scheduler context.
-  boost::context::fiber take_target(int next);
+  [[gnu::always_inline]] inline boost::context::fiber take_target(int next);
   boost::context::fiber start_fiber(Lane& lane);
-  void prefetch_lane(uint32_t index) const;
-  static constexpr int kPrefetchLines = 12;
   void switch_to(int next, Lane* self);
-  void stash(boost::context::fiber&& from);
-  void yield(Lane& me);
+  [[gnu::always_inline]] inline void stash(boost::context::fiber&& from);
+  [[gnu::always_inline]] inline void yield(Lane& me);
   boost::context::fiber lane_main(Lane& me, boost::context::fiber&& from);
+  const ThreadContext& start_context(const Lane& me);
   [[noreturn]] void abandon(Lane& me);
 
   void push(uint32_t lane) { queue_[queue_tail_++ & (kMaxThreads - 1)] = uint16_t(lane); }
   int pop() { return queue_head_ == queue_tail_ ? -1 : queue_[queue_head_++ & (kMaxThreads - 1)]; }
 
-  void complete_simd(SimdGroup& sg, Lane& me);
+  void complete_simd(SimdGroup& sg, Lane& me, uint32_t runs_on);
   void release_barrier(Lane& me);
   void lane_returned(Lane& me);
 
@@ -116,11 +116,15 @@ class Worker {
   DispatchJob* job_ = nullptr;
   StackPool stacks_;
   AltStack alt_stack_;
-  std::unique_ptr<Lane[]> lanes_;
-  std::unique_ptr<LaneState[]> states_;  // dense, apart from Lane: scanned at every release
-  std::unique_ptr<FiberSlot[]> fibers_;
-  std::unique_ptr<SimdGroup[]> simds_;
-  std::unique_ptr<uint16_t[]> order_, simd_order_, queue_;
+  // Fixed-size arrays inside the (heap-allocated) worker: the hot path indexes them
+  // straight off `this`.
+  Lane lanes_[kMaxThreads];
+  ThreadContext contexts_[kMaxThreads];
+  int wait_lines_[kMaxThreads];    // source line each lane waits at (or last waited at)
+  LaneState states_[kMaxThreads];  // dense, apart from Lane: rewritten at every release
+  FiberSlot fibers_[kMaxThreads];
+  SimdGroup simds_[kMaxSimdgroups];
+  uint16_t order_[kMaxThreads], simd_order_[kMaxThreads], queue_[kMaxThreads];
   uint32_t queue_head_ = 0, queue_tail_ = 0;
   std::vector<unsigned char> tg_memory_;
   std::vector<void*> tg_pointers_;
@@ -132,7 +136,7 @@ class Worker {
   uint32_t alive_ = 0, done_ = 0, barrier_waiting_ = 0;
   int barrier_line_ = 0;
   bool barrier_mismatch_ = false, abandoned_ = false;
-  Dim3 tg_position_;
+  Dim3 tg_position_, tg_origin_;  // this threadgroup's position, and its first thread's
   uint64_t switches_ = 0, threadgroups_run_ = 0;
 };
 

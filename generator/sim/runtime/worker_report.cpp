@@ -9,12 +9,6 @@
 
 namespace mtlsim::detail {
 
-namespace {
-std::string wait_name(const Lane& l) {
-  return fmt::format("{} (line {})", op_name(l.wait_op), l.wait_line);
-}
-}  // namespace
-
 void Worker::report(SimIssue::Kind kind, int line, uint32_t thread, const std::string& what) {
   const std::string& name = job_->opts.kernel_name;
   SimIssue issue{kind,
@@ -34,18 +28,15 @@ std::vector<uint32_t> Worker::threads_where(uint32_t first, uint32_t count, Lane
 // "threads 0-15 wait at simd_sum (line 12); threads 16-31 wait at threadgroup_barrier (line 20)"
 std::string Worker::describe_waits(uint32_t first, uint32_t count) const {
   std::map<std::pair<int, int>, std::vector<uint32_t>> groups;  // (line, op) -> threads
-  std::map<std::pair<int, int>, const Lane*> example;
   for (uint32_t i = first; i < first + count && i < size_; ++i) {
-    const Lane& l = lanes_[i];
     if (states_[i] != LaneState::at_barrier && states_[i] != LaneState::at_simd) continue;
-    const std::pair<int, int> key{l.wait_line, int(l.wait_op)};
-    groups[key].push_back(i);
-    example.emplace(key, &l);
+    groups[{wait_lines_[i], int(lanes_[i].wait_op)}].push_back(i);
   }
   std::string out;
   for (const auto& [key, threads] : groups) {
     if (!out.empty()) out += "; ";
-    out += fmt::format("{} wait at {}", format_threads(threads), wait_name(*example[key]));
+    out += fmt::format("{} wait at {} (line {})", format_threads(threads), op_name(Op(key.second)),
+                       key.first);
   }
   return out;
 }

@@ -64,9 +64,11 @@ using CompleteFn = PoisonHit (*)(SimdGroup&, const PoisonSet&);
 inline constexpr size_t kSlotBytes = 32;  // largest payload: a 4-vector of 64-bit elements
 
 struct SimdGroup {
-  alignas(32) unsigned char in[kSimdWidth][kSlotBytes];
-  alignas(32) unsigned char out[kSimdWidth][kSlotBytes];
-  uint32_t arg[kSimdWidth];  // per-lane operand: shuffle source, delta, mask
+  // Lane l's input (output) of a collective on T sits at in + l * sizeof(T): packed, so the
+  // completing lane reads all inputs (writes all results) with one copy.
+  alignas(64) unsigned char in[kSimdWidth * kSlotBytes] = {};
+  alignas(64) unsigned char out[kSimdWidth * kSlotBytes] = {};
+  uint32_t arg[kSimdWidth] = {};  // per-lane operand: shuffle source, delta, mask
   uint32_t members = 0;      // lanes that exist (a partial last simdgroup has fewer)
   uint32_t active = 0;       // members that have not returned from the kernel
   uint32_t arrived = 0;      // lanes waiting at the pending collective
@@ -77,14 +79,14 @@ struct SimdGroup {
   uint32_t index = 0;        // simdgroup index in its threadgroup
 };
 
+// The per-thread state every barrier and collective touches; 16 bytes so that a threadgroup's
+// lanes pack densely (their ThreadContexts live apart, read once per thread by the launcher).
 struct Lane {
-  ThreadContext ctx;
   SimdGroup* simd = nullptr;
   uint32_t bit = 0;       // 1u << lane
   uint16_t index = 0;     // linear thread index in the threadgroup
   uint8_t lane = 0;       // index in the simdgroup
-  Op wait_op = Op::none;  // what the lane waits at (or last waited at)
-  int wait_line = 0;
+  Op wait_op = Op::none;  // what the lane waits at (or last waited at); the line is kept apart
 };
 
 // The simulated thread running on this OS thread (null outside a dispatch). Plain TLS

@@ -51,27 +51,20 @@ class simd_vote {
 namespace mtlsim::detail {
 
 template <class T>
-inline T load_slot(const unsigned char* slot) {
-  T v;
-  std::memcpy(&v, slot, sizeof(T));
-  return v;
-}
-template <class T>
-inline void store_slot(unsigned char* slot, const T& v) {
-  std::memcpy(slot, &v, sizeof(T));
-}
-
-template <class T>
 struct elem_of { using type = T; };
 template <class T, int N>
 struct elem_of<metal::vec<T, N>> { using type = T; };
 
-// Bits of the first element that equals a poison pattern for its float type; 0 if none.
+template <class T>
+inline constexpr bool is_poisonable_v = metal::is_msl_float_v<typename elem_of<T>::type>;
+
+// Bits of the first element of v that equals a poison pattern for its float type; 0 if none.
 template <class T>
 inline uint32_t poison_bits(const T& v, const PoisonSet& ps) {
   using E = typename elem_of<T>::type;
   constexpr int n = sizeof(T) / sizeof(E);
-  const E* e = reinterpret_cast<const E*>(&v);
+  E e[n];
+  std::memcpy(e, &v, sizeof e);
   for (int i = 0; i < n; ++i) {
     if constexpr (std::is_same_v<E, float>) {
       const uint32_t b = __builtin_bit_cast(uint32_t, e[i]);
@@ -86,26 +79,42 @@ inline uint32_t poison_bits(const T& v, const PoisonSet& ps) {
   return 0;
 }
 
-// The shared CompleteFn: load inputs of arrived lanes, check poison, let Policy compute.
+template <class T>
+inline bool has_nan(const T& v) {
+  using E = typename elem_of<T>::type;
+  constexpr int n = sizeof(T) / sizeof(E);
+  E e[n];
+  std::memcpy(e, &v, sizeof e);
+  bool nan = false;
+  for (int i = 0; i < n; ++i) nan |= float(e[i]) != float(e[i]);
+  return nan;
+}
+
+// Poison patterns are NaNs, so a cheap NaN sweep over all lanes comes first.
+template <class T>
+inline PoisonHit find_poison(const T* in, uint32_t arrived, const PoisonSet& ps) {
+  uint32_t nans = 0;
+  for (uint32_t l = 0; l < kSimdWidth; ++l) nans |= uint32_t(has_nan(in[l])) << l;
+  for (uint32_t m = nans & arrived; m; m &= m - 1) {
+    const int l = __builtin_ctz(m);
+    if (const uint32_t b = poison_bits(in[l], ps)) return PoisonHit{l, b};
+  }
+  return PoisonHit{};
+}
+
+// The shared CompleteFn: load the inputs, check poison, let Policy compute.
 // Policy::run(const T* in, R* out, const uint32_t* arg, uint32_t arrived) writes out[lane]
-// for every arrived lane.
+// for every arrived lane; slots of other lanes are copied but never read.
 template <class T, class R, class Policy>
 PoisonHit complete_collective(SimdGroup& sg, const PoisonSet& ps) {
   T in[kSimdWidth];
   R out[kSimdWidth];
-  const uint32_t arrived = sg.arrived;
-  for (uint32_t m = arrived; m; m &= m - 1) {
-    const int l = __builtin_ctz(m);
-    in[l] = load_slot<T>(sg.in[l]);
-    if constexpr (metal::is_msl_float_v<typename elem_of<T>::type>) {
-      if (const uint32_t b = poison_bits(in[l], ps)) return PoisonHit{l, b};
-    }
+  std::memcpy(in, sg.in, sizeof in);
+  if constexpr (is_poisonable_v<T>) {
+    if (const PoisonHit hit = find_poison(in, sg.arrived, ps); hit.lane >= 0) return hit;
   }
-  Policy::run(in, out, sg.arg, arrived);
-  for (uint32_t m = arrived; m; m &= m - 1) {
-    const int l = __builtin_ctz(m);
-    store_slot(sg.out[l], out[l]);
-  }
+  Policy::run(in, out, sg.arg, sg.arrived);
+  std::memcpy(sg.out, out, sizeof out);
   return PoisonHit{};
 }
 
@@ -115,10 +124,12 @@ inline R simd_collective(Op op, const T& v, uint32_t arg, int line) {
   static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_copyable_v<R>);
   Lane& me = current_lane(op, line);
   SimdGroup& sg = *me.simd;
-  store_slot(sg.in[me.lane], v);
+  std::memcpy(sg.in + me.lane * sizeof(T), &v, sizeof(T));
   sg.arg[me.lane] = arg;
   simd_rendezvous(me, op, line, &complete_collective<T, R, Policy>);
-  return load_slot<R>(sg.out[me.lane]);
+  R r;
+  std::memcpy(&r, sg.out + me.lane * sizeof(R), sizeof(R));
+  return r;
 }
 
 // ---- policies ----
@@ -134,10 +145,13 @@ template <class Combine>
 struct Reduce {
   template <class T>
   static void run(const T* in, T* out, const uint32_t*, uint32_t arrived) {
-    uint32_t m = arrived;
-    T acc = in[__builtin_ctz(m)];
-    for (m &= m - 1; m; m &= m - 1) acc = Combine::apply(acc, in[__builtin_ctz(m)]);
-    for (m = arrived; m; m &= m - 1) out[__builtin_ctz(m)] = acc;
+    T acc = in[__builtin_ctz(arrived)];
+    if (arrived == ~0u) {
+      for (uint32_t l = 1; l < kSimdWidth; ++l) acc = Combine::apply(acc, in[l]);
+    } else {
+      for (uint32_t m = arrived & (arrived - 1); m; m &= m - 1) acc = Combine::apply(acc, in[__builtin_ctz(m)]);
+    }
+    for (uint32_t l = 0; l < kSimdWidth; ++l) out[l] = acc;
   }
 };
 

@@ -1,0 +1,217 @@
+#include "verify/sim_module.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "emit_common/emitter.h"
+#include "mtlsim/msl_source.h"
+#include "support/embedded_files.h"
+#include "support/hash.h"
+#include "support/output_set.h"
+#include "support/templates.h"
+
+namespace mtlgen::support {
+const std::vector<EmbeddedFile>& mtlgen_verify_files();  // the shim, embedded by CMake
+}
+
+namespace mtlgen::verify {
+
+namespace fs = std::filesystem;
+using support::TemplateData;
+
+namespace {
+
+const char* kFlags = "-std=c++20 -O2 -g0 -fPIC -shared -Wno-attributes -Wno-unused-parameter";
+
+std::string builtin_arg(const ir::Kernel& k, ir::Builtin b) {
+  const auto& info = ir::info(b);
+  return fmt::format("mtlsim::as_builtin<{}>(tc.{})", ir::builtin_msl_type(b, k.dispatch.rank()), info.attribute);
+}
+
+std::vector<std::string> launcher_args(const ir::Kernel& k, const ir::Variant& v) {
+  std::vector<std::string> args;
+  for (const auto& p : k.params) {
+    switch (p.kind) {
+      case ir::KernelParam::Kind::buffer: {
+        const auto& b = k.buffers[p.ref];
+        std::string type = ir::info(b.type.resolve(v.types)).msl;
+        args.push_back(fmt::format("static_cast<{}{}*>(slot[{}])", b.is_output() ? "" : "const ", type, p.ref));
+        break;
+      }
+      case ir::KernelParam::Kind::params:
+        // Non-const: `constant` is an empty macro in the shim, so the parameter is a plain reference.
+        args.push_back(fmt::format("*static_cast<{}*>(slot[{}])", k.params_struct_name(), k.buffers.size()));
+        break;
+      case ir::KernelParam::Kind::threadgroup_array: {
+        std::string type = ir::info(k.threadgroup_arrays[p.ref].type.resolve(v.types)).msl;
+        args.push_back(fmt::format("static_cast<{}*>(tc.threadgroup_memory[{}])", type, p.ref));
+        break;
+      }
+      case ir::KernelParam::Kind::builtin: args.push_back(builtin_arg(k, p.builtin)); break;
+    }
+  }
+  for (size_t i = 0; i + 1 < args.size(); ++i) args[i] += ",";
+  return args;
+}
+
+std::string template_args(const ir::Kernel& k, const ir::Variant& v, bool with_tunables, const char* column) {
+  std::vector<std::string> parts;
+  for (const auto& t : k.type_params) {
+    const auto& info = ir::info(v.types.at(t.name));
+    parts.push_back(std::string(column[0] == 'm' ? info.msl : info.cpp));
+  }
+  if (with_tunables) {
+    for (const auto& t : k.tunables) parts.push_back(std::to_string(v.tunables.at(t.name)));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string launcher_source(const ir::Kernel& k) {
+  TemplateData variants{TemplateData::type::list};
+  for (const auto& v : k.variants) {
+    TemplateData item;
+    item.set("entry_point", v.entry_point);
+    item.set("template_args", template_args(k, v, true, "msl"));
+    item.set("args", support::string_list(launcher_args(k, v)));
+    variants.push_back(item);
+  }
+  TemplateData d;
+  d.set("kernel", k.name);
+  d.set("spec_path", k.spec_path);
+  d.set("variants", variants);
+  return support::render_template("sim/launcher.cpp.mustache", d);
+}
+
+std::vector<std::string> reference_spans(const ir::Kernel& k, const ir::Variant& v) {
+  std::vector<std::string> spans;
+  for (size_t i = 0; i < k.buffers.size(); ++i) {
+    const auto& b = k.buffers[i];
+    std::string type = std::string(b.is_output() ? "" : "const ") + ir::info(b.type.resolve(v.types)).cpp;
+    spans.push_back(fmt::format("std::span<{0}>(static_cast<{0}*>(slot[{1}]), elements[{1}])", type, i));
+  }
+  return spans;
+}
+
+std::string bridge_source(const ir::Kernel& k) {
+  TemplateData combos{TemplateData::type::list};
+  std::set<std::string> seen;
+  for (const auto& v : k.variants) {
+    std::string symbol = reference_symbol(k, v);
+    if (!seen.insert(symbol).second) continue;
+    TemplateData item;
+    item.set("symbol", symbol);
+    std::string args = template_args(k, v, false, "cpp");
+    item.set("template_args", args.empty() ? std::string() : "<" + args + ">");
+    item.set("spans", support::string_list(reference_spans(k, v)));
+    combos.push_back(item);
+  }
+  TemplateData d;
+  d.set("kernel", k.name);
+  d.set("spec_path", k.spec_path);
+  d.set("combos", combos);
+  return support::render_template("sim/reference_bridge.cpp.mustache", d);
+}
+
+// Every source file of the module, by path relative to the build directory.
+support::OutputSet module_sources(const ir::Kernel& k) {
+  support::OutputSet generated = emit::generate_all({k});
+  support::OutputSet files;
+  for (const auto& [path, content] : generated.files()) {
+    bool wanted = path.rfind("support/", 0) == 0 || path.find("_reference.") != std::string::npos ||
+                  path.find("_types.h") != std::string::npos;
+    if (path == k.name + "/" + k.name + ".metal") {
+      files.add(path, mtlsim::prepare_msl_for_sim(content));
+    } else if (wanted) {
+      files.add(path, content);
+    }
+  }
+  for (const auto& f : support::mtlgen_verify_files()) files.add("shim/" + std::string(f.path), std::string(f.bytes));
+  files.add("launcher.cpp", launcher_source(k));
+  files.add("reference_bridge.cpp", bridge_source(k));
+  return files;
+}
+
+std::string module_key(const support::OutputSet& files, const ModuleOptions& o) {
+  std::string all = o.compiler + "\n" + kFlags + "\n";
+  for (const auto& [path, content] : files.files()) all += path + "\n" + support::hash_hex(content) + "\n";
+  return support::hash_hex(all);
+}
+
+std::string run_and_capture(const std::string& command, int& status) {
+  std::string output;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) throw std::runtime_error("cannot run: " + command);
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  status = ::pclose(pipe);
+  return output;
+}
+
+void compile(const fs::path& dir, const fs::path& target, const ModuleOptions& o) {
+  fs::path tmp = target;
+  tmp += fmt::format(".tmp.{}", ::getpid());
+  std::string command = fmt::format(
+      "cd '{}' && {} {} -I shim -I . launcher.cpp reference_bridge.cpp {}/{}_reference.cpp -o '{}' 2>&1", dir.string(),
+      o.compiler, kFlags, target.stem().string(), target.stem().string(), tmp.string());
+  if (o.verbose) fmt::print(stderr, "mtlgen: {}\n", command);
+  int status = 0;
+  std::string output = run_and_capture(command, status);
+  if (status != 0) {
+    throw std::runtime_error(fmt::format("compiling the simulator module failed:\n{}", output));
+  }
+  fs::rename(tmp, target);
+}
+
+}  // namespace
+
+fs::path default_cache_dir() {
+  if (const char* d = std::getenv("MTLGEN_CACHE_DIR"); d && *d) return d;
+  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return fs::path(d) / "mtlgen";
+  if (const char* d = std::getenv("HOME"); d && *d) return fs::path(d) / ".cache" / "mtlgen";
+  return fs::temp_directory_path() / "mtlgen-cache";
+}
+
+std::string reference_symbol(const ir::Kernel& k, const ir::Variant& v) {
+  std::string symbol = k.name;
+  for (const auto& t : k.type_params) symbol += std::string("_") + ir::info(v.types.at(t.name)).suffix;
+  return symbol;
+}
+
+SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
+  support::OutputSet files = module_sources(kernel);
+  fs::path cache = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
+  fs::path dir = cache / "sim" / fmt::format("{}-{}", kernel.name, module_key(files, options));
+  path_ = dir / (kernel.name + ".so");
+  cached_ = fs::exists(path_);
+  if (!cached_) {
+    support::write_outputs(files, dir);
+    compile(dir, path_, options);
+  }
+  handle_ = ::dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle_) throw std::runtime_error(fmt::format("cannot load {}: {}", path_.string(), ::dlerror()));
+}
+
+SimModule::~SimModule() {
+  if (handle_) ::dlclose(handle_);
+}
+
+mtlsim::KernelThreadFn SimModule::thread_fn(const ir::Variant& v) const {
+  void* f = ::dlsym(handle_, ("mtlsim_thread_" + v.entry_point).c_str());
+  if (!f) throw std::runtime_error("simulator module lacks entry point " + v.entry_point);
+  return reinterpret_cast<mtlsim::KernelThreadFn>(f);
+}
+
+ReferenceFn SimModule::reference_fn(const std::string& symbol) const {
+  void* f = ::dlsym(handle_, ("mtlsim_reference_" + symbol).c_str());
+  if (!f) throw std::runtime_error("simulator module lacks reference " + symbol);
+  return reinterpret_cast<ReferenceFn>(f);
+}
+
+}  // namespace mtlgen::verify

@@ -1,0 +1,30 @@
+#pragma once
+// `mtlgen verify`: every spec x dtype x tune variant x test case, simulated and checked against
+// the reference, each case isolated in a child process with a watchdog.
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "verify/sim_module.h"
+
+namespace mtlgen::verify {
+
+struct VerifyOptions {
+  std::vector<std::string> inputs;  // spec files or directories
+  bool all_variants = false;        // else each dtype at its default tuning
+  std::string case_filter;          // run only the case of this name
+  uint64_t seed = 1;                // lane-shuffle seed
+  int jobs = 0;                     // concurrent cases; 0 = number of cores
+  int workers = 1;                  // simulator threads per case
+  int shard_index = 1, shard_count = 1;
+  double timeout_seconds = 120;     // watchdog per case
+  std::string json_path;
+  bool quiet = false;               // failures and the summary only
+  ModuleOptions module;
+};
+
+// Returns a driver exit code: 0 all passed, 1 spec errors, 4 a case failed.
+int run_verify(const VerifyOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace mtlgen::verify
