@@ -1,8 +1,8 @@
 // Simulator cost: fiber switch rate, and two real kernels (rms_norm 64x2048 TG512, argmax
 // 1x151936 TG1024) simulated on 1 and 2 workers vs a serial C++ loop. The counter
-// `sim_over_serial` divides the simulated time per iteration by the serial time measured in
-// the same run (median of several serial runs), so the ratio does not depend on machine load
-// drifting between separate benchmark invocations.
+// `sim_over_serial` is median(simulated) / median(serial) over the same iterations, each
+// iteration timing one of each back to back, so machine load drifting during the run (this
+// runs on shared machines) affects both sides alike. Reported time: the simulated dispatch.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -23,18 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-template <class F>
-double median_seconds(F&& f, int runs = 15) {
-  std::vector<double> t;
-  for (int i = 0; i < runs; ++i) {
-    const auto start = Clock::now();
-    f();
-    t.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-  }
-  std::nth_element(t.begin(), t.begin() + runs / 2, t.end());
-  return t[runs / 2];
-}
-
 std::vector<float> random_floats(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> dist(0.0f, 1.0f);
@@ -43,23 +31,32 @@ std::vector<float> random_floats(size_t n, uint32_t seed) {
   return v;
 }
 
-// Runs the simulated dispatch in the benchmark loop and reports sim/serial.
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// Each iteration times one simulated dispatch (the benchmark's manual time) and one serial
+// run right after it, so both see the same machine load; the ratio is of the two medians.
 template <class Sim, class Serial>
 void run_against_serial(benchmark::State& state, Sim&& sim, Serial&& serial) {
-  const double serial_s = median_seconds(serial);
-  double sim_s = 0;
+  std::vector<double> sim_s, serial_s;
   uint64_t switches = 0;
   for (auto _ : state) {
-    const auto start = Clock::now();
+    auto start = Clock::now();
     const mtlsim::DispatchResult r = sim();
-    sim_s += std::chrono::duration<double>(Clock::now() - start).count();
+    sim_s.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    state.SetIterationTime(sim_s.back());
+    start = Clock::now();
+    serial();
+    serial_s.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     switches += r.fiber_switches;
     if (!r.ok()) state.SkipWithError(r.issues.front().message.c_str());
   }
-  const double per_iter = sim_s / double(state.iterations());
-  state.counters["serial_us"] = serial_s * 1e6;
-  state.counters["sim_us"] = per_iter * 1e6;
-  state.counters["sim_over_serial"] = per_iter / serial_s;
+  const double sim_med = median(sim_s), serial_med = median(serial_s);
+  state.counters["serial_us"] = serial_med * 1e6;
+  state.counters["sim_us"] = sim_med * 1e6;
+  state.counters["sim_over_serial"] = sim_med / serial_med;
   state.counters["switches"] = double(switches) / double(state.iterations());
 }
 
@@ -107,7 +104,7 @@ void BM_RmsNorm(benchmark::State& state) {
   for (size_t i = 0; i < y.size(); i += 97)
     if (std::fabs(y[i] - y_ref[i]) > 1e-4f * (1 + std::fabs(y_ref[i]))) state.SkipWithError("rms_norm mismatch");
 }
-BENCHMARK(BM_RmsNorm)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RmsNorm)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // ---- argmax 1 x 151936, threadgroup 1024 ----
 constexpr uint kVocab = 151936, kArgmaxTg = 1024;
@@ -149,7 +146,7 @@ void BM_Argmax(benchmark::State& state) {
       [&] { benchmark::DoNotOptimize(ref = serial_argmax(x.data(), kVocab)); });
   if (out != ref) state.SkipWithError("argmax mismatch");
 }
-BENCHMARK(BM_Argmax)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Argmax)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // ---- raw fiber switch rate: 1024 threads x 64 barriers per threadgroup ----
 void launch_barrier_loop(const mtlsim::ThreadContext&, void* user) { barrier_loop(*static_cast<uint*>(user)); }

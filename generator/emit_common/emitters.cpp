@@ -1,6 +1,8 @@
 // The emitter registry: adding a backend is one file plus one line here.
 #include "emit_common/emitter.h"
+#include "emit_manifest/manifest_emitter.h"
 #include "emit_msl/msl_emitter.h"
+#include "emit_objc/objc_emitter.h"
 #include "emit_reference/reference_emitter.h"
 
 namespace mtlgen::emit {
@@ -10,6 +12,8 @@ const std::vector<Emitter>& all_emitters() {
       {"msl", "Metal kernel source, one entry point per variant", emit_msl, nullptr},
       {"types", "host-side kernel description shared by reference, glue and simulator", emit_types, emit_host_support},
       {"reference", "serial C++ reference implementation", emit_reference, nullptr},
+      {"objc", "Objective-C++ pipelines and typed encode calls, with a plain C++ facade", emit_objc, emit_objc_support},
+      {"manifest", "manifest.json describing every kernel, variant and generated file", emit_manifest_kernel, emit_manifest},
   };
   return emitters;
 }

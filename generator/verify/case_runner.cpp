@@ -9,10 +9,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <map>
 #include <cstring>
 #include <memory>
 
+#include "emit_msl/msl_emitter.h"
 #include "verify/elements.h"
 #include "verify/guarded_buffer.h"
 #include "verify/inputs.h"
@@ -65,7 +69,8 @@ struct Buffer {
 
 class CaseRun {
  public:
-  explicit CaseRun(const CaseRequest& r) : r_(r), k_(*r.kernel), v_(*r.variant), t_(*r.test) {}
+  explicit CaseRun(const CaseRequest& r)
+      : r_(r), k_(*r.kernel), v_(*r.variant), t_(*r.test), body_line_(body_marker_line(k_)) {}
 
   CaseResult run() {
     env_ = make_env();
@@ -186,12 +191,53 @@ class CaseRun {
         b.snapshots.emplace_back(p, p + b.bytes());
       }
     }
-    for (const auto& issue : result.issues) add_problem(mtlsim::to_string(issue.kind), issue.message);
-    if (result.issues_total > result.issues.size()) {
-      add_problem("simulator", fmt::format("... and {} more issues", result.issues_total - result.issues.size()));
-    }
+    add_issues(result);
     simulator_failed_ = !result.ok();
     return result.ok();
+  }
+
+  // One problem per kind and line; the same bug in every threadgroup is one bug.
+  void add_issues(const mtlsim::DispatchResult& result) {
+    std::map<std::pair<int, int>, size_t> repeats;
+    std::vector<const mtlsim::SimIssue*> firsts;
+    for (const auto& issue : result.issues) {
+      if (repeats[{static_cast<int>(issue.kind), issue.line}]++ == 0) firsts.push_back(&issue);
+    }
+    for (const auto* issue : firsts) {
+      size_t more = repeats[{static_cast<int>(issue->kind), issue->line}] - 1;
+      std::string message = with_spec_lines(issue->message);
+      if (more) message += fmt::format(" (and {} more threadgroups)", more);
+      add_problem(mtlsim::to_string(issue->kind), message);
+    }
+  }
+
+  // The simulator counts lines of the .metal file; users edit the spec. "line 36" becomes
+  // "line 36 (specs/x.yaml:21)" for lines inside the kernel body.
+  std::string with_spec_lines(const std::string& message) const {
+    std::string out;
+    size_t pos = 0;
+    while (true) {
+      size_t at = message.find("line ", pos);
+      if (at == std::string::npos) break;
+      size_t end = at + 5;
+      while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) ++end;
+      out += message.substr(pos, end - pos);
+      if (end > at + 5) {
+        int line = std::stoi(message.substr(at + 5, end - at - 5));
+        if (body_line_ > 0 && line > body_line_) {
+          out += fmt::format(" ({}:{})", k_.spec_path, k_.body.loc.line + line - body_line_ - 1);
+        }
+      }
+      pos = end;
+    }
+    return out + message.substr(pos);
+  }
+
+  // Line of the body marker in the emitted .metal; the body starts on the next line.
+  static int body_marker_line(const ir::Kernel& k) {
+    std::string msl = emit::msl_source(k);
+    size_t at = msl.find(emit::kBodyMarker);
+    return at == std::string::npos ? 0 : static_cast<int>(std::count(msl.begin(), msl.begin() + at, '\n')) + 1;
   }
 
   void add_problem(std::string checker, std::string message) {
@@ -306,7 +352,8 @@ class CaseRun {
     for (const char* f : {"simd_sum", "simd_max", "simd_min", "simd_prefix_inclusive_sum"}) {
       simd_reduce = simd_reduce || k_.body.text.find(f) != std::string::npos;
     }
-    if (!simd_reduce || tg_helper || v_.threads_per_threadgroup <= 32) return "";
+    bool explained = !result_.problems.empty();  // a race or poison report says more
+    if (!simd_reduce || tg_helper || explained || v_.threads_per_threadgroup <= 32) return "";
     return fmt::format(". Hint: the body reduces with simd_* functions, which cover one simdgroup (32 threads), but "
                        "this variant runs {} threads per threadgroup; reduce across simdgroups too (tg_sum<TG>, "
                        "tg_max<TG>, tg_min<TG>)",
@@ -322,6 +369,7 @@ class CaseRun {
   std::vector<uint8_t> params_;
   CaseResult result_;
   bool simulator_failed_ = false;
+  int body_line_ = 0;
 };
 
 }  // namespace

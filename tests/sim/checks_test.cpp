@@ -242,6 +242,57 @@ TEST(Checks, BuiltinsOf3dDispatch) {
       }
 }
 
-TEST(Checks, CurrentThreadContextOutsideDispatchIsNull) { EXPECT_EQ(current_thread_context(), nullptr); }
+TEST(Checks, ThreadgroupsRunCleanlyAfterAbandonedOnes) {
+  // Abandoned threadgroups leave fibers stopped mid-kernel on the worker's stacks; the next
+  // dispatches on the same workers must start those lanes afresh.
+  for (int round = 0; round < 3; ++round) {
+    std::vector<float> bad(128 * 8);
+    OutArgs bad_args{bad.data(), 100};
+    DispatchOptions o = test::grid_1d(8, 128, "early_exit");
+    o.threadgroup_arrays = {{128 * sizeof(float), {}}};
+    o.order = test::kAllOrders[round];
+    EXPECT_EQ(dispatch(o, launch_early_exit, &bad_args).issues_total, 8u);
+
+    std::vector<float> x(6 * 256, 1.0f), out(6);
+    TreeArgs args{x.data(), out.data()};
+    DispatchOptions good = test::grid_1d(6, 256, "tree_sum");
+    good.threadgroup_arrays = {{256 * sizeof(float), {}}};
+    const DispatchResult r = dispatch(good, launch_tree_sum, &args);
+    ASSERT_TRUE(r.ok()) << test::describe(r);
+    for (float v : out) EXPECT_EQ(v, 256.0f);
+  }
+}
+
+struct WhoArgs {
+  uint* out;
+  std::vector<uint32_t>* seen;
+};
+void launch_who_am_i(const ThreadContext& tc, void* user) {
+  auto& a = *static_cast<WhoArgs*>(user);
+  const ThreadContext* current = current_thread_context();
+  if (current == &tc) a.seen->at(tc.thread_position_in_grid.x) = current->thread_index_in_threadgroup;
+  who_am_i(a.out, tc.thread_position_in_grid.x);
+}
+
+TEST(Checks, CurrentThreadContextNamesTheRunningThread) {
+  std::vector<uint> out(64);
+  std::vector<uint32_t> seen(64, 999);
+  WhoArgs args{out.data(), &seen};
+  ASSERT_TRUE(dispatch(test::grid_1d(2, 32, "who_am_i"), launch_who_am_i, &args).ok());
+  for (uint i = 0; i < 64; ++i) EXPECT_EQ(seen[i], i % 32);
+  EXPECT_EQ(current_thread_context(), nullptr);
+}
+
+TEST(ChecksDeathTest, CollectiveOutsideDispatchAborts) {
+  EXPECT_DEATH(simd_sum(1.0f), "simd_sum at line [0-9]+ called outside mtlsim::dispatch");
+}
+
+TEST(Checks, InvalidDispatchesThrow) {
+  std::vector<uint> out(64);
+  DispatchOptions o = test::grid_1d(1, 2048, "too_big");
+  EXPECT_THROW(dispatch(o, launch_builtins, out.data()), std::invalid_argument);
+  o = test::grid_1d(0, 32, "empty");
+  EXPECT_THROW(dispatch(o, launch_builtins, out.data()), std::invalid_argument);
+}
 
 }  // namespace

@@ -9,9 +9,9 @@ namespace mtlsim::detail {
 
 namespace ctx = boost::context;
 
-thread_local constinit Lane* tls_lane = nullptr;
+thread_local constinit Lane* tls_lane MTLSIM_TLS_FAST = nullptr;
 namespace {
-thread_local constinit Worker* tls_worker = nullptr;
+thread_local constinit Worker* tls_worker MTLSIM_TLS_FAST = nullptr;
 
 // Stacks come from the StackPool via boost's `preallocated`; nothing to allocate or free.
 struct PooledStack {
@@ -166,7 +166,7 @@ ctx::fiber Worker::start_fiber(Lane& lane) {
   char* top = static_cast<char*>(stacks_.top(lane.index)) - (lane.index % 16) * 256;
   ctx::stack_context sc;
   sc.sp = top;
-  sc.size = stacks_.stack_bytes() - 4096;
+  sc.size = stacks_.stack_bytes() - 4096;  // what remains below the staggered top
   return ctx::fiber(std::allocator_arg, ctx::preallocated(top, sc.size, sc), PooledStack{},
                     LaneEntry{this, &lane});
 }

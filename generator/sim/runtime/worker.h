@@ -2,7 +2,6 @@
 #pragma once
 
 #include <atomic>
-#include <cstring>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -44,13 +43,6 @@ class FiberSlot {
   FiberSlot(const FiberSlot&) = delete;
   FiberSlot& operator=(const FiberSlot&) = delete;
 
-  // The suspended context's stack pointer (boost's fiber is a bare fcontext_t), or null.
-  const void* stack_pointer() const {
-    static_assert(sizeof(fiber_) == sizeof(void*));
-    const void* sp;
-    std::memcpy(&sp, static_cast<const void*>(&fiber_), sizeof sp);
-    return sp;
-  }
   void put(boost::context::fiber&& f) { new (&fiber_) boost::context::fiber(std::move(f)); }
   boost::context::fiber take() { return std::move(fiber_); }
   void forget() { new (&fiber_) boost::context::fiber(); }
@@ -103,7 +95,7 @@ class Worker {
   void release_barrier(Lane& me);
   void lane_returned(Lane& me);
 
-  // Reports (report.cpp wording lives here because it needs the lane states).
+  // Reports (worker_report.cpp; here because they need the lane states).
   void report(SimIssue::Kind kind, int line, uint32_t thread, const std::string& what);
   std::vector<uint32_t> threads_where(uint32_t first, uint32_t count, LaneState state) const;
   std::string describe_waits(uint32_t first, uint32_t count) const;

@@ -105,3 +105,10 @@ template [[host_name("uninit_read_f16")]] [[kernel]] void uninit_read<half>(
   o[4] = sg;
   o[5] = lane;
 }
+
+// Records which thread the runtime says is running, as a crash handler would ask.
+[[kernel]] void who_am_i(device uint* out [[buffer(0)]],
+                         uint gid [[thread_position_in_grid]]) {
+  simdgroup_barrier(mem_flags::mem_none);
+  out[gid] = gid;
+}

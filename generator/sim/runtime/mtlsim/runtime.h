@@ -12,8 +12,13 @@
 // * Lane order: initially every thread is queued in the dispatch's LaneOrder (forward =
 //   thread index order, reverse, or a seeded per-threadgroup shuffle). A fiber runs until it
 //   blocks (barrier, simd-group function) or returns, then switches directly to the next
-//   ready fiber; released threads are re-queued in lane order. Races on threadgroup memory
-//   are thus deterministic per order: run a kernel with several orders and compare results.
+//   ready fiber (no scheduler fiber in between); threads released by a barrier or collective
+//   are re-queued in lane order, except that the last lane to reach a collective runs on.
+//   Races on threadgroup memory are thus deterministic per order: run a kernel with several
+//   orders (and seeds) and compare results.
+// * A lane's fiber is reused for that lane in every threadgroup the worker runs (it parks
+//   after the kernel returns); only fibers of abandoned threadgroups are dropped and made
+//   afresh on the same stack.
 // * Simdgroups are 32 consecutive linear thread indices. A simd-group function is a
 //   rendezvous of the simdgroup's active lanes (lanes that returned from the kernel are
 //   inactive); the last lane to arrive computes every lane's result.
@@ -105,7 +110,7 @@ struct DispatchResult {
 
 // Runs fn(ctx, user) for every thread of the grid. Throws std::invalid_argument for an
 // empty grid, more than 1024 threads per threadgroup, or more than 64 KiB of threadgroup
-// memory. Concurrent calls are serialised.
+// memory. Concurrent calls are serialised; a kernel must not call dispatch() itself.
 DispatchResult dispatch(const DispatchOptions& options, KernelThreadFn fn, void* user);
 
 }  // namespace mtlsim

@@ -90,8 +90,10 @@ struct Lane {
 };
 
 // The simulated thread running on this OS thread (null outside a dispatch). Plain TLS
-// pointer, set at every fiber switch, read by every collective.
-extern thread_local constinit Lane* tls_lane;
+// pointer, set at every fiber switch, read by every collective. initial-exec: a single
+// %fs-relative load even from shared objects (no __tls_get_addr call on the hot path).
+#define MTLSIM_TLS_FAST __attribute__((tls_model("initial-exec")))
+extern thread_local constinit Lane* tls_lane MTLSIM_TLS_FAST;
 
 // Blocks the calling lane, already deposited in sg.in/arg, until the collective completes.
 void simd_rendezvous(Lane& me, Op op, int line, CompleteFn complete);

@@ -1,6 +1,7 @@
 // Barriers and simd-group functions. Each call is a rendezvous of fibers: a lane deposits
 // its input in its simdgroup's slot, then blocks in the runtime; the last active lane to
-// arrive runs the type-specific CompleteFn below, which writes every lane's result.
+// arrive (or to return, leaving only arrived lanes active) runs the type-specific CompleteFn
+// below, which writes every lane's result.
 // Every entry point takes `int line = __builtin_LINE()`, the caller's source line, so
 // divergence and poison reports name the kernel line.
 //

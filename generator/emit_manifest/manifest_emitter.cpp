@@ -1,0 +1,237 @@
+#include "emit_manifest/manifest_emitter.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+#include "emit_common/emitter.h"
+#include "support/version.h"
+
+namespace mtlgen::emit {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string spec_type(const ir::TypeRef& t) { return t.concrete ? ir::info(*t.concrete).spec_name : t.param; }
+
+Json sources(const std::vector<expr::Expr>& exprs) {
+  Json list = Json::array();
+  for (const auto& e : exprs) list.push_back(expr::to_source(e));
+  return list;
+}
+
+// A spec value of `type`: a bool, an integer, or a number; non-finite floats as "nan" / "inf" /
+// "-inf" because JSON has no spelling for them.
+Json typed_value(ir::ScalarType type, double value) {
+  if (type == ir::ScalarType::boolean) return value != 0;
+  if (!ir::info(type).is_float) return static_cast<int64_t>(value);
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return value;
+}
+
+class ManifestWriter {
+ public:
+  ManifestWriter(const ir::Kernel& k, const std::vector<std::string>& files) : k_(k), files_(files) {}
+
+  Json run() const {
+    Json j;
+    j["name"] = k_.name;
+    j["summary"] = k_.summary;
+    j["spec"] = {{"path", k_.spec_path}, {"hash", k_.spec_hash}};
+    j["msl_version"] = k_.msl_version;
+    j["type_params"] = type_params();
+    j["dims"] = dims();
+    j["preconditions"] = preconditions();
+    j["tunables"] = tunables();
+    j["buffers"] = buffers();
+    j["scalars"] = scalars();
+    j["function_constants"] = function_constants();
+    j["threadgroup_arrays"] = threadgroup_arrays();
+    j["params_struct"] = params_struct();
+    j["bindings"] = bindings();
+    j["dispatch"] = {{"threadgroups", sources(k_.dispatch.threadgroups)},
+                     {"threads_per_threadgroup", sources(k_.dispatch.threads_per_threadgroup)}};
+    j["variants"] = variants();
+    j["cost"] = cost();
+    j["files"] = files_;
+    return j;
+  }
+
+ private:
+  Json type_params() const {
+    Json list = Json::array();
+    for (const auto& t : k_.type_params) {
+      Json types = Json::array();
+      for (auto type : t.types) types.push_back(ir::info(type).spec_name);
+      list.push_back({{"name", t.name}, {"types", types}, {"default", ir::info(t.types.front()).spec_name}});
+    }
+    return list;
+  }
+
+  Json dims() const {
+    Json list = Json::array();
+    for (const auto& d : k_.dims) {
+      list.push_back({{"name", d.name}, {"min", d.min}, {"max", d.max ? Json(*d.max) : Json(nullptr)},
+                      {"multiple_of", d.multiple_of}, {"doc", d.doc}});
+    }
+    return list;
+  }
+
+  Json preconditions() const {
+    Json list = Json::array();
+    for (const auto& p : k_.preconditions) list.push_back({{"check", expr::to_source(p.check)}, {"message", p.message}});
+    return list;
+  }
+
+  Json tunables() const {
+    Json list = Json::array();
+    for (const auto& t : k_.tunables) {
+      list.push_back({{"name", t.name}, {"values", t.values}, {"default", t.default_value}, {"doc", t.doc}});
+    }
+    return list;
+  }
+
+  Json buffers() const {
+    Json list = Json::array();
+    for (const auto& b : k_.buffers) {
+      list.push_back({{"name", b.name}, {"type", spec_type(b.type)}, {"shape", sources(b.shape)},
+                      {"access", ir::to_string(b.access)}, {"host_visible", b.host_visible}, {"index", b.index},
+                      {"doc", b.doc}});
+    }
+    return list;
+  }
+
+  Json scalars() const {
+    Json list = Json::array();
+    for (const auto& s : k_.scalars) {
+      list.push_back({{"name", s.name}, {"type", ir::info(s.type).spec_name},
+                      {"default", typed_value(s.type, s.default_value)}, {"doc", s.doc}});
+    }
+    return list;
+  }
+
+  Json function_constants() const {
+    Json list = Json::array();
+    for (const auto& f : k_.function_constants) {
+      list.push_back({{"name", f.name}, {"type", ir::info(f.type).spec_name}, {"index", f.index},
+                      {"default", typed_value(f.type, f.default_value)}, {"doc", f.doc}});
+    }
+    return list;
+  }
+
+  Json threadgroup_arrays() const {
+    Json list = Json::array();
+    for (const auto& a : k_.threadgroup_arrays) {
+      list.push_back({{"name", a.name}, {"type", spec_type(a.type)}, {"count", expr::to_source(a.count)},
+                      {"index", a.index}});
+    }
+    return list;
+  }
+
+  Json params_struct() const {
+    Json fields = Json::array();
+    for (const auto& f : k_.params_fields) {
+      fields.push_back({{"name", f.name}, {"type", ir::info(f.type).spec_name}, {"from", f.is_dim ? "dims" : "scalars"}});
+    }
+    return {{"name", k_.params_struct_name()}, {"index", k_.params_index}, {"size", 4 * k_.params_fields.size()},
+            {"fields", fields}};
+  }
+
+  // The kernel's parameters in declaration order, as [[buffer(i)]], [[threadgroup(i)]] or a builtin.
+  Json bindings() const {
+    Json list = Json::array();
+    for (const auto& p : k_.params) {
+      switch (p.kind) {
+        case ir::KernelParam::Kind::buffer:
+          list.push_back({{"kind", "buffer"}, {"name", k_.buffers[p.ref].name}, {"index", p.index}});
+          break;
+        case ir::KernelParam::Kind::params:
+          list.push_back({{"kind", "params"}, {"name", "params"}, {"index", p.index}});
+          break;
+        case ir::KernelParam::Kind::threadgroup_array:
+          list.push_back({{"kind", "threadgroup_array"}, {"name", k_.threadgroup_arrays[p.ref].name}, {"index", p.index}});
+          break;
+        case ir::KernelParam::Kind::builtin:
+          list.push_back({{"kind", "builtin"}, {"name", ir::info(p.builtin).name},
+                          {"attribute", ir::info(p.builtin).attribute},
+                          {"type", ir::builtin_msl_type(p.builtin, k_.dispatch.rank())}});
+          break;
+      }
+    }
+    return list;
+  }
+
+  Json variants() const {
+    Json list = Json::array();
+    for (const auto& v : k_.variants) {
+      Json types = Json::object(), tunables = Json::object(), memory = Json::object();
+      for (const auto& t : k_.type_params) types[t.name] = ir::info(v.types.at(t.name)).spec_name;
+      for (const auto& t : k_.tunables) tunables[t.name] = v.tunables.at(t.name);
+      for (size_t i = 0; i < k_.threadgroup_arrays.size(); ++i) {
+        memory[k_.threadgroup_arrays[i].name] = (v.threadgroup_array_bytes.at(i) + 15) / 16 * 16;
+      }
+      list.push_back({{"entry_point", v.entry_point}, {"types", types}, {"tunables", tunables},
+                      {"threads_per_threadgroup", v.threadgroup_shape},
+                      {"max_total_threads_per_threadgroup", v.threads_per_threadgroup},
+                      {"threadgroup_memory_bytes", memory}, {"default", v.is_default_tuning}});
+    }
+    return list;
+  }
+
+  Json cost() const {
+    auto formula = [](const std::optional<expr::Expr>& e) { return e ? Json(expr::to_source(*e)) : Json(nullptr); };
+    return {{"bytes_read", formula(k_.cost.bytes_read)},
+            {"bytes_written", formula(k_.cost.bytes_written)},
+            {"flops", formula(k_.cost.flops)}};
+  }
+
+  const ir::Kernel& k_;
+  const std::vector<std::string>& files_;
+};
+
+std::vector<std::string> paths(const support::OutputSet& set) {
+  std::vector<std::string> out;
+  for (const auto& [path, content] : set.files()) out.push_back(path);
+  return out;  // std::map order: sorted
+}
+
+}  // namespace
+
+GeneratedFiles generated_files(const std::vector<ir::Kernel>& kernels) {
+  GeneratedFiles files;
+  support::OutputSet library;
+  library.add(kManifestPath, "");
+  for (const auto& e : all_emitters()) {
+    if (e.emit_library == &emit_manifest) continue;
+    if (e.emit_library) e.emit_library(kernels, library);
+  }
+  files.library = paths(library);
+  for (const auto& k : kernels) {
+    support::OutputSet own;
+    for (const auto& e : all_emitters()) e.emit_kernel(k, own);
+    files.per_kernel[k.name] = paths(own);
+  }
+  return files;
+}
+
+std::string manifest_json(const std::vector<ir::Kernel>& kernels, const GeneratedFiles& files) {
+  Json j;
+  j["generated_by"] = fmt::format("mtlgen {}", kVersion);
+  j["do_not_edit"] = "Generated from the specs named below: change a spec and run `mtlgen generate`.";
+  j["mtlgen_version"] = kVersion;
+  j["library_files"] = files.library;
+  j["kernels"] = Json::array();
+  for (const auto& k : kernels) j["kernels"].push_back(ManifestWriter(k, files.per_kernel.at(k.name)).run());
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+void emit_manifest_kernel(const ir::Kernel&, support::OutputSet&) {}
+
+void emit_manifest(const std::vector<ir::Kernel>& kernels, support::OutputSet& out) {
+  out.add(kManifestPath, manifest_json(kernels, generated_files(kernels)));
+}
+
+}  // namespace mtlgen::emit

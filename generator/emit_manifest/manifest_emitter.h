@@ -1,0 +1,33 @@
+#pragma once
+// The manifest backend: one manifest.json for the whole library, describing every kernel as the
+// validated IR sees it (dims, constraints, buffers, binding table, dispatch, variants, cost) and
+// the files generated for it, for tools that drive the kernels without parsing C++ or YAML.
+// Built with nlohmann::ordered_json: keys keep the order written here, output is deterministic.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/kernel.h"
+#include "support/output_set.h"
+
+namespace mtlgen::emit {
+
+// What the other backends write: per kernel name, and once for the library. Sorted paths.
+struct GeneratedFiles {
+  std::map<std::string, std::vector<std::string>> per_kernel;
+  std::vector<std::string> library;
+};
+
+// Runs every other registered emitter into memory to learn the files it writes.
+GeneratedFiles generated_files(const std::vector<ir::Kernel>& kernels);
+
+// The manifest text: 2-space indented JSON with a trailing newline.
+std::string manifest_json(const std::vector<ir::Kernel>& kernels, const GeneratedFiles& files);
+
+// The manifest is library-level; the per-kernel hook writes nothing.
+void emit_manifest_kernel(const ir::Kernel& kernel, support::OutputSet& out);
+void emit_manifest(const std::vector<ir::Kernel>& kernels, support::OutputSet& out);
+
+inline constexpr const char* kManifestPath = "manifest.json";
+
+}  // namespace mtlgen::emit

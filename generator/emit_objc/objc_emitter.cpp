@@ -1,0 +1,285 @@
+#include "emit_objc/objc_emitter.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "emit_common/cpp_text.h"
+#include "emit_common/emitter.h"
+
+namespace mtlgen::emit {
+
+namespace {
+
+using support::TemplateData;
+
+// One `label:(type)name` or `label:value` part of a multi-line Objective-C message or method
+// declaration. Parts are padded so that their colons line up under the first one, as Xcode does.
+struct SelectorPart {
+  std::string label;
+  std::string type;   // declarations
+  std::string value;  // message sends: the argument, or the parameter name in declarations
+};
+
+TemplateData aligned(size_t colon_column, const std::vector<SelectorPart>& parts) {
+  TemplateData list{TemplateData::type::list};
+  for (const auto& p : parts) {
+    TemplateData item;
+    item.set("pad", std::string(colon_column > p.label.size() ? colon_column - p.label.size() : 0, ' '));
+    item.set("label", p.label);
+    item.set("type", p.type);
+    item.set("name", p.value);
+    item.set("value", p.value);
+    list.push_back(item);
+  }
+  return list;
+}
+
+// rms_norm -> rmsNorm: how Objective-C spells a parameter named after a spec entity.
+std::string lower_camel(const std::string& snake) {
+  std::string s = camel_case(snake);
+  if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+  return s;
+}
+
+// Metal's MTLDataType for a function constant of `type`.
+const char* mtl_data_type(ir::ScalarType type) {
+  switch (type) {
+    case ir::ScalarType::f32: return "MTLDataTypeFloat";
+    case ir::ScalarType::f16: return "MTLDataTypeHalf";
+    case ir::ScalarType::bf16: return "MTLDataTypeBFloat";
+    case ir::ScalarType::i8: return "MTLDataTypeChar";
+    case ir::ScalarType::i16: return "MTLDataTypeShort";
+    case ir::ScalarType::i32: return "MTLDataTypeInt";
+    case ir::ScalarType::u8:
+    case ir::ScalarType::bytes: return "MTLDataTypeUChar";
+    case ir::ScalarType::u16: return "MTLDataTypeUShort";
+    case ir::ScalarType::u32: return "MTLDataTypeUInt";
+    case ir::ScalarType::boolean: return "MTLDataTypeBool";
+  }
+  return "MTLDataTypeNone";
+}
+
+class ObjcWriter {
+ public:
+  explicit ObjcWriter(const ir::Kernel& k)
+      : k_(k), camel_(camel_case(k.name)), class_name_("MTG" + camel_), facade_class_(camel_ + "Kernel") {}
+
+  void run(support::OutputSet& out) const {
+    TemplateData d = names();
+    d.set("variants", variants(d));
+    d.set("buffer_docs", buffer_docs());
+    d.set("buffer_checks", buffer_checks());
+    d.set("bindings", bindings());
+    function_constants(d);
+    encode_signatures(d);
+    facade_calls(d);
+    render(out, d, class_name_ + ".h", "objc/class.h.mustache");
+    render(out, d, class_name_ + ".mm", "objc/class.mm.mustache");
+    render(out, d, k_.name + ".h", "objc/facade.h.mustache");
+  }
+
+ private:
+  void render(support::OutputSet& out, TemplateData& d, const std::string& file, const char* tmpl) const {
+    d.set("banner", banner(k_, file));
+    out.add(k_.name + "/" + file, support::render_template(tmpl, d));
+  }
+
+  TemplateData names() const {
+    TemplateData d;
+    d.set("kernel", k_.name);
+    d.set("summary", k_.summary);
+    d.set("camel", camel_);
+    d.set("class_name", class_name_);
+    d.set("facade_class", facade_class_);
+    d.set("ns", "mtlgen::kernels::" + k_.name);
+    d.set("has_tunables", !k_.tunables.empty());
+    d.set("has_threadgroup_arrays", !k_.threadgroup_arrays.empty());
+    return d;
+  }
+
+  TemplateData variants(TemplateData& d) const {
+    std::vector<std::string> entry_points;
+    for (const auto& v : k_.variants) entry_points.push_back(v.entry_point);
+    d.set("variant_count", std::to_string(entry_points.size()));
+    d.set("variant_noun", entry_points.size() == 1 ? "variant" : "variants");
+    d.set("variant_axes", variant_axes());
+    d.set("describe_variant", describe_variant());
+    std::vector<std::string> defaults;
+    for (const auto& t : k_.tunables) defaults.push_back(fmt::format("{} = {}", t.name, t.default_value));
+    d.set("default_tuning", fmt::format("{}", fmt::join(defaults, ", ")));
+    return support::string_list(entry_points);
+  }
+
+  std::string variant_axes() const {
+    std::vector<std::string> axes;
+    for (const auto& t : k_.type_params) {
+      std::vector<std::string> names;
+      for (auto type : t.types) names.push_back(ir::info(type).spec_name);
+      axes.push_back(fmt::format("{} in {{{}}}", t.name, fmt::join(names, ", ")));
+    }
+    for (const auto& t : k_.tunables) axes.push_back(fmt::format("{} in {{{}}}", t.name, fmt::join(t.values, ", ")));
+    return axes.empty() ? "no type parameters or tunables" : fmt::format("{}", fmt::join(axes, " x "));
+  }
+
+  // C++ expression naming a type choice and tuning, e.g. "T = half, TG = 64", for messages.
+  std::string describe_variant() const {
+    std::vector<std::string> parts;
+    for (const auto& t : k_.type_params) {
+      parts.push_back(fmt::format("\"{0} = \" + std::string(mtlgen::dtype_name(types.{0}))", t.name));
+    }
+    for (const auto& t : k_.tunables) parts.push_back(fmt::format("\"{0} = \" + std::to_string(tuning.{0})", t.name));
+    return parts.empty() ? "\"the only variant\"" : fmt::format("{}", fmt::join(parts, " + \", \" + "));
+  }
+
+  static std::string element_size(const ir::TypeRef& t) {
+    return t.concrete ? std::to_string(ir::info(*t.concrete).size) : fmt::format("mtlgen::dtype_size(types.{})", t.param);
+  }
+
+  static std::string type_name(const ir::TypeRef& t) { return t.concrete ? ir::info(*t.concrete).spec_name : t.param; }
+
+  // "T[rows, n], read" and, for Private storage, ", GPU-only".
+  static std::string describe(const ir::Buffer& b) {
+    std::vector<std::string> axes;
+    for (const auto& e : b.shape) axes.push_back(expr::to_source(e));
+    return fmt::format("{}[{}], {}{}", type_name(b.type), fmt::join(axes, ", "), ir::to_string(b.access),
+                       b.host_visible ? "" : ", GPU-only");
+  }
+
+  TemplateData buffer_docs() const {
+    TemplateData list{TemplateData::type::list};
+    for (const auto& b : k_.buffers) {
+      TemplateData item;
+      item.set("name", b.name);
+      item.set("label", lower_camel(b.name));
+      item.set("describe", describe(b));
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  TemplateData buffer_checks() const {
+    TemplateData list{TemplateData::type::list};
+    for (const auto& b : k_.buffers) {
+      TemplateData item;
+      item.set("name", b.name);
+      item.set("label", lower_camel(b.name));
+      item.set("offset", lower_camel(b.name) + "Offset");
+      item.set("element_size", element_size(b.type));
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  // The binding table in parameter order; builtins have no host side.
+  TemplateData bindings() const {
+    TemplateData list{TemplateData::type::list};
+    for (const auto& p : k_.params) {
+      if (p.kind == ir::KernelParam::Kind::builtin) continue;
+      TemplateData item;
+      item.set("is_buffer", p.kind == ir::KernelParam::Kind::buffer);
+      item.set("is_params", p.kind == ir::KernelParam::Kind::params);
+      item.set("is_threadgroup", p.kind == ir::KernelParam::Kind::threadgroup_array);
+      item.set("index", std::to_string(p.index));
+      if (p.kind == ir::KernelParam::Kind::buffer) {
+        item.set("label", lower_camel(k_.buffers[p.ref].name));
+        item.set("offset", lower_camel(k_.buffers[p.ref].name) + "Offset");
+      }
+      if (p.kind == ir::KernelParam::Kind::threadgroup_array) item.set("name", k_.threadgroup_arrays[p.ref].name);
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  void function_constants(TemplateData& d) const {
+    TemplateData list{TemplateData::type::list};
+    bool needs_numeric = false;
+    for (const auto& f : k_.function_constants) {
+      TemplateData item;
+      item.set("name", f.name);
+      item.set("type", ir::info(f.type).cpp);
+      item.set("default", default_value(f));
+      if (!f.doc.empty()) item.set("doc", f.doc);
+      item.set("index", std::to_string(f.index));
+      item.set("data_type", mtl_data_type(f.type));
+      list.push_back(item);
+      needs_numeric = needs_numeric || f.type == ir::ScalarType::f16 || f.type == ir::ScalarType::bf16;
+    }
+    d.set("has_function_constants", !k_.function_constants.empty());
+    d.set("function_constants", list);
+    d.set("needs_numeric", needs_numeric);
+  }
+
+  // The C++ initializer of a function constant's default; half and bfloat convert explicitly.
+  static std::string default_value(const ir::FunctionConstant& f) {
+    if (f.type == ir::ScalarType::boolean) return f.default_value != 0 ? "true" : "false";
+    std::string literal = cpp_literal(f.type, f.default_value);
+    if (f.type == ir::ScalarType::f16 || f.type == ir::ScalarType::bf16) return fmt::format("{}({})", ir::info(f.type).cpp, literal);
+    return literal;
+  }
+
+  // The encode method's selector parts after `encodeToCommandEncoder:`, with and without tuning.
+  std::vector<SelectorPart> encode_parts(bool with_tuning) const {
+    std::vector<SelectorPart> parts;
+    for (const auto& b : k_.buffers) {
+      std::string name = lower_camel(b.name);
+      parts.push_back({name, "id<MTLBuffer>", name});
+      parts.push_back({name + "Offset", "NSUInteger", name + "Offset"});
+    }
+    for (const char* s : {"Dims", "Scalars", "Types", "Tuning"}) {
+      if (!with_tuning && std::string(s) == "Tuning") continue;
+      std::string name = lower_camel(s);
+      parts.push_back({name, fmt::format("const MTG{}{}&", camel_, s), name});
+    }
+    parts.push_back({"error", "NSError**", "error"});
+    return parts;
+  }
+
+  void encode_signatures(TemplateData& d) const {
+    const size_t column = std::string("- (BOOL)encodeToCommandEncoder").size();
+    d.set("encode_params", aligned(column, encode_parts(true)));
+    d.set("encode_params_default", aligned(column, encode_parts(false)));
+    auto forward = encode_parts(true);
+    for (auto& p : forward) {
+      if (p.label == "tuning") p.value = fmt::format("MTG{}Tuning{{}}", camel_);
+    }
+    d.set("forward_args", aligned(std::string("  return [self encodeToCommandEncoder").size(), forward));
+  }
+
+  // The facade's calls into the class: arguments bridged from void* and the Buffers struct.
+  void facade_calls(TemplateData& d) const {
+    std::vector<SelectorPart> args;
+    for (const auto& b : k_.buffers) {
+      std::string name = lower_camel(b.name);
+      args.push_back({name, "", fmt::format("(__bridge id<MTLBuffer>)buffers.{}.buffer", b.name)});
+      args.push_back({name + "Offset", "", fmt::format("buffers.{}.offset", b.name)});
+    }
+    for (const char* s : {"dims", "scalars", "types", "tuning"}) args.push_back({s, "", s});
+    args.push_back({"error", "", "&failure"});
+    d.set("facade_args", aligned(std::string("  const BOOL encoded = [impl_->glue encodeToCommandEncoder").size(), args));
+    const size_t init_column = fmt::format("  {0}* glue = [[{0} alloc] initWithLibrary", class_name_).size();
+    d.set("constants_pad", std::string(init_column - std::string("functionConstants").size(), ' '));
+    d.set("error_pad", std::string(init_column - std::string("error").size(), ' '));
+  }
+
+  const ir::Kernel& k_;
+  const std::string camel_;
+  const std::string class_name_;
+  const std::string facade_class_;
+};
+
+}  // namespace
+
+std::string objc_class_name(const ir::Kernel& kernel) { return "MTG" + camel_case(kernel.name); }
+
+void emit_objc(const ir::Kernel& kernel, support::OutputSet& out) { ObjcWriter(kernel).run(out); }
+
+void emit_objc_support(const std::vector<ir::Kernel>&, support::OutputSet& out) {
+  for (const char* name : {"mtlgen_objc.h", "mtlgen_metal.h"}) {
+    TemplateData d;
+    d.set("banner", library_banner(name));
+    out.add(std::string("support/") + name, support::render_template(std::string("objc/") + name + ".mustache", d));
+  }
+}
+
+}  // namespace mtlgen::emit

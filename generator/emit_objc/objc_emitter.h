@@ -1,0 +1,22 @@
+#pragma once
+// The Objective-C++ backend. Per kernel:
+//  - <kernel>/MTG<Camel>.h, .mm: a class that creates the pipelines of every variant from an
+//    id<MTLLibrary> and encodes typed, checked dispatches into a compute command encoder;
+//  - <kernel>/<kernel>.h: a plain C++ facade over that class (Metal objects as void*),
+//    implemented in the same .mm.
+// Once per library: support/mtlgen_objc.h (error domain, shared checks) and support/mtlgen_metal.h.
+// Sizes, checks and entry points come from <kernel>_types.h; buffer indices from the binding table.
+#include <vector>
+
+#include "ir/kernel.h"
+#include "support/output_set.h"
+
+namespace mtlgen::emit {
+
+void emit_objc(const ir::Kernel& kernel, support::OutputSet& out);
+void emit_objc_support(const std::vector<ir::Kernel>& kernels, support::OutputSet& out);
+
+// MTG<Camel>: the Objective-C class of a kernel.
+std::string objc_class_name(const ir::Kernel& kernel);
+
+}  // namespace mtlgen::emit

@@ -1,0 +1,104 @@
+// manifest.json: one snapshot for the shipped library (specs/) and one per input under
+// tests/emit_objc/in, then properties: it lists exactly the generated files, mirrors the IR's
+// variants and binding table, and is stable under a parse/dump round trip.
+#include <nlohmann/json.hpp>
+
+#include "emit_manifest/manifest_emitter.h"
+#include "golden.h"
+
+namespace mtlgen::testing {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+const fs::path kGolden = "tests/emit_manifest/golden";
+
+std::vector<std::string> cases() {
+  std::vector<std::string> names = {"specs"};
+  for (const auto& spec : snapshot_specs("tests/emit_objc/in")) {
+    if (spec.rfind("specs/", 0) != 0) names.push_back(spec);
+  }
+  return names;
+}
+
+std::string case_name(const std::string& input) { return input == "specs" ? "specs" : stem(input); }
+
+class ManifestGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ManifestGolden, MatchesSnapshot) {
+  expect_matches_golden(run_emitter("manifest", load({GetParam()})), kGolden / case_name(GetParam()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Libraries, ManifestGolden, ::testing::ValuesIn(cases()),
+                         [](const auto& info) { return case_name(info.param); });
+
+Json manifest_of(const std::vector<ir::Kernel>& kernels) {
+  return Json::parse(emit::manifest_json(kernels, emit::generated_files(kernels)));
+}
+
+TEST(Manifest, ListsExactlyTheFilesGenerationWrites) {
+  auto kernels = load({"specs", "tests/emit_objc/in"});
+  Json m = manifest_of(kernels);
+  std::vector<std::string> listed = m["library_files"].get<std::vector<std::string>>();
+  for (const auto& k : m["kernels"]) {
+    for (const auto& f : k["files"]) {
+      EXPECT_EQ(f.get<std::string>().rfind(k["name"].get<std::string>() + "/", 0), 0u) << f;
+      listed.push_back(f.get<std::string>());
+    }
+  }
+  std::sort(listed.begin(), listed.end());
+  const support::OutputSet generated = driver::generate(kernels);
+  std::vector<std::string> written;
+  for (const auto& [path, content] : generated.files()) written.push_back(path);
+  EXPECT_EQ(listed, written);
+}
+
+TEST(Manifest, MirrorsVariantsAndBindingTable) {
+  auto kernels = load({"specs", "tests/emit_objc/in"});
+  Json m = manifest_of(kernels);
+  ASSERT_EQ(m["kernels"].size(), kernels.size());
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const auto& k = kernels[i];
+    const Json& j = m["kernels"][i];
+    EXPECT_EQ(j["name"], k.name);
+    ASSERT_EQ(j["variants"].size(), k.variants.size());
+    for (size_t v = 0; v < k.variants.size(); ++v) {
+      const Json& jv = j["variants"][v];
+      EXPECT_EQ(jv["entry_point"], k.variants[v].entry_point);
+      EXPECT_EQ(jv["default"], k.variants[v].is_default_tuning);
+      EXPECT_EQ(jv["max_total_threads_per_threadgroup"], k.variants[v].threads_per_threadgroup);
+      for (size_t a = 0; a < k.threadgroup_arrays.size(); ++a) {
+        int64_t bytes = jv["threadgroup_memory_bytes"][k.threadgroup_arrays[a].name];
+        EXPECT_EQ(bytes % 16, 0);
+        EXPECT_GE(bytes, k.variants[v].threadgroup_array_bytes[a]);
+        EXPECT_LT(bytes, k.variants[v].threadgroup_array_bytes[a] + 16);
+      }
+    }
+    ASSERT_EQ(j["bindings"].size(), k.params.size());
+    for (size_t p = 0; p < k.params.size(); ++p) {
+      if (k.params[p].kind == ir::KernelParam::Kind::builtin) continue;
+      EXPECT_EQ(j["bindings"][p]["index"], k.params[p].index) << k.name << " binding " << p;
+    }
+    for (size_t p = 0; p < k.preconditions.size(); ++p) {
+      EXPECT_EQ(j["preconditions"][p]["check"], expr::to_source(k.preconditions[p].check));
+      EXPECT_EQ(j["preconditions"][p]["message"], k.preconditions[p].message);
+    }
+  }
+}
+
+TEST(Manifest, IsCanonicalJson) {
+  std::string text = emit::manifest_json(load({"specs"}), emit::generated_files(load({"specs"})));
+  EXPECT_EQ(Json::parse(text).dump(2) + "\n", text);
+  Json m = Json::parse(text);
+  EXPECT_NE(m["generated_by"].get<std::string>().find("mtlgen"), std::string::npos);
+  EXPECT_TRUE(m.contains("do_not_edit"));
+}
+
+TEST(Manifest, WritesNothingPerKernel) {
+  support::OutputSet out;
+  for (const auto& k : load({"specs"})) emit::emit_manifest_kernel(k, out);
+  EXPECT_TRUE(out.files().empty());
+}
+
+}  // namespace
+}  // namespace mtlgen::testing
