@@ -67,7 +67,9 @@ int report(const support::Diagnostics& diags, std::ostream& err) {
   fmt::print(err, "{}", diags.format_all());
   if (!diags.has_errors()) return kOk;
   fmt::print(err, "{} error{} generated.\n", diags.error_count(), diags.error_count() == 1 ? "" : "s");
-  return kSpecErrors;
+  bool io = std::any_of(diags.all().begin(), diags.all().end(),
+                        [](const support::Diagnostic& d) { return d.kind == support::ErrorKind::io; });
+  return io ? kIoError : kSpecErrors;
 }
 
 }  // namespace

@@ -223,9 +223,16 @@ class Parser {
 
 int64_t apply(Op op, int64_t a, int64_t b, const Expr& e) {
   switch (op) {
-    case Op::add: return a + b;
-    case Op::sub: return a - b;
-    case Op::mul: return a * b;
+    case Op::add:
+    case Op::sub:
+    case Op::mul: {
+      int64_t r = 0;
+      bool overflow = op == Op::add ? __builtin_add_overflow(a, b, &r)
+                      : op == Op::sub ? __builtin_sub_overflow(a, b, &r)
+                                      : __builtin_mul_overflow(a, b, &r);
+      if (overflow) throw EvalError{fmt::format("`{}` overflows 64 bits", to_source(e))};
+      return r;
+    }
     case Op::div:
     case Op::mod:
       if (b == 0) throw EvalError{fmt::format("division by zero in `{}`", to_source(e))};
@@ -242,8 +249,10 @@ int64_t apply(Op op, int64_t a, int64_t b, const Expr& e) {
   return 0;
 }
 
-int precedence_of(const Expr& e) {
+// `inline_ceil_div`: ceil_div renders as its expansion, a division, and binds like one.
+int precedence_of(const Expr& e, bool inline_ceil_div) {
   switch (e.kind) {
+    case Expr::Kind::call: return inline_ceil_div && e.func == Func::ceil_div ? 6 : 8;
     case Expr::Kind::binary: return info(e.op).precedence;
     case Expr::Kind::negate:
     case Expr::Kind::logical_not: return 7;
@@ -252,10 +261,11 @@ int precedence_of(const Expr& e) {
 }
 
 // `right` operands of non-commutative operators need parentheses at equal precedence.
-std::string render_operand(const Expr& child, int parent_precedence, bool right,
+std::string render_operand(const Expr& child, int parent_precedence, bool right, bool inline_ceil_div,
                            const std::function<std::string(const Expr&)>& r) {
-  int p = precedence_of(child);
-  bool paren = p < parent_precedence || (right && p == parent_precedence);
+  int p = precedence_of(child, inline_ceil_div);
+  bool comparisons = (p == 3 || p == 4) && (parent_precedence == 3 || parent_precedence == 4);
+  bool paren = p < parent_precedence || (right && p == parent_precedence) || comparisons;
   std::string text = r(child);
   return paren ? "(" + text + ")" : text;
 }
@@ -274,18 +284,23 @@ Expr expand_ceil_div(const Expr& e) {
 using CallRenderer = std::function<std::optional<std::string>(Func, const std::string&, const std::string&)>;
 
 std::string render_with(const Expr& e, const std::function<std::string(const Expr&)>& leaf,
-                        const CallRenderer& call) {
-  std::function<std::string(const Expr&)> self = [&](const Expr& x) { return render_with(x, leaf, call); };
+                        const CallRenderer& call, bool inline_ceil_div) {
+  std::function<std::string(const Expr&)> self = [&](const Expr& x) {
+    return render_with(x, leaf, call, inline_ceil_div);
+  };
   switch (e.kind) {
     case Expr::Kind::integer:
     case Expr::Kind::symbol:
     case Expr::Kind::size_of: return leaf(e);
-    case Expr::Kind::negate: return "-" + render_operand(e.operands[0], 7, false, self);
-    case Expr::Kind::logical_not: return "!" + render_operand(e.operands[0], 7, false, self);
+    case Expr::Kind::negate: {
+      std::string operand = render_operand(e.operands[0], 7, false, inline_ceil_div, self);
+      return operand[0] == '-' ? "-(" + operand + ")" : "-" + operand;  // never `--`, a decrement
+    }
+    case Expr::Kind::logical_not: return "!" + render_operand(e.operands[0], 7, false, inline_ceil_div, self);
     case Expr::Kind::binary: {
       int p = info(e.op).precedence;
-      return fmt::format("{} {} {}", render_operand(e.operands[0], p, false, self), info(e.op).text,
-                         render_operand(e.operands[1], p, true, self));
+      return fmt::format("{} {} {}", render_operand(e.operands[0], p, false, inline_ceil_div, self), info(e.op).text,
+                         render_operand(e.operands[1], p, true, inline_ceil_div, self));
     }
     case Expr::Kind::call: {
       if (auto text = call(e.func, self(e.operands[0]), self(e.operands[1]))) return *text;
@@ -314,7 +329,11 @@ int64_t evaluate(const Expr& e, const Env& env) {
       if (it == env.type_sizes.end()) throw EvalError{fmt::format("sizeof({}) has no value here", e.name)};
       return it->second;
     }
-    case Expr::Kind::negate: return -evaluate(e.operands[0], env);
+    case Expr::Kind::negate: {
+      int64_t v = evaluate(e.operands[0], env);
+      if (v == INT64_MIN) throw EvalError{fmt::format("`{}` overflows 64 bits", to_source(e))};
+      return -v;
+    }
     case Expr::Kind::logical_not: return !evaluate(e.operands[0], env);
     case Expr::Kind::binary: return apply(e.op, evaluate(e.operands[0], env), evaluate(e.operands[1], env), e);
     case Expr::Kind::call: {
@@ -341,7 +360,7 @@ std::string render(const Expr& e, const Spelling& s) {
     if (!s.ceil_div_fn.empty()) return fmt::format("{}({}, {})", s.ceil_div_fn, a, b);
     return std::nullopt;
   };
-  return render_with(e, leaf, call);
+  return render_with(e, leaf, call, s.ceil_div_fn.empty());
 }
 
 std::string to_source(const Expr& e) {
@@ -353,7 +372,7 @@ std::string to_source(const Expr& e) {
   auto call = [](Func f, const std::string& a, const std::string& b) -> std::optional<std::string> {
     return fmt::format("{}({}, {})", func_name(f), a, b);
   };
-  return render_with(e, leaf, call);
+  return render_with(e, leaf, call, false);
 }
 
 }  // namespace mtlgen::expr

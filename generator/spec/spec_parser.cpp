@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <set>
+
 namespace mtlgen::spec {
 
 using support::ErrorKind;
@@ -290,6 +293,7 @@ class Parser {
   void tolerance(const YAML::Node& key, const YAML::Node& value);
   std::optional<ir::InputFill> input_fill(const YAML::Node& n);
   void test_case(const YAML::Node& n);
+  void reject_other_distribution_keys(const YAML::Node& n, const std::string& dist);
 
   const YamlContext& ctx_;
   ir::Kernel& k_;
@@ -360,10 +364,27 @@ std::optional<ir::InputFill> Parser::input_fill(const YAML::Node& n) {
     auto value = ctx_.number(v, "a value");
     if (index && value) f.set[*index] = *value;
   });
+  reject_other_distribution_keys(r.node(), d);
   num("nan", f.nan_fraction);
   num("inf", f.inf_fraction);
   num("-inf", f.neg_inf_fraction);
   return f;
+}
+
+// `min: 0` on a normal distribution would be silently ignored: say so instead.
+void Parser::reject_other_distribution_keys(const YAML::Node& n, const std::string& dist) {
+  static const std::map<std::string, std::vector<std::string>> own = {
+      {"normal", {"mean", "std"}},   {"uniform", {"min", "max"}}, {"constant", {"value"}},
+      {"choice", {"values"}},        {"iota", {"start", "step"}}};
+  static const std::set<std::string> common = {"dist", "nan", "inf", "-inf", "set"};
+  const auto& keys = own.at(dist);
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    std::string key = it->first.Scalar();
+    if (common.count(key) || std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+    ctx_.diags().error(ErrorKind::unknown_key, ctx_.loc(it->first),
+                       fmt::format("`{}` does not apply to a {} distribution", key, dist),
+                       fmt::format("{} takes: {}", dist, fmt::join(keys, ", ")));
+  }
 }
 
 void Parser::test_case(const YAML::Node& n) {

@@ -103,12 +103,14 @@ class Validator {
   void check_tunables() {
     for (const auto& t : k_.tunables) {
       if (t.values.empty()) {
-        diags_.error(ErrorKind::bad_value, t.loc, fmt::format("tunable `{}` has no values", t.name));
+        diags_.error(ErrorKind::bad_value, t.loc, fmt::format("tunable `{}` has no values", t.name),
+                     "e.g. `values: [128, 256, 512]`");
         continue;
       }
       std::set<int64_t> seen(t.values.begin(), t.values.end());
       if (seen.size() != t.values.size() || *seen.begin() <= 0) {
-        diags_.error(ErrorKind::bad_value, t.loc, fmt::format("tunable `{}` values must be positive and distinct", t.name));
+        diags_.error(ErrorKind::bad_value, t.loc, fmt::format("tunable `{}` values must be positive and distinct", t.name),
+                     "remove repeated or non-positive values");
       }
       if (!seen.count(t.default_value)) {
         diags_.error(ErrorKind::bad_value, t.default_loc,
@@ -153,7 +155,8 @@ class Validator {
 
   void check_expressions() {
     for (const auto& b : k_.buffers) {
-      if (b.shape.empty()) diags_.error(ErrorKind::missing_field, b.loc, fmt::format("buffer `{}` has an empty shape", b.name));
+      if (b.shape.empty()) diags_.error(ErrorKind::missing_field, b.loc, fmt::format("buffer `{}` has an empty shape", b.name),
+                                      "give the element count per axis, e.g. `shape: [rows, n]`");
       for (const auto& e : b.shape) check_symbols(e, dims | tunables | types, "a buffer shape");
     }
     for (const auto& a : k_.threadgroup_arrays) check_symbols(a.count, tunables | types, "a threadgroup array count");
@@ -234,7 +237,13 @@ class Validator {
   bool is_call(const support::Token& t) const {
     const std::string& text = k_.body.text;
     size_t pos = text.find_first_not_of(" \t", offset_of(text, t) + t.text.size());
-    return pos != std::string::npos && (text[pos] == '(' || text[pos] == '<');
+    if (pos == std::string::npos) return false;
+    if (text[pos] == '(') return true;
+    if (text[pos] != '<') return false;
+    size_t close = text.find_first_of(">;{}", pos);  // template arguments end before the statement does
+    if (close == std::string::npos || text[close] != '>') return false;
+    size_t after = text.find_first_not_of(" \t", close + 1);
+    return after != std::string::npos && text[after] == '(';
   }
   static bool is_helper(const std::string& t) {
     return std::any_of(ir::all_helpers().begin(), ir::all_helpers().end(),
@@ -335,19 +344,30 @@ class Validator {
                    "trim the type lists or the tunable values");
       return;
     }
-    std::set<std::string> reported;
+    std::set<std::string> reported, entry_points;
     for (const auto& tmap : types) {
       for (const auto& point : points) {
-        if (auto v = make_variant(tmap, point, reported)) k_.variants.push_back(std::move(*v));
+        auto v = make_variant(tmap, point, reported);
+        if (!v) continue;
+        if (!entry_points.insert(v->entry_point).second) {
+          diags_.error(ErrorKind::duplicate_name, k_.type_params.empty() ? k_.name_loc : k_.type_params[0].loc,
+                       fmt::format("two variants would share the entry point `{}`", v->entry_point),
+                       "list each type once per parameter; uint8 and bytes share the suffix u8");
+          return;
+        }
+        k_.variants.push_back(std::move(*v));
       }
     }
     k_.msl_version = "3.0";
     for (const auto& v : k_.variants) {
       for (const auto& [name, t] : v.types) k_.msl_version = std::max(k_.msl_version, ir::min_msl_version(t));
     }
-    for (const auto& a : k_.threadgroup_arrays) {
-      if (a.type.concrete) k_.msl_version = std::max(k_.msl_version, ir::min_msl_version(*a.type.concrete));
-    }
+    auto raise = [&](const ir::TypeRef& t) {
+      if (t.concrete) k_.msl_version = std::max(k_.msl_version, ir::min_msl_version(*t.concrete));
+    };
+    for (const auto& a : k_.threadgroup_arrays) raise(a.type);
+    for (const auto& b : k_.buffers) raise(b.type);
+    for (const auto& f : k_.function_constants) raise(ir::TypeRef{f.type, "", f.loc});
   }
 
   std::optional<ir::Variant> make_variant(const std::map<std::string, ir::ScalarType>& types,
@@ -367,7 +387,9 @@ class Validator {
       }
       int64_t total = 0;
       for (const auto& a : k_.threadgroup_arrays) {
-        int64_t bytes = expr::evaluate(a.count, env) * ir::info(a.type.resolve(types)).size;
+        int64_t count = evaluate_count(a, env, v);
+        if (count <= 0) return std::nullopt;
+        int64_t bytes = count * ir::info(a.type.resolve(types)).size;
         v.threadgroup_array_bytes.push_back(bytes);
         total += round_up_16(bytes);
       }
@@ -377,6 +399,21 @@ class Validator {
       return std::nullopt;
     }
     return v;
+  }
+
+  // A threadgroup array's element count at one variant; <= 0 after reporting a problem.
+  int64_t evaluate_count(const ir::ThreadgroupArray& a, const expr::Env& env, const ir::Variant& v) {
+    try {
+      int64_t count = expr::evaluate(a.count, env);
+      if (count > 0) return count;
+      diags_.error(ErrorKind::threadgroup_memory, a.count.loc,
+                   fmt::format("threadgroup array `{}` has {} elements at {}", a.name, count, tune_text(v)),
+                   "a threadgroup array needs at least one element at every tune point");
+    } catch (const expr::EvalError& err) {
+      diags_.error(ErrorKind::bad_expression, a.count.loc, fmt::format("at {}: {}", v.entry_point, err.message),
+                   "make the count valid for every tunable value");
+    }
+    return 0;
   }
 
   std::string tune_text(const ir::Variant& v) const {
@@ -445,7 +482,8 @@ void Validator::check_tests() {
   for (const auto& c : k_.tests.cases) {
     check_identifier(c.name, c.loc, "test case");
     if (!names.insert(c.name).second) {
-      diags_.error(ErrorKind::duplicate_name, c.loc, fmt::format("two test cases are named `{}`", c.name));
+      diags_.error(ErrorKind::duplicate_name, c.loc, fmt::format("two test cases are named `{}`", c.name),
+                   "`mtlgen verify --case NAME` selects cases by name: make each name unique");
     }
     check_case(c);
   }
@@ -463,7 +501,9 @@ void Validator::check_case(const ir::TestCase& c) {
       continue;
     }
     int64_t v = it->second;
-    if (v < d.min || (d.max && v > *d.max) || v % d.multiple_of != 0) {
+    if (v > UINT32_MAX) {
+      fail(fmt::format("{} = {} does not fit the 32-bit dims of the parameter struct", d.name, v), "use a smaller shape");
+    } else if (v < d.min || (d.max && v > *d.max) || v % d.multiple_of != 0) {
       fail(fmt::format("{} = {} violates its constraints", d.name, v),
            fmt::format("min {}, max {}, multiple of {}", d.min, d.max ? std::to_string(*d.max) : "none", d.multiple_of));
     }

@@ -41,6 +41,7 @@ size_t expanded_nodes(const YAML::Node& node, size_t limit, int depth = 0) {
     for (auto it = node.begin(); it != node.end() && count <= limit; ++it) {
       if (node.IsMap()) {
         count += expanded_nodes(it->first, limit - count, depth + 1);
+        if (count > limit) break;  // `limit - count` would wrap around
         count += expanded_nodes(it->second, limit - count, depth + 1);
       } else {
         count += expanded_nodes(*it, limit - count, depth + 1);
@@ -143,7 +144,8 @@ std::optional<int64_t> YamlContext::integer(const YAML::Node& node, const char* 
   if (!node.IsScalar() || !YAML::convert<int64_t>::decode(node, v)) {
     diags_.error(ErrorKind::wrong_type, loc(node),
                  fmt::format("{} must be an integer, not {}", what,
-                             node.IsScalar() ? "`" + node.Scalar() + "`" : kind_name(node)));
+                             node.IsScalar() ? "`" + node.Scalar() + "`" : kind_name(node)),
+                 "write a whole number without quotes, e.g. `32`");
     return std::nullopt;
   }
   return v;
@@ -168,7 +170,8 @@ std::optional<double> YamlContext::number(const YAML::Node& node, const char* wh
 std::optional<bool> YamlContext::boolean(const YAML::Node& node, const char* what) const {
   bool v = false;
   if (!node.IsScalar() || !YAML::convert<bool>::decode(node, v)) {
-    diags_.error(ErrorKind::wrong_type, loc(node), fmt::format("{} must be true or false", what));
+    diags_.error(ErrorKind::wrong_type, loc(node), fmt::format("{} must be true or false", what),
+                 "write `true` or `false` without quotes");
     return std::nullopt;
   }
   return v;
@@ -197,8 +200,14 @@ std::optional<std::pair<std::string, SourceLoc>> YamlContext::code_block(const Y
   bool block = pos >= 0 && static_cast<size_t>(pos) < text_.size() && (text_[pos] == '|' || text_[pos] == '>');
   if (block) {
     ++l.line;  // content starts on the line after the `|` indicator
+    // The block's indentation is that of its first non-blank line.
     size_t line_start = text_.find('\n', pos);
-    size_t first = line_start == std::string::npos ? std::string::npos : text_.find_first_not_of(' ', line_start + 1);
+    size_t first = std::string::npos;
+    while (line_start != std::string::npos) {
+      first = text_.find_first_not_of(' ', line_start + 1);
+      if (first == std::string::npos || text_[first] != '\n') break;
+      line_start = first;
+    }
     l.column = first == std::string::npos ? 1 : static_cast<int>(first - line_start);
   }
   return std::pair{*text, l};
@@ -211,8 +220,14 @@ MapReader::MapReader(const YamlContext& ctx, const YAML::Node& map, std::string 
 
 MapReader::~MapReader() {
   if (!ok_) return;
+  std::set<std::string> seen;
   for (auto it = map_.begin(); it != map_.end(); ++it) {
     std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
+    if (!seen.insert(key).second) {
+      ctx_.diags().error(ErrorKind::duplicate_name, ctx_.loc(it->first), fmt::format("`{}` appears twice in {}", key, what_),
+                         "YAML keeps only one of them; merge the two entries");
+      continue;
+    }
     if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
     std::string suggestion = support::did_you_mean(key, known_);
     std::string hint = suggestion.empty() ? fmt::format("{} accepts: {}", what_, fmt::join(known_, ", "))

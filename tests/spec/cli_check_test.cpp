@@ -138,7 +138,7 @@ TEST_F(CliCheck, NoArgumentsIsAUsageError) {
 // BUG (generator/cli/driver.cpp, run_check/report): `mtlgen --help` documents exit code 3 for
 // "reading or writing files failed", but a missing or unreadable spec is reported with kind `io`
 // and exits 1 like a rejected spec.
-TEST_F(CliCheck, DISABLED_MissingSpecFileExitsThree) {
+TEST_F(CliCheck, MissingSpecFileExitsThree) {
   Result r = run("check missing.yaml");
   EXPECT_EQ(r.exit_code, 3) << r.err;
 }

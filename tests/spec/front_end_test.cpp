@@ -282,7 +282,7 @@ TEST(MslVersion, BfloatThreadgroupArrayNeedsThreeOne) {
 // parameters and concrete threadgroup array types only; a buffer (or function constant) declared
 // with the concrete type `bfloat` leaves it at 3.0, and the emitted `// language: metal3.0` file
 // uses bfloat, which needs MSL 3.1. Fix: also fold in concrete buffer and function-constant types.
-TEST(MslVersion, DISABLED_ConcreteBfloatBufferNeedsThreeOne) {
+TEST(MslVersion, ConcreteBfloatBufferNeedsThreeOne) {
   std::string text = kMinimalSpec;
   text.replace(text.find("x: {type: float"), 15, "x: {type: bfloat");
   auto r = load_text(text);
