@@ -3,6 +3,12 @@
 // `sim_over_serial` is median(simulated) / median(serial) over the same iterations, each
 // iteration timing one of each back to back, so machine load drifting during the run (this
 // runs on shared machines) affects both sides alike. Reported time: the simulated dispatch.
+//
+// With OpenCL found at configure time (MTLGEN_SIM_BENCH_POCL), BM_PoclRmsNorm / BM_PoclArgmax
+// run OpenCL C twins of the same kernels (kernels/*.cl, read at run time) on PoCL's CPU device,
+// same shapes and data, with the counter `pocl_over_serial` taken the same way; the argument is
+// the PoCL thread count (POCL_MAX_PTHREAD_COUNT / POCL_CPU_MAX_CU_NUM, one helper process per
+// count, see below). Reported time: enqueue + clFinish.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -14,6 +20,17 @@
 #include <vector>
 
 #include "mtlsim/runtime.h"
+#ifdef MTLGEN_SIM_BENCH_POCL
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <sys/types.h>
+#include <unistd.h>
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#endif
 // clang-format off
 #include <kernels/rms_norm.metal>  // simulator copies (see mtlsim_prepare_msl)
 #include <kernels/argmax.metal>
@@ -147,6 +164,248 @@ void BM_Argmax(benchmark::State& state) {
   if (out != ref) state.SkipWithError("argmax mismatch");
 }
 BENCHMARK(BM_Argmax)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+#ifdef MTLGEN_SIM_BENCH_POCL
+// ---- PoCL (OpenCL on the CPU) running OpenCL C twins of the same kernels ----
+// PoCL reads its thread count once per process (when the platform is first queried) and its
+// CPU device does not support sub-devices, so each thread count gets its own helper process,
+// forked on first use before this process ever loads OpenCL: the helper sets
+// POCL_MAX_PTHREAD_COUNT / POCL_CPU_MAX_CU_NUM, picks the "Portable Computing Language"
+// platform, builds the program once, sets up both kernels with the same data as the simulator
+// benchmarks, warms them up, and then per request times one enqueue + clFinish followed by one
+// serial run (both measured inside the helper, back to back) and sends the two times back.
+struct PoclKernelRun {
+  cl_kernel k = nullptr;
+  size_t global = 0, local = 0;
+  std::vector<cl_mem> buffers;
+};
+
+enum PoclKernelId : int { kPoclRmsNorm = 0, kPoclArgmax = 1 };
+enum PoclOp : int { kPoclIterate = 0, kPoclCheck = 1 };
+
+struct PoclRequest {
+  int op, which;
+};
+struct PoclReply {
+  double cl_s = 0, serial_s = 0;
+  char error[160] = {};
+};
+
+std::string read_cl(const char* name) {
+  std::ifstream in(std::string(MTLGEN_SIM_BENCH_CL_DIR) + "/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool write_all(int fd, const void* p, size_t n) {
+  const char* c = static_cast<const char*>(p);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, c, n);
+    if (w <= 0) return false;
+    c += w, n -= size_t(w);
+  }
+  return true;
+}
+bool read_all(int fd, void* p, size_t n) {
+  char* c = static_cast<char*>(p);
+  while (n > 0) {
+    const ssize_t r = ::read(fd, c, n);
+    if (r <= 0) return false;
+    c += r, n -= size_t(r);
+  }
+  return true;
+}
+
+// The helper process body: never returns.
+[[noreturn]] void pocl_helper(int threads, int in_fd, int out_fd) {
+  PoclReply hello;
+  auto fail = [&](const std::string& msg) {
+    std::snprintf(hello.error, sizeof hello.error, "%s", msg.c_str());
+    write_all(out_fd, &hello, sizeof hello);
+    _exit(0);
+  };
+  const std::string t = std::to_string(threads);
+  setenv("POCL_MAX_PTHREAD_COUNT", t.c_str(), 1);
+  setenv("POCL_CPU_MAX_CU_NUM", t.c_str(), 1);
+  cl_uint np = 0;
+  if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0) fail("no PoCL platform");
+  std::vector<cl_platform_id> ps(np);
+  clGetPlatformIDs(np, ps.data(), nullptr);
+  cl_platform_id platform = nullptr;
+  for (cl_platform_id p : ps) {
+    char name[256] = {};
+    clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name, name, nullptr);
+    if (std::string(name).find("Portable Computing Language") != std::string::npos) platform = p;
+  }
+  if (!platform) fail("no PoCL platform");
+  cl_device_id dev = nullptr;
+  cl_uint nd = 0;
+  if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &dev, &nd) != CL_SUCCESS || nd == 0) fail("no PoCL CPU device");
+  cl_int err = CL_SUCCESS;
+  cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+  if (err != CL_SUCCESS) fail("clCreateContext failed");
+  cl_command_queue queue = clCreateCommandQueue(ctx, dev, 0, &err);
+  if (err != CL_SUCCESS) fail("clCreateCommandQueue failed");
+  const std::string src = read_cl("rms_norm.cl") + "\n" + read_cl("argmax.cl");
+  if (src.size() < 2) fail("cannot read kernels/*.cl from " MTLGEN_SIM_BENCH_CL_DIR);
+  const char* text = src.c_str();
+  cl_program program = clCreateProgramWithSource(ctx, 1, &text, nullptr, &err);
+  if (err != CL_SUCCESS) fail("clCreateProgramWithSource failed");
+  if (clBuildProgram(program, 1, &dev, "-cl-std=CL1.2", nullptr, nullptr) != CL_SUCCESS) {
+    size_t len = 0;
+    clGetProgramBuildInfo(program, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &len);
+    std::string log(len, '\0');
+    clGetProgramBuildInfo(program, dev, CL_PROGRAM_BUILD_LOG, len, log.data(), nullptr);
+    std::fprintf(stderr, "PoCL build log:\n%s\n", log.c_str());
+    fail("PoCL program build failed");
+  }
+
+  // Same data as BM_RmsNorm / BM_Argmax.
+  const std::vector<float> rx = random_floats(kRows * kCols, 1), rw = random_floats(kCols, 2);
+  std::vector<float> ry(rx.size()), ry_ref(rx.size());
+  const std::vector<float> ax = random_floats(kVocab, 3);
+  uint aref = 0;
+
+  auto buffer = [&](cl_mem_flags flags, size_t bytes, const void* host) {
+    cl_mem m = clCreateBuffer(ctx, flags | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes, const_cast<void*>(host), &err);
+    if (err != CL_SUCCESS) fail("clCreateBuffer failed");
+    return m;
+  };
+  PoclKernelRun runs[2];
+  {
+    PoclKernelRun& r = runs[kPoclRmsNorm];
+    r.k = clCreateKernel(program, "rms_norm_f32_tg512", &err);
+    if (err != CL_SUCCESS) fail("clCreateKernel(rms_norm_f32_tg512) failed");
+    r.buffers = {buffer(CL_MEM_READ_ONLY, rx.size() * sizeof(float), rx.data()),
+                 buffer(CL_MEM_READ_ONLY, rw.size() * sizeof(float), rw.data()),
+                 buffer(CL_MEM_WRITE_ONLY, ry.size() * sizeof(float), nullptr)};
+    const cl_uint n = kCols;
+    const cl_float eps = kEps;
+    for (cl_uint i = 0; i < 3; ++i) clSetKernelArg(r.k, i, sizeof(cl_mem), &r.buffers[i]);
+    clSetKernelArg(r.k, 3, sizeof n, &n);
+    clSetKernelArg(r.k, 4, sizeof eps, &eps);
+    r.global = size_t(kRows) * kRmsTg, r.local = kRmsTg;
+  }
+  {
+    PoclKernelRun& r = runs[kPoclArgmax];
+    r.k = clCreateKernel(program, "argmax_f32_tg1024", &err);
+    if (err != CL_SUCCESS) fail("clCreateKernel(argmax_f32_tg1024) failed");
+    const cl_uint poison = 0xDEADBEEFu;
+    r.buffers = {buffer(CL_MEM_READ_ONLY, ax.size() * sizeof(float), ax.data()),
+                 buffer(CL_MEM_READ_WRITE, sizeof(cl_uint), &poison)};
+    const cl_uint n = kVocab;
+    for (cl_uint i = 0; i < 2; ++i) clSetKernelArg(r.k, i, sizeof(cl_mem), &r.buffers[i]);
+    clSetKernelArg(r.k, 2, sizeof n, &n);
+    r.global = kArgmaxTg, r.local = kArgmaxTg;
+  }
+  // Warm-up: PoCL compiles the work-group function for the local size on first enqueue.
+  for (const PoclKernelRun& r : runs)
+    if (clEnqueueNDRangeKernel(queue, r.k, 1, nullptr, &r.global, &r.local, 0, nullptr, nullptr) != CL_SUCCESS ||
+        clFinish(queue) != CL_SUCCESS)
+      fail("PoCL enqueue failed");
+  write_all(out_fd, &hello, sizeof hello);  // ready
+
+  PoclRequest req;
+  while (read_all(in_fd, &req, sizeof req)) {
+    PoclReply rep;
+    const PoclKernelRun& r = runs[req.which];
+    if (req.op == kPoclIterate) {
+      auto start = Clock::now();
+      clEnqueueNDRangeKernel(queue, r.k, 1, nullptr, &r.global, &r.local, 0, nullptr, nullptr);
+      clFinish(queue);
+      rep.cl_s = std::chrono::duration<double>(Clock::now() - start).count();
+      start = Clock::now();
+      if (req.which == kPoclRmsNorm)
+        serial_rms_norm(rx.data(), rw.data(), ry_ref.data(), kRows, kCols, kEps);
+      else
+        benchmark::DoNotOptimize(aref = serial_argmax(ax.data(), kVocab));
+      rep.serial_s = std::chrono::duration<double>(Clock::now() - start).count();
+    } else if (req.which == kPoclRmsNorm) {  // check: PoCL output vs the serial loop
+      serial_rms_norm(rx.data(), rw.data(), ry_ref.data(), kRows, kCols, kEps);
+      clEnqueueReadBuffer(queue, r.buffers[2], CL_TRUE, 0, ry.size() * sizeof(float), ry.data(), 0, nullptr, nullptr);
+      for (size_t i = 0; i < ry.size(); ++i)
+        if (!(std::fabs(ry[i] - ry_ref[i]) <= 1e-4f * (1 + std::fabs(ry_ref[i])))) {
+          std::snprintf(rep.error, sizeof rep.error, "PoCL rms_norm mismatch at %zu: %g vs %g", i, double(ry[i]),
+                        double(ry_ref[i]));
+          break;
+        }
+    } else {
+      aref = serial_argmax(ax.data(), kVocab);
+      cl_uint out = 0;
+      clEnqueueReadBuffer(queue, r.buffers[1], CL_TRUE, 0, sizeof out, &out, 0, nullptr, nullptr);
+      if (out != aref) std::snprintf(rep.error, sizeof rep.error, "PoCL argmax mismatch: %u vs %u", out, aref);
+    }
+    if (!write_all(out_fd, &rep, sizeof rep)) break;
+  }
+  _exit(0);
+}
+
+struct PoclHelper {
+  int to = -1, from = -1;
+  std::string error;  // non-empty: unusable
+};
+
+// The helper for `threads` (1 or 2), started once per process.
+PoclHelper& pocl_helper_for(int threads) {
+  static PoclHelper helpers[3];
+  static bool started[3] = {};
+  PoclHelper& h = helpers[threads];
+  if (started[threads]) return h;
+  started[threads] = true;
+  int down[2], up[2];
+  if (pipe(down) != 0 || pipe(up) != 0) return h.error = "pipe failed", h;
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return h.error = "fork failed", h;
+  if (pid == 0) {
+    close(down[1]);
+    close(up[0]);
+    pocl_helper(threads, down[0], up[1]);
+  }
+  close(down[0]);
+  close(up[1]);
+  h.to = down[1], h.from = up[0];
+  PoclReply hello;
+  if (!read_all(h.from, &hello, sizeof hello)) h.error = "PoCL helper died during setup";
+  else if (hello.error[0]) h.error = hello.error;
+  return h;
+}
+
+// Like run_against_serial; the times come from the helper (enqueue + clFinish, then serial).
+void run_pocl_against_serial(benchmark::State& state, PoclKernelId which) {
+  PoclHelper& h = pocl_helper_for(int(state.range(0)));
+  if (!h.error.empty()) return state.SkipWithError(h.error.c_str());
+  std::vector<double> cl_s, serial_s;
+  PoclReply rep;
+  for (auto _ : state) {
+    const PoclRequest req{kPoclIterate, which};
+    if (!write_all(h.to, &req, sizeof req) || !read_all(h.from, &rep, sizeof rep)) {
+      h.error = "PoCL helper died";
+      state.SkipWithError(h.error.c_str());
+      break;
+    }
+    cl_s.push_back(rep.cl_s);
+    serial_s.push_back(rep.serial_s);
+    state.SetIterationTime(rep.cl_s);
+  }
+  if (!h.error.empty()) return;
+  const PoclRequest check{kPoclCheck, which};
+  if (!write_all(h.to, &check, sizeof check) || !read_all(h.from, &rep, sizeof rep))
+    return state.SkipWithError("PoCL helper died");
+  if (rep.error[0]) return state.SkipWithError(rep.error);
+  const double cl_med = median(cl_s), serial_med = median(serial_s);
+  state.counters["serial_us"] = serial_med * 1e6;
+  state.counters["pocl_us"] = cl_med * 1e6;
+  state.counters["pocl_over_serial"] = cl_med / serial_med;
+}
+
+void BM_PoclRmsNorm(benchmark::State& state) { run_pocl_against_serial(state, kPoclRmsNorm); }
+BENCHMARK(BM_PoclRmsNorm)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+void BM_PoclArgmax(benchmark::State& state) { run_pocl_against_serial(state, kPoclArgmax); }
+BENCHMARK(BM_PoclArgmax)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
+#endif  // MTLGEN_SIM_BENCH_POCL
 
 // ---- raw fiber switch rate: 1024 threads x 64 barriers per threadgroup ----
 void launch_barrier_loop(const mtlsim::ThreadContext&, void* user) { barrier_loop(*static_cast<uint*>(user)); }
