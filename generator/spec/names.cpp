@@ -41,7 +41,8 @@ constexpr std::array kMsl = {
 constexpr std::array kObjc = {
     "id", "self", "super", "nil", "Nil", "YES", "NO", "SEL", "IMP", "BOOL", "Class",
     "instancetype", "nonatomic", "strong", "weak", "assign", "copy", "readonly",
-    "readwrite", "nonnull", "nullable", "encoder", "error", "pipeline", "library", "device", "dims",
+    "readwrite", "nonnull", "nullable", "encoder", "error", "pipeline", "library", "device", "dims", "scalars",
+    "types", "tuning",
     "description", "hash", "init", "alloc", "new", "release", "retain", "dealloc"};
 
 // Names the generated code uses in every kernel's scope.
