@@ -27,6 +27,8 @@ class MslWriter {
     d.set("function_constants_gap", k_.function_constants.empty() ? "" : "\n");
     d.set("function_constants", function_constants());
     d.set("helpers", helpers());
+    // Without type parameters or tunables the kernel is a plain function named like its one entry point.
+    d.set("templated", !template_param_names().empty());
     d.set("template_params", template_params());
     d.set("max_threads", max_threads());
     d.set("parameters", parameter_list("    ", ",\n"));

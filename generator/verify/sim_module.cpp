@@ -78,7 +78,8 @@ std::string launcher_source(const ir::Kernel& k) {
   for (const auto& v : k.variants) {
     TemplateData item;
     item.set("entry_point", v.entry_point);
-    item.set("template_args", template_args(k, v, true, "msl"));
+    std::string args = template_args(k, v, true, "msl");
+    item.set("template_args", args.empty() ? std::string() : "<" + args + ">");
     item.set("args", support::string_list(launcher_args(k, v)));
     variants.push_back(item);
   }
