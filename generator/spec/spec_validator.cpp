@@ -509,18 +509,22 @@ void Validator::check_case(const ir::TestCase& c) {
     }
     env.symbols[d.name] = v;
   }
+  auto declared = [](const auto& list, const std::string& name) {
+    return std::any_of(list.begin(), list.end(), [&](const auto& x) { return x.name == name; });
+  };
   for (const auto& [name, value] : c.dims) {
-    if (!env.symbols.count(name) && std::none_of(k_.dims.begin(), k_.dims.end(), [&](auto& d) { return d.name == name; })) {
+    if (!env.symbols.count(name) && !declared(k_.dims, name)) {
       fail(fmt::format("`{}` is not a dim", name), "test cases give values for dims only");
     }
   }
-  for (const auto& [name, fill] : c.inputs) {
+  for (const auto& entry : c.inputs) {
+    const std::string& name = entry.first;
     bool input = std::any_of(k_.buffers.begin(), k_.buffers.end(),
                              [&](const ir::Buffer& b) { return b.name == name && b.access != ir::Access::write; });
     if (!input) fail(fmt::format("`{}` is not an input buffer", name), "inputs are buffers with access read or read_write");
   }
   for (const auto& [name, value] : c.scalars) {
-    if (std::none_of(k_.scalars.begin(), k_.scalars.end(), [&](auto& s) { return s.name == name; })) {
+    if (!declared(k_.scalars, name)) {
       fail(fmt::format("`{}` is not a scalar", name), "scalars: gives only declared scalars");
     }
   }
