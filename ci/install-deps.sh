@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   g++ clang
   libyaml-cpp-dev libfmt-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev  # GTest's CMake config spans both
   libcli11-dev nlohmann-json3-dev libkainjow-mustache-dev
   libboost-context-dev
 )

@@ -61,13 +61,17 @@ std::vector<std::string> launcher_args(const ir::Kernel& k, const ir::Variant& v
   return args;
 }
 
-std::string template_args(const ir::Kernel& k, const ir::Variant& v, bool with_tunables, const char* column) {
+// The kernel's template arguments (MSL spellings, with tunables) or the reference's (C++ spellings).
+enum class Spelling { msl_kernel, cpp_reference };
+
+std::string template_args(const ir::Kernel& k, const ir::Variant& v, Spelling spelling) {
+  bool msl = spelling == Spelling::msl_kernel;
   std::vector<std::string> parts;
   for (const auto& t : k.type_params) {
     const auto& info = ir::info(v.types.at(t.name));
-    parts.push_back(std::string(column[0] == 'm' ? info.msl : info.cpp));
+    parts.push_back(msl ? info.msl : info.cpp);
   }
-  if (with_tunables) {
+  if (msl) {  // tunables do not change the reference
     for (const auto& t : k.tunables) parts.push_back(std::to_string(v.tunables.at(t.name)));
   }
   return fmt::format("{}", fmt::join(parts, ", "));
@@ -78,7 +82,7 @@ std::string launcher_source(const ir::Kernel& k) {
   for (const auto& v : k.variants) {
     TemplateData item;
     item.set("entry_point", v.entry_point);
-    std::string args = template_args(k, v, true, "msl");
+    std::string args = template_args(k, v, Spelling::msl_kernel);
     item.set("template_args", args.empty() ? std::string() : "<" + args + ">");
     item.set("args", support::string_list(launcher_args(k, v)));
     variants.push_back(item);
@@ -108,7 +112,7 @@ std::string bridge_source(const ir::Kernel& k) {
     if (!seen.insert(symbol).second) continue;
     TemplateData item;
     item.set("symbol", symbol);
-    std::string args = template_args(k, v, false, "cpp");
+    std::string args = template_args(k, v, Spelling::cpp_reference);
     item.set("template_args", args.empty() ? std::string() : "<" + args + ">");
     item.set("spans", support::string_list(reference_spans(k, v)));
     combos.push_back(item);
