@@ -7,7 +7,6 @@
 #import "MTGArgmax.h"
 
 #include <array>
-#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -47,12 +46,7 @@ constexpr std::array<const char*, 18> kEntryPoints = {
 // Index in kEntryPoints of the variant for `types` and `tuning`; kEntryPoints.size() when the spec
 // compiled no such variant.
 size_t VariantIndex(const kernel::Types& types, const kernel::Tuning& tuning) {
-  const char* entryPoint = kernel::entry_point(types, tuning);
-  if (entryPoint == nullptr) return kEntryPoints.size();
-  for (size_t i = 0; i < kEntryPoints.size(); ++i) {
-    if (std::strcmp(kEntryPoints[i], entryPoint) == 0) return i;
-  }
-  return kEntryPoints.size();
+  return MTGVariantIndex(kEntryPoints, kernel::entry_point(types, tuning));
 }
 
 std::string Describe([[maybe_unused]] const kernel::Types& types, [[maybe_unused]] const kernel::Tuning& tuning) {
@@ -87,25 +81,7 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
 
 // Creates every variant's pipeline; returns why it could not, or nil.
 - (nullable NSError*)createPipelinesFromLibrary:(id<MTLLibrary>)library {
-  std::array<id<MTLFunction>, kEntryPoints.size()> functions;
-  std::string missing;
-  for (size_t i = 0; i < kEntryPoints.size(); ++i) {
-    functions[i] = [library newFunctionWithName:@(kEntryPoints[i])];
-    if (functions[i] == nil) missing += (missing.empty() ? "" : ", ") + std::string(kEntryPoints[i]);
-  }
-  if (!missing.empty()) {
-    return MTGMakeError(MTGErrorMissingEntryPoint, std::string(kernel::kName) + ": the Metal library lacks " + missing +
-                                                       "; build it from the argmax.metal generated with this glue");
-  }
-  for (size_t i = 0; i < kEntryPoints.size(); ++i) {
-    NSError* failure = nil;
-    _pipelines[i] = [library.device newComputePipelineStateWithFunction:functions[i] error:&failure];
-    if (_pipelines[i] == nil) {
-      return MTGMakeError(MTGErrorPipelineCreation, std::string(kernel::kName) + ": cannot create the pipeline of " +
-                                                        kEntryPoints[i] + ": " + MTGDescription(failure), failure);
-    }
-  }
-  return nil;
+  return MTGCreatePipelines(library, kEntryPoints, nil, kernel::kName, _pipelines);
 }
 
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGArgmaxTypes&)types

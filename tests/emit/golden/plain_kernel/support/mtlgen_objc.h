@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -98,6 +99,51 @@ inline BOOL MTGCheckThreadgroupSize(id<MTLComputePipelineState> pipeline, MTLSiz
                      " threads per threadgroup but its pipeline admits at most " +
                      std::to_string(pipeline.maxTotalThreadsPerThreadgroup) +
                      " on this device; choose a tuning with smaller threadgroups");
+}
+
+/// Index of `entryPoint` in `entryPoints`, or N when it is null or not among them.
+template <size_t N>
+inline size_t MTGVariantIndex(const std::array<const char*, N>& entryPoints, const char* _Nullable entryPoint) {
+  if (entryPoint == nullptr) return N;
+  for (size_t i = 0; i < N; ++i) {
+    if (std::strcmp(entryPoints[i], entryPoint) == 0) return i;
+  }
+  return N;
+}
+
+/// Creates the pipeline of every entry point, specialised with `constantValues` when given.
+/// Returns why it could not, or nil; every entry point the library lacks is named in one error.
+template <size_t N>
+inline NSError* _Nullable MTGCreatePipelines(id<MTLLibrary> library, const std::array<const char*, N>& entryPoints,
+                                             MTLFunctionConstantValues* _Nullable constantValues, const char* kernel,
+                                             std::array<id<MTLComputePipelineState>, N>& pipelines) {
+  std::array<id<MTLFunction>, N> functions;
+  std::string missing;
+  for (size_t i = 0; i < N; ++i) {
+    functions[i] = [library newFunctionWithName:@(entryPoints[i])];
+    if (functions[i] == nil) missing += (missing.empty() ? "" : ", ") + std::string(entryPoints[i]);
+  }
+  if (!missing.empty()) {
+    return MTGMakeError(MTGErrorMissingEntryPoint, std::string(kernel) + ": the Metal library lacks " + missing +
+                                                       "; build it from the " + kernel +
+                                                       ".metal generated with this glue");
+  }
+  for (size_t i = 0; i < N; ++i) {
+    NSError* failure = nil;
+    if (constantValues != nil) {
+      functions[i] = [library newFunctionWithName:@(entryPoints[i]) constantValues:constantValues error:&failure];
+      if (functions[i] == nil) {
+        return MTGMakeError(MTGErrorPipelineCreation, std::string(kernel) + ": cannot specialise " + entryPoints[i] +
+                                                          ": " + MTGDescription(failure), failure);
+      }
+    }
+    pipelines[i] = [library.device newComputePipelineStateWithFunction:functions[i] error:&failure];
+    if (pipelines[i] == nil) {
+      return MTGMakeError(MTGErrorPipelineCreation, std::string(kernel) + ": cannot create the pipeline of " +
+                                                        entryPoints[i] + ": " + MTGDescription(failure), failure);
+    }
+  }
+  return nil;
 }
 
 NS_ASSUME_NONNULL_END
