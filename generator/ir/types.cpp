@@ -37,6 +37,10 @@ std::vector<std::string> spec_type_names() {
   return names;
 }
 
+void add_concrete_type_sizes(std::map<std::string, int64_t>& sizes) {
+  for (const auto& t : kTypes) sizes.emplace(t.spec_name, t.size);
+}
+
 std::string min_msl_version(ScalarType t) { return t == ScalarType::bf16 ? "3.1" : "3.0"; }
 
 }  // namespace mtlgen::ir

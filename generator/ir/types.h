@@ -1,6 +1,7 @@
 #pragma once
 // Element types a spec can name, with their spelling in each target.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +25,10 @@ struct ScalarTypeInfo {
 const ScalarTypeInfo& info(ScalarType t);
 std::optional<ScalarType> scalar_type_from_spec(std::string_view name);
 std::vector<std::string> spec_type_names();  // for did-you-mean and the schema
+
+// Adds `sizeof` of every concrete element type (`float` -> 4, ...) to `sizes`, so expressions that
+// name a concrete type evaluate wherever type parameters do.
+void add_concrete_type_sizes(std::map<std::string, int64_t>& sizes);
 
 // Minimum MSL version (as "3.1") that can spell `t`.
 std::string min_msl_version(ScalarType t);

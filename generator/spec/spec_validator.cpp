@@ -139,18 +139,36 @@ class Validator {
                    : ((scope & dims) && has(k_.dims)) || ((scope & tunables) && has(k_.tunables))) {
       return;
     }
+    std::string allowed = scope == tunables + types ? "tunables and sizeof()"
+                          : scope & tunables ? "dims, tunables and sizeof()" : "dims and sizeof(<element type>)";
+    std::string may_use = fmt::format("{} may use {}", where, allowed);
+    // A name declared in another section is no typo: say what this place accepts instead of
+    // suggesting a look-alike.
+    if (const char* section = declared_as(e.name)) {
+      diags_.error(ErrorKind::undefined_symbol, e.loc, fmt::format("`{}` cannot be used in {}", e.name, where),
+                   fmt::format("`{}` is {}; {}", e.name, section, may_use));
+      return;
+    }
     std::vector<std::string> candidates;
     if (scope & dims) for (const auto& d : k_.dims) candidates.push_back(d.name);
     if (scope & tunables) for (const auto& t : k_.tunables) candidates.push_back(t.name);
     if (is_size_of) for (const auto& t : k_.type_params) candidates.push_back(t.name);
     std::string s = support::did_you_mean(e.name, candidates);
-    std::string allowed = scope == tunables + types ? "tunables and sizeof()"
-                          : scope & tunables ? "dims, tunables and sizeof()" : "dims";
-    bool declared_elsewhere = has(k_.dims) || has(k_.tunables) || has(k_.scalars) || has(k_.buffers);
-    diags_.error(ErrorKind::undefined_symbol, e.loc,
-                 declared_elsewhere ? fmt::format("`{}` cannot be used in {}", e.name, where)
-                                    : fmt::format("undefined name `{}` in {}", e.name, where),
-                 s.empty() ? fmt::format("{} may use {}", where, allowed) : fmt::format("did you mean `{}`?", s));
+    diags_.error(ErrorKind::undefined_symbol, e.loc, fmt::format("undefined name `{}` in {}", e.name, where),
+                 s.empty() ? may_use : fmt::format("did you mean `{}`?", s));
+  }
+
+  // The section that declares `name` ("a dim", "a tunable", ...); null when none does.
+  const char* declared_as(const std::string& name) const {
+    auto in = [&](const auto& list) {
+      return std::any_of(list.begin(), list.end(), [&](const auto& x) { return x.name == name; });
+    };
+    if (in(k_.dims)) return "a dim";
+    if (in(k_.tunables)) return "a tunable";
+    if (in(k_.scalars)) return "a scalar";
+    if (in(k_.buffers)) return "a buffer";
+    if (in(k_.type_params)) return "a type parameter";
+    return nullptr;
   }
 
   void check_expressions() {
@@ -331,7 +349,7 @@ class Validator {
     expr::Env env;
     for (const auto& [name, value] : tune) env.symbols[name] = value;
     for (const auto& [name, type] : types) env.type_sizes[name] = ir::info(type).size;
-    for (const auto& t : ir::spec_type_names()) env.type_sizes[t] = ir::info(*ir::scalar_type_from_spec(t)).size;
+    ir::add_concrete_type_sizes(env.type_sizes);
     return env;
   }
 
@@ -494,6 +512,7 @@ void Validator::check_case(const ir::TestCase& c) {
     diags_.error(ErrorKind::test_case, c.loc, fmt::format("test case `{}`: {}", c.name, msg), std::move(hint));
   };
   expr::Env env;
+  ir::add_concrete_type_sizes(env.type_sizes);
   for (const auto& d : k_.dims) {
     auto it = c.dims.find(d.name);
     if (it == c.dims.end()) {

@@ -250,7 +250,7 @@ TEST(ReservedNames, OneFromEachList) {
 // Better hints (generator/spec/spec_validator.cpp, check_symbol): when the name is declared but not
 // allowed in this place, the hint suggests a look-alike (`did you mean \`n\`?` for a tunable `TG`
 // in a precondition) instead of saying what the place may use.
-TEST(Hints, DISABLED_DeclaredNameInTheWrongPlaceSaysWhatIsAllowed) {
+TEST(Hints, DeclaredNameInTheWrongPlaceSaysWhatIsAllowed) {
   support::Diagnostics diags;
   load_spec((spec_test_dir() / "rejects/tunable_in_precondition.yaml").string(), "spec.yaml", diags);
   ASSERT_EQ(diags.all().size(), 1u);
