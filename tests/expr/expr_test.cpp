@@ -282,7 +282,7 @@ TEST(ExprRender, RenderedTextMeansWhatTheTreeMeans) {
   }
 }
 
-// BUG: see DISABLED_CeilDivExpansionIsParenthesisedAsAnOperand.
+// Fixed bug: the inline expansion once lost its parentheses as a right operand.
 TEST(ExprRender, RenderedCeilDivMeansWhatTheTreeMeansAsARightOperand) {
   for (const char* text : {"2 * ceil_div(n, 32)", "a / ceil_div(n, TG)", "a % ceil_div(n, TG)"}) {
     expect_render_round_trip(text, msl());

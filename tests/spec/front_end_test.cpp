@@ -278,10 +278,7 @@ TEST(MslVersion, BfloatThreadgroupArrayNeedsThreeOne) {
   EXPECT_EQ(r.kernel->msl_version, "3.1");
 }
 
-// BUG (generator/spec/spec_validator.cpp:344-350, build_variants): the MSL version looks at type
-// parameters and concrete threadgroup array types only; a buffer (or function constant) declared
-// with the concrete type `bfloat` leaves it at 3.0, and the emitted `// language: metal3.0` file
-// uses bfloat, which needs MSL 3.1. Fix: also fold in concrete buffer and function-constant types.
+// A concrete `bfloat` anywhere in the signature needs MSL 3.1, not only in a type parameter.
 TEST(MslVersion, ConcreteBfloatBufferNeedsThreeOne) {
   std::string text = kMinimalSpec;
   text.replace(text.find("x: {type: float"), 15, "x: {type: bfloat");
