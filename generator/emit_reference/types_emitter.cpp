@@ -141,19 +141,20 @@ class TypesWriter {
   }
 
   void dispatch(TemplateData& d) const {
-    std::vector<const expr::Expr*> grid_used, tg_used;
+    std::vector<const expr::Expr*> grid_used, threads_used, array_counts;
     d.set("grid", axes(k_.dispatch.threadgroups, grid_used));
-    d.set("threads", axes(k_.dispatch.threads_per_threadgroup, tg_used));
+    d.set("threads", axes(k_.dispatch.threads_per_threadgroup, threads_used));
     d.set("grid_locals", lines(host_locals(k_, grid_used)));
+    d.set("threads_locals", lines(host_locals(k_, threads_used)));
     TemplateData arrays{TemplateData::type::list};
     for (const auto& a : k_.threadgroup_arrays) {
-      tg_used.push_back(&a.count);
+      array_counts.push_back(&a.count);
       std::string size = a.type.concrete ? std::to_string(ir::info(*a.type.concrete).size)
                                          : fmt::format("mtlgen::dtype_size(types.{})", a.type.param);
       arrays.push_back(item({{"index", std::to_string(a.index)}, {"name", a.name},
                              {"bytes", fmt::format("static_cast<uint64_t>(({}) * {})", host_expr(a.count), size)}}));
     }
-    d.set("tg_locals", lines(host_locals(k_, tg_used)));
+    d.set("array_locals", lines(host_locals(k_, array_counts)));
     d.set("tg_arrays", arrays);
     d.set("tg_array_count", std::to_string(k_.threadgroup_arrays.size()));
   }
