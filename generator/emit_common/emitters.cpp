@@ -2,6 +2,7 @@
 #include "emit_common/emitter.h"
 #include "emit_manifest/manifest_emitter.h"
 #include "emit_msl/msl_emitter.h"
+#include "emit_objc/harness_emitter.h"
 #include "emit_objc/objc_emitter.h"
 #include "emit_reference/reference_emitter.h"
 
@@ -13,6 +14,8 @@ const std::vector<Emitter>& all_emitters() {
       {"types", "host-side kernel description shared by reference, glue and simulator", emit_types, emit_host_support},
       {"reference", "serial C++ reference implementation", emit_reference, nullptr},
       {"objc", "Objective-C++ pipelines and typed encode calls, with a plain C++ facade", emit_objc, emit_objc_support},
+      {"harness", "Objective-C++ timing and autotune programs, and the CMake build for macOS", emit_harness,
+       emit_harness_support},
       {"manifest", "manifest.json describing every kernel, variant and generated file", emit_manifest_kernel, emit_manifest},
   };
   return emitters;

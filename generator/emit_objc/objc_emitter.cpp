@@ -2,45 +2,19 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
+#include <map>
 
 #include "emit_common/cpp_text.h"
 #include "emit_common/emitter.h"
+#include "emit_objc/objc_text.h"
 
 namespace mtlgen::emit {
 
 namespace {
 
 using support::TemplateData;
-
-// One `label:(type)name` or `label:value` part of a multi-line Objective-C message or method
-// declaration. Parts are padded so that their colons line up under the first one, as Xcode does.
-struct SelectorPart {
-  std::string label;
-  std::string type;   // declarations
-  std::string value;  // message sends: the argument, or the parameter name in declarations
-};
-
-TemplateData aligned(size_t colon_column, const std::vector<SelectorPart>& parts) {
-  TemplateData list{TemplateData::type::list};
-  for (const auto& p : parts) {
-    TemplateData item;
-    item.set("pad", std::string(colon_column > p.label.size() ? colon_column - p.label.size() : 0, ' '));
-    item.set("label", p.label);
-    item.set("type", p.type);
-    item.set("name", p.value);
-    item.set("value", p.value);
-    list.push_back(item);
-  }
-  return list;
-}
-
-// rms_norm -> rmsNorm: how Objective-C spells a parameter named after a spec entity.
-std::string lower_camel(const std::string& snake) {
-  std::string s = camel_case(snake);
-  if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
-  return s;
-}
 
 // Metal's MTLDataType for a function constant of `type`.
 const char* mtl_data_type(ir::ScalarType type) {
@@ -67,7 +41,9 @@ class ObjcWriter {
 
   void run(support::OutputSet& out) const {
     TemplateData d = names();
-    d.set("variants", variants(d));
+    variants(d);
+    type_choices(d);
+    tuning_names(d);
     d.set("buffer_docs", buffer_docs());
     d.set("buffer_checks", buffer_checks());
     d.set("bindings", bindings());
@@ -98,17 +74,63 @@ class ObjcWriter {
     return d;
   }
 
-  TemplateData variants(TemplateData& d) const {
-    std::vector<std::string> entry_points;
-    for (const auto& v : k_.variants) entry_points.push_back(v.entry_point);
-    d.set("variant_count", std::to_string(entry_points.size()));
-    d.set("variant_noun", entry_points.size() == 1 ? "variant" : "variants");
+  void variants(TemplateData& d) const {
+    TemplateData rows{TemplateData::type::list};
+    for (const auto& v : k_.variants) {
+      TemplateData row;
+      row.set("entry_point", v.entry_point);
+      row.set("types", types_initializer(v.types));
+      std::vector<std::string> values;
+      for (const auto& t : k_.tunables) values.push_back(std::to_string(v.tunables.at(t.name)));
+      row.set("tuning", fmt::format("{}", fmt::join(values, ", ")));
+      rows.push_back(row);
+    }
+    d.set("variant_rows", rows);
+    d.set("variant_count", std::to_string(k_.variants.size()));
+    d.set("variant_noun", k_.variants.size() == 1 ? "variant" : "variants");
     d.set("variant_axes", variant_axes());
     d.set("describe_variant", describe_variant());
     std::vector<std::string> defaults;
     for (const auto& t : k_.tunables) defaults.push_back(fmt::format("{} = {}", t.name, t.default_value));
-    d.set("default_tuning", fmt::format("{}", fmt::join(defaults, ", ")));
-    return support::string_list(entry_points);
+    d.set("default_tuning", defaults.empty() ? std::string("no tunables") : fmt::format("{}", fmt::join(defaults, ", ")));
+  }
+
+  // `mtlgen::DType::f32, mtlgen::DType::f16`: a Types aggregate's fields in declaration order.
+  std::string types_initializer(const std::map<std::string, ir::ScalarType>& types) const {
+    std::vector<std::string> fields;
+    for (const auto& t : k_.type_params) fields.push_back(fmt::format("mtlgen::DType::{}", ir::info(types.at(t.name)).suffix));
+    return fmt::format("{}", fmt::join(fields, ", "));
+  }
+
+  // The distinct type choices of the variants, in variant order, and how to compare and name them.
+  void type_choices(TemplateData& d) const {
+    std::vector<std::string> choices;
+    for (const auto& v : k_.variants) {
+      std::string choice = types_initializer(v.types);
+      if (std::find(choices.begin(), choices.end(), choice) == choices.end()) choices.push_back(choice);
+    }
+    d.set("type_choices", support::string_list(choices));
+    d.set("type_choice_count", std::to_string(choices.size()));
+    std::vector<std::string> same, key, example;
+    for (const auto& t : k_.type_params) {
+      same.push_back(fmt::format("kTypeChoices[i].{0} == types.{0}", t.name));
+      key.push_back(fmt::format("\"{}{}=\" + std::string(mtlgen::dtype_name(types.{}))", key.empty() ? "" : ",", t.name, t.name));
+      example.push_back(fmt::format("{}={}", t.name, ir::info(k_.variants.front().types.at(t.name)).spec_name));
+    }
+    d.set("same_types", same.empty() ? std::string("true") : fmt::format("{}", fmt::join(same, " && ")));
+    d.set("types_key", key.empty() ? std::string("std::string()") : fmt::format("{}", fmt::join(key, " + ")));
+    d.set("types_key_example", example.empty() ? std::string("\"\" (no type parameters)")
+                                                : fmt::format("\"{}\"", fmt::join(example, ",")));
+  }
+
+  void tuning_names(TemplateData& d) const {
+    std::vector<std::string> names, values;
+    for (const auto& t : k_.tunables) {
+      names.push_back(t.name);
+      values.push_back(fmt::format("{{\"{0}\", tuning.{0}}}", t.name));
+    }
+    d.set("tunable_names", support::string_list(names));
+    d.set("tuning_values", fmt::format("{}", fmt::join(values, ", ")));
   }
 
   std::string variant_axes() const {
@@ -153,6 +175,13 @@ class ObjcWriter {
       item.set("name", b.name);
       item.set("label", lower_camel(b.name));
       item.set("describe", describe(b));
+      item.set("storage", b.host_visible ? "Shared" : "Private");
+      item.set("host_visible", b.host_visible ? "YES" : "NO");
+      item.set("element_size", element_size(b.type));
+      const std::string method = "- (nullable id<MTLBuffer>)new" + camel_case(b.name) + "BufferForDims";
+      item.set("buffer_camel", camel_case(b.name));
+      item.set("types_pad", std::string(method.size() - std::string("types").size(), ' '));
+      item.set("error_pad", std::string(method.size() - std::string("error").size(), ' '));
       list.push_back(item);
     }
     return list;
@@ -241,7 +270,7 @@ class ObjcWriter {
     d.set("encode_params_default", aligned(column, encode_parts(false)));
     auto forward = encode_parts(true);
     for (auto& p : forward) {
-      if (p.label == "tuning") p.value = fmt::format("MTG{}Tuning{{}}", camel_);
+      if (p.label == "tuning") p.value = "[self tuningForTypes:types]";
     }
     d.set("forward_args", aligned(std::string("  return [self encodeToCommandEncoder").size(), forward));
   }
@@ -259,6 +288,7 @@ class ObjcWriter {
     d.set("facade_args", aligned(std::string("  const BOOL encoded = [impl_->glue encodeToCommandEncoder").size(), args));
     const size_t init_column = fmt::format("  {0}* glue = [[{0} alloc] initWithLibrary", class_name_).size();
     d.set("constants_pad", std::string(init_column - std::string("functionConstants").size(), ' '));
+    d.set("table_pad", std::string(init_column - std::string("tuningTable").size(), ' '));
     d.set("error_pad", std::string(init_column - std::string("error").size(), ' '));
   }
 
@@ -268,17 +298,69 @@ class ObjcWriter {
   const std::string facade_class_;
 };
 
+// support/MTGKernelLibrary.{h,mm}: one object owning every kernel's class.
+class KernelLibraryWriter {
+ public:
+  explicit KernelLibraryWriter(const std::vector<ir::Kernel>& kernels) : kernels_(kernels) {}
+
+  TemplateData data() const {
+    TemplateData d;
+    TemplateData list{TemplateData::type::list};
+    std::vector<std::string> names, entry_points;
+    for (size_t i = 0; i < kernels_.size(); ++i) {
+      list.push_back(kernel(kernels_[i], i));
+      names.push_back(kernels_[i].name);
+      for (const auto& v : kernels_[i].variants) entry_points.push_back(v.entry_point);
+    }
+    d.set("kernels", list);
+    d.set("kernel_count", std::to_string(kernels_.size()));
+    d.set("kernel_plural", kernels_.size() == 1 ? "" : "s");
+    d.set("kernel_names", fmt::format("{}", fmt::join(names, ", ")));
+    d.set("entry_points", support::string_list(entry_points));
+    return d;
+  }
+
+ private:
+  static TemplateData kernel(const ir::Kernel& k, size_t index) {
+    TemplateData item;
+    const std::string cls = "MTG" + camel_case(k.name), property = lower_camel(k.name);
+    item.set("kernel", k.name);
+    item.set("class_name", cls);
+    item.set("camel", camel_case(k.name));
+    item.set("property", property);
+    item.set("index", std::to_string(index));
+    item.set("has_function_constants", !k.function_constants.empty());
+    std::string version = k.msl_version;
+    std::replace(version.begin(), version.end(), '.', '_');
+    item.set("language_version", "MTLLanguageVersion" + version);
+    const size_t column = fmt::format("  _{} = [[{} alloc] initWithLibrary", property, cls).size();
+    item.set("constants_pad", std::string(column - std::string("functionConstants").size(), ' '));
+    item.set("table_pad", std::string(column - std::string("tuningTable").size(), ' '));
+    item.set("error_pad", std::string(column - std::string("error").size(), ' '));
+    return item;
+  }
+
+  const std::vector<ir::Kernel>& kernels_;
+};
+
 }  // namespace
 
 std::string objc_class_name(const ir::Kernel& kernel) { return "MTG" + camel_case(kernel.name); }
 
 void emit_objc(const ir::Kernel& kernel, support::OutputSet& out) { ObjcWriter(kernel).run(out); }
 
-void emit_objc_support(const std::vector<ir::Kernel>&, support::OutputSet& out) {
-  for (const char* name : {"mtlgen_objc.h", "mtlgen_metal.h"}) {
+void emit_objc_support(const std::vector<ir::Kernel>& kernels, support::OutputSet& out) {
+  for (const char* name : {"mtlgen_objc.h", "mtlgen_metal.h", "mtlgen_runtime.h", "mtlgen_runtime.mm",
+                           "mtlgen_capture.mm"}) {
     TemplateData d;
     d.set("banner", library_banner(name));
     out.add(std::string("support/") + name, support::render_template(std::string("objc/") + name + ".mustache", d));
+  }
+  TemplateData d = KernelLibraryWriter(kernels).data();
+  for (const char* file : {"MTGKernelLibrary.h", "MTGKernelLibrary.mm"}) {
+    d.set("banner", library_banner(file));
+    const std::string tmpl = std::string("objc/kernel_library") + (std::string(file).ends_with(".h") ? ".h" : ".mm");
+    out.add(std::string("support/") + file, support::render_template(tmpl + ".mustache", d));
   }
 }
 

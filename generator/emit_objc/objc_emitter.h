@@ -4,7 +4,10 @@
 //    id<MTLLibrary> and encodes typed, checked dispatches into a compute command encoder;
 //  - <kernel>/<kernel>.h: a plain C++ facade over that class (Metal objects as void*),
 //    implemented in the same .mm.
-// Once per library: support/mtlgen_objc.h (error domain, shared checks) and support/mtlgen_metal.h.
+// Once per library, under support/: mtlgen_objc.h (error domain, inline checks on the encode path),
+// mtlgen_runtime.{h,mm} (loading, pipelines, buffer checks and helpers, command buffers, tuning
+// files), mtlgen_capture.mm and mtlgen_metal.h (frame capture, tuning table, facade types), and
+// MTGKernelLibrary.{h,mm} (every kernel of the library in one object, prewarmed at load).
 // Sizes, checks and entry points come from <kernel>_types.h; buffer indices from the binding table.
 #include <vector>
 

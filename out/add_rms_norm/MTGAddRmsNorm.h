@@ -2,14 +2,15 @@
 // Do not edit by hand: change the spec and run `mtlgen generate`.
 //
 // add_rms_norm: h[r, i] = T(x[r, i] + residual[r, i]); out[r, i] = h[r, i] / sqrt(mean(h[r, :]^2) + eps) * w[i], f32 accumulation.
-// Objective-C++ glue: the compute pipelines of every compiled variant and a typed encode call that
-// checks the problem against the spec before it touches the encoder.
+// Objective-C++ glue: the compute pipelines of every compiled variant, created and checked once,
+// and typed encode calls that check the problem against the spec before they touch the encoder.
 #pragma once
 
 #import <Foundation/Foundation.h>
 #import <Metal/Metal.h>
 
-#include "../support/mtlgen_objc.h"
+#include "../support/mtlgen_runtime.h"
+#include "add_rms_norm.h"
 #include "add_rms_norm_types.h"
 
 using MTGAddRmsNormDims = mtlgen::kernels::add_rms_norm::Dims;
@@ -24,12 +25,26 @@ NS_ASSUME_NONNULL_BEGIN
 /// Immutable once created: share one instance and encode from any thread, each with its own encoder.
 @interface MTGAddRmsNorm : NSObject
 
-/// Creates the compute pipeline of every variant. Fails with MTGErrorMissingEntryPoint, naming each
-/// absent entry point, when `library` was not built from this generation's add_rms_norm.metal, and
-/// with MTGErrorPipelineCreation when Metal cannot create a pipeline.
-- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error NS_DESIGNATED_INITIALIZER;
+/// Creates the pipeline of every variant and chooses, per type choice, the tuning that
+/// encode calls without one use: `tuningTable`'s entry for this device (nullptr: the file
+/// MTLGEN_TUNING names, if any), else the spec's default (TG = 512).
+/// Fails with MTGErrorMissingEntryPoint, naming each absent entry point, when `library` was not built
+/// from this generation's add_rms_norm.metal; MTGErrorPipelineCreation when Metal fails;
+/// MTGErrorTuning when the table names a variant that was not compiled; and
+/// MTGErrorThreadgroupTooLarge when a chosen tuning's threadgroup exceeds its pipeline's limit.
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
+                             tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
+                                   error:(NSError**)error NS_DESIGNATED_INITIALIZER;
+
+/// Same, with MTLGEN_TUNING's table.
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error;
 
 - (instancetype)init NS_UNAVAILABLE;
+
+/// The compiled variants, in the order of add_rms_norm.metal's entry points.
++ (NSUInteger)variantCount;
++ (MTGAddRmsNormTypes)typesOfVariant:(NSUInteger)index;
++ (MTGAddRmsNormTuning)tuningOfVariant:(NSUInteger)index;
 
 /// The pipeline of the variant for `types` and `tuning`; nil when the spec compiled no such variant.
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGAddRmsNormTypes&)types
@@ -38,6 +53,39 @@ NS_ASSUME_NONNULL_BEGIN
 /// Whether that variant was compiled and its pipeline admits the threadgroup it dispatches on this
 /// device; an autotuner skips the tunings for which this is NO.
 - (BOOL)supportsTypes:(const MTGAddRmsNormTypes&)types tuning:(const MTGAddRmsNormTuning&)tuning;
+
+/// The tuning that encode calls without one use for `types` (chosen at creation).
+- (MTGAddRmsNormTuning)tuningForTypes:(const MTGAddRmsNormTypes&)types;
+
+/// A buffer for `x` (T[rows, n], read) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newXBufferForDims:(const MTGAddRmsNormDims&)dims
+                                      types:(const MTGAddRmsNormTypes&)types
+                                      error:(NSError**)error;
+
+/// A buffer for `residual` (T[rows, n], read) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newResidualBufferForDims:(const MTGAddRmsNormDims&)dims
+                                             types:(const MTGAddRmsNormTypes&)types
+                                             error:(NSError**)error;
+
+/// A buffer for `w` (T[n], read) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newWBufferForDims:(const MTGAddRmsNormDims&)dims
+                                      types:(const MTGAddRmsNormTypes&)types
+                                      error:(NSError**)error;
+
+/// A buffer for `h` (T[rows, n], write) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newHBufferForDims:(const MTGAddRmsNormDims&)dims
+                                      types:(const MTGAddRmsNormTypes&)types
+                                      error:(NSError**)error;
+
+/// A buffer for `out` (T[rows, n], write) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newOutBufferForDims:(const MTGAddRmsNormDims&)dims
+                                        types:(const MTGAddRmsNormTypes&)types
+                                        error:(NSError**)error;
 
 /// Encodes one dispatch of the variant for `types` and `tuning`: the pipeline, each buffer at its
 /// index in the spec's binding table, the parameter struct, threadgroup memory, then the grid.
@@ -66,7 +114,7 @@ NS_ASSUME_NONNULL_BEGIN
                         tuning:(const MTGAddRmsNormTuning&)tuning
                          error:(NSError**)error;
 
-/// Same, with the spec's default tuning (TG = 512).
+/// Same, with the tuning chosen at creation for `types` (tuningForTypes:).
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
                              x:(id<MTLBuffer>)x
                        xOffset:(NSUInteger)xOffset

@@ -2,14 +2,15 @@
 // Do not edit by hand: change the spec and run `mtlgen generate`.
 //
 // kv_cache_update: k_cache[h, position, :] = k[h, :], v_cache[h, position, :] = v[h, :] (converted to the cache type); nothing else changes; a position >= capacity writes nothing.
-// Objective-C++ glue: the compute pipelines of every compiled variant and a typed encode call that
-// checks the problem against the spec before it touches the encoder.
+// Objective-C++ glue: the compute pipelines of every compiled variant, created and checked once,
+// and typed encode calls that check the problem against the spec before they touch the encoder.
 #pragma once
 
 #import <Foundation/Foundation.h>
 #import <Metal/Metal.h>
 
-#include "../support/mtlgen_objc.h"
+#include "../support/mtlgen_runtime.h"
+#include "kv_cache_update.h"
 #include "kv_cache_update_types.h"
 
 using MTGKvCacheUpdateDims = mtlgen::kernels::kv_cache_update::Dims;
@@ -24,12 +25,26 @@ NS_ASSUME_NONNULL_BEGIN
 /// Immutable once created: share one instance and encode from any thread, each with its own encoder.
 @interface MTGKvCacheUpdate : NSObject
 
-/// Creates the compute pipeline of every variant. Fails with MTGErrorMissingEntryPoint, naming each
-/// absent entry point, when `library` was not built from this generation's kv_cache_update.metal, and
-/// with MTGErrorPipelineCreation when Metal cannot create a pipeline.
-- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error NS_DESIGNATED_INITIALIZER;
+/// Creates the pipeline of every variant and chooses, per type choice, the tuning that
+/// encode calls without one use: `tuningTable`'s entry for this device (nullptr: the file
+/// MTLGEN_TUNING names, if any), else the spec's default (TG = 256).
+/// Fails with MTGErrorMissingEntryPoint, naming each absent entry point, when `library` was not built
+/// from this generation's kv_cache_update.metal; MTGErrorPipelineCreation when Metal fails;
+/// MTGErrorTuning when the table names a variant that was not compiled; and
+/// MTGErrorThreadgroupTooLarge when a chosen tuning's threadgroup exceeds its pipeline's limit.
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
+                             tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
+                                   error:(NSError**)error NS_DESIGNATED_INITIALIZER;
+
+/// Same, with MTLGEN_TUNING's table.
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error;
 
 - (instancetype)init NS_UNAVAILABLE;
+
+/// The compiled variants, in the order of kv_cache_update.metal's entry points.
++ (NSUInteger)variantCount;
++ (MTGKvCacheUpdateTypes)typesOfVariant:(NSUInteger)index;
++ (MTGKvCacheUpdateTuning)tuningOfVariant:(NSUInteger)index;
 
 /// The pipeline of the variant for `types` and `tuning`; nil when the spec compiled no such variant.
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGKvCacheUpdateTypes&)types
@@ -38,6 +53,39 @@ NS_ASSUME_NONNULL_BEGIN
 /// Whether that variant was compiled and its pipeline admits the threadgroup it dispatches on this
 /// device; an autotuner skips the tunings for which this is NO.
 - (BOOL)supportsTypes:(const MTGKvCacheUpdateTypes&)types tuning:(const MTGKvCacheUpdateTuning&)tuning;
+
+/// The tuning that encode calls without one use for `types` (chosen at creation).
+- (MTGKvCacheUpdateTuning)tuningForTypes:(const MTGKvCacheUpdateTypes&)types;
+
+/// A buffer for `k` (T[kv_heads, head_dim], read) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newKBufferForDims:(const MTGKvCacheUpdateDims&)dims
+                                      types:(const MTGKvCacheUpdateTypes&)types
+                                      error:(NSError**)error;
+
+/// A buffer for `v` (T[kv_heads, head_dim], read) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newVBufferForDims:(const MTGKvCacheUpdateDims&)dims
+                                      types:(const MTGKvCacheUpdateTypes&)types
+                                      error:(NSError**)error;
+
+/// A buffer for `position` (uint32[1], read) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newPositionBufferForDims:(const MTGKvCacheUpdateDims&)dims
+                                             types:(const MTGKvCacheUpdateTypes&)types
+                                             error:(NSError**)error;
+
+/// A buffer for `k_cache` (C[kv_heads, capacity, head_dim], read_write) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newKCacheBufferForDims:(const MTGKvCacheUpdateDims&)dims
+                                           types:(const MTGKvCacheUpdateTypes&)types
+                                           error:(NSError**)error;
+
+/// A buffer for `v_cache` (C[kv_heads, capacity, head_dim], read_write) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newVCacheBufferForDims:(const MTGKvCacheUpdateDims&)dims
+                                           types:(const MTGKvCacheUpdateTypes&)types
+                                           error:(NSError**)error;
 
 /// Encodes one dispatch of the variant for `types` and `tuning`: the pipeline, each buffer at its
 /// index in the spec's binding table, the parameter struct, threadgroup memory, then the grid.
@@ -66,7 +114,7 @@ NS_ASSUME_NONNULL_BEGIN
                         tuning:(const MTGKvCacheUpdateTuning&)tuning
                          error:(NSError**)error;
 
-/// Same, with the spec's default tuning (TG = 256).
+/// Same, with the tuning chosen at creation for `types` (tuningForTypes:).
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
                              k:(id<MTLBuffer>)k
                        kOffset:(NSUInteger)kOffset

@@ -3,15 +3,15 @@
 //
 // kv_cache_update: k_cache[h, position, :] = k[h, :], v_cache[h, position, :] = v[h, :] (converted to the cache type); nothing else changes; a position >= capacity writes nothing.
 // MTGKvCacheUpdate and its plain C++ facade KvCacheUpdateKernel. Sizes, checks and entry points come
-// from kv_cache_update_types.h; buffer and threadgroup indices from the spec's binding table.
+// from kv_cache_update_types.h; buffer and threadgroup indices from the spec's binding table; loading,
+// buffer checks and tuning files from ../support/mtlgen_runtime.h.
 #import "MTGKvCacheUpdate.h"
 
 #include <array>
 #include <memory>
 #include <stdexcept>
 #include <string>
-
-#include "kv_cache_update.h"
+#include <vector>
 
 #if !__has_feature(objc_arc)
 #error "MTGKvCacheUpdate.mm must be compiled with -fobjc-arc"
@@ -21,73 +21,198 @@ namespace {
 
 namespace kernel = mtlgen::kernels::kv_cache_update;
 
-// The entry points of kv_cache_update.metal, one per variant.
-constexpr std::array<const char*, 18> kEntryPoints = {
-    "kv_cache_update_f32_f16_tg32",
-    "kv_cache_update_f32_f16_tg256",
-    "kv_cache_update_f32_f16_tg1024",
-    "kv_cache_update_f32_bf16_tg32",
-    "kv_cache_update_f32_bf16_tg256",
-    "kv_cache_update_f32_bf16_tg1024",
-    "kv_cache_update_f16_f16_tg32",
-    "kv_cache_update_f16_f16_tg256",
-    "kv_cache_update_f16_f16_tg1024",
-    "kv_cache_update_f16_bf16_tg32",
-    "kv_cache_update_f16_bf16_tg256",
-    "kv_cache_update_f16_bf16_tg1024",
-    "kv_cache_update_bf16_f16_tg32",
-    "kv_cache_update_bf16_f16_tg256",
-    "kv_cache_update_bf16_f16_tg1024",
-    "kv_cache_update_bf16_bf16_tg32",
-    "kv_cache_update_bf16_bf16_tg256",
-    "kv_cache_update_bf16_bf16_tg1024",
+// One compiled entry point of kv_cache_update.metal and the choices it was instantiated for.
+struct Variant {
+  const char* entryPoint;
+  kernel::Types types;
+  kernel::Tuning tuning;
 };
 
-// Index in kEntryPoints of the variant for `types` and `tuning`; kEntryPoints.size() when the spec
+constexpr std::array<Variant, 18> kVariants = {{
+    {"kv_cache_update_f32_f16_tg32", {mtlgen::DType::f32, mtlgen::DType::f16}, {32}},
+    {"kv_cache_update_f32_f16_tg256", {mtlgen::DType::f32, mtlgen::DType::f16}, {256}},
+    {"kv_cache_update_f32_f16_tg1024", {mtlgen::DType::f32, mtlgen::DType::f16}, {1024}},
+    {"kv_cache_update_f32_bf16_tg32", {mtlgen::DType::f32, mtlgen::DType::bf16}, {32}},
+    {"kv_cache_update_f32_bf16_tg256", {mtlgen::DType::f32, mtlgen::DType::bf16}, {256}},
+    {"kv_cache_update_f32_bf16_tg1024", {mtlgen::DType::f32, mtlgen::DType::bf16}, {1024}},
+    {"kv_cache_update_f16_f16_tg32", {mtlgen::DType::f16, mtlgen::DType::f16}, {32}},
+    {"kv_cache_update_f16_f16_tg256", {mtlgen::DType::f16, mtlgen::DType::f16}, {256}},
+    {"kv_cache_update_f16_f16_tg1024", {mtlgen::DType::f16, mtlgen::DType::f16}, {1024}},
+    {"kv_cache_update_f16_bf16_tg32", {mtlgen::DType::f16, mtlgen::DType::bf16}, {32}},
+    {"kv_cache_update_f16_bf16_tg256", {mtlgen::DType::f16, mtlgen::DType::bf16}, {256}},
+    {"kv_cache_update_f16_bf16_tg1024", {mtlgen::DType::f16, mtlgen::DType::bf16}, {1024}},
+    {"kv_cache_update_bf16_f16_tg32", {mtlgen::DType::bf16, mtlgen::DType::f16}, {32}},
+    {"kv_cache_update_bf16_f16_tg256", {mtlgen::DType::bf16, mtlgen::DType::f16}, {256}},
+    {"kv_cache_update_bf16_f16_tg1024", {mtlgen::DType::bf16, mtlgen::DType::f16}, {1024}},
+    {"kv_cache_update_bf16_bf16_tg32", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {32}},
+    {"kv_cache_update_bf16_bf16_tg256", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {256}},
+    {"kv_cache_update_bf16_bf16_tg1024", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {1024}},
+}};
+
+// Every type choice that was compiled, each with its own default tuning.
+constexpr std::array<kernel::Types, 6> kTypeChoices = {{
+    {mtlgen::DType::f32, mtlgen::DType::f16},
+    {mtlgen::DType::f32, mtlgen::DType::bf16},
+    {mtlgen::DType::f16, mtlgen::DType::f16},
+    {mtlgen::DType::f16, mtlgen::DType::bf16},
+    {mtlgen::DType::bf16, mtlgen::DType::f16},
+    {mtlgen::DType::bf16, mtlgen::DType::bf16},
+}};
+
+// Index in kVariants of the variant for `types` and `tuning`; kVariants.size() when the spec
 // compiled no such variant.
 size_t VariantIndex(const kernel::Types& types, const kernel::Tuning& tuning) {
-  return MTGVariantIndex(kEntryPoints, kernel::entry_point(types, tuning));
+  return MTGVariantIndex(kVariants, kernel::entry_point(types, tuning));
+}
+
+// Index in kTypeChoices of `types`; kTypeChoices.size() when no variant has them.
+size_t TypesIndex([[maybe_unused]] const kernel::Types& types) {
+  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
+    if (kTypeChoices[i].T == types.T && kTypeChoices[i].C == types.C) return i;
+  }
+  return kTypeChoices.size();
 }
 
 std::string Describe([[maybe_unused]] const kernel::Types& types, [[maybe_unused]] const kernel::Tuning& tuning) {
   return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "C = " + std::string(mtlgen::dtype_name(types.C)) + ", " + "TG = " + std::to_string(tuning.TG);
 }
 
+// The spec's default tuning with what a tuning file records; names the tunable it does not know.
+std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel::Tuning& tuning) {
+  for (const auto& entry : tunables) {
+    if (!kernel::set_tunable(tuning, entry.first, entry.second)) return entry.first;
+  }
+  return "";
+}
+
 }  // namespace
 
 @implementation MTGKvCacheUpdate {
-  std::array<id<MTLComputePipelineState>, kEntryPoints.size()> _pipelines;
+  id<MTLDevice> _device;
+  std::vector<id<MTLComputePipelineState>> _pipelines;  // per kVariants
+  std::array<kernel::Tuning, kTypeChoices.size()> _tunings;  // per kTypeChoices
+  BOOL _captureWatched;  // MTLGEN_CAPTURE names this kernel: count its dispatches
 }
 
-- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
+                             tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
+                                   error:(NSError**)error {
   self = [super init];
   if (self == nil) return nil;
+  _device = library.device;
   // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
   NSError* failure = nil;
   @autoreleasepool {
-    failure = [self createPipelinesFromLibrary:library];
+    std::vector<const char*> entryPoints;
+    for (const Variant& v : kVariants) entryPoints.push_back(v.entryPoint);
+    failure = MTGCreatePipelines(library, entryPoints, nil, kernel::kName, _pipelines);
+    if (failure == nil) failure = [self chooseTuningsFromTable:tuningTable];
   }
   if (failure != nil) {
     if (error != nullptr) *error = failure;
     return nil;
   }
+  _captureWatched = mtlgen::capture::watches(kernel::kName);
   return self;
 }
 
-// Creates every variant's pipeline; returns why it could not, or nil.
-- (nullable NSError*)createPipelinesFromLibrary:(id<MTLLibrary>)library {
-  return MTGCreatePipelines(library, kEntryPoints, nil, kernel::kName, _pipelines);
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
+  return [self initWithLibrary:library
+                   tuningTable:nullptr
+                         error:error];
+}
+
+// For each type choice, the tuning encode calls without one use; each must be compiled and admitted
+// by its pipeline on this device. Returns why not, or nil.
+- (nullable NSError*)chooseTuningsFromTable:(const mtlgen::TuningTable* _Nullable)table {
+  std::shared_ptr<const mtlgen::TuningTable> environment;
+  NSError* failure = nil;
+  if (table == nullptr && !MTGEnvironmentTuningTable(environment, &failure)) return failure;
+  if (table == nullptr) table = environment.get();
+  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
+    const std::string types = kernel::types_key(kTypeChoices[i]);
+    kernel::Tuning tuning;
+    const auto* tuned = MTGTunablesFor(table, _device, kernel::kName, types);
+    const std::string unknown = tuned != nullptr ? ApplyTunables(*tuned, tuning) : "";
+    const size_t v = VariantIndex(kTypeChoices[i], tuning);
+    if (!unknown.empty() || v == kVariants.size()) {
+      const std::string source = tuned != nullptr ? table->path() : std::string("the spec");
+      return MTGMakeError(MTGErrorTuning, std::string(kernel::kName) + ": " + source + " tunes {" + types +
+                                              "} on " + MTGString(_device.name) + " to " +
+                                              (unknown.empty() ? Describe(kTypeChoices[i], tuning) + ", which was not compiled"
+                                                               : "unknown tunable " + unknown) +
+                                              "; run autotune_" + kernel::kName + " again");
+    }
+    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::threads_per_threadgroup(tuning)), kernel::kName,
+                                 kVariants[v].entryPoint, &failure)) {
+      return failure;
+    }
+    _tunings[i] = tuning;
+  }
+  return nil;
+}
+
++ (NSUInteger)variantCount {
+  return kVariants.size();
+}
+
++ (MTGKvCacheUpdateTypes)typesOfVariant:(NSUInteger)index {
+  return kVariants.at(index).types;
+}
+
++ (MTGKvCacheUpdateTuning)tuningOfVariant:(NSUInteger)index {
+  return kVariants.at(index).tuning;
 }
 
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGKvCacheUpdateTypes&)types
                                                   tuning:(const MTGKvCacheUpdateTuning&)tuning {
   const size_t variantIndex = VariantIndex(types, tuning);
-  return variantIndex < kEntryPoints.size() ? _pipelines[variantIndex] : nil;
+  return variantIndex < kVariants.size() ? _pipelines[variantIndex] : nil;
 }
 
 - (BOOL)supportsTypes:(const MTGKvCacheUpdateTypes&)types tuning:(const MTGKvCacheUpdateTuning&)tuning {
   id<MTLComputePipelineState> pipeline = [self pipelineForTypes:types tuning:tuning];
   return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::threads_per_threadgroup(tuning)));
+}
+
+- (MTGKvCacheUpdateTuning)tuningForTypes:(const MTGKvCacheUpdateTypes&)types {
+  const size_t typesIndex = TypesIndex(types);
+  return typesIndex < kTypeChoices.size() ? _tunings[typesIndex] : kernel::Tuning{};
+}
+
+- (nullable id<MTLBuffer>)newKBufferForDims:(const MTGKvCacheUpdateDims&)dims
+                                      types:(const MTGKvCacheUpdateTypes&)types
+                                      error:(NSError**)error {
+  const int64_t elements = kernel::k_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"kv_cache_update.k", error);
+}
+
+- (nullable id<MTLBuffer>)newVBufferForDims:(const MTGKvCacheUpdateDims&)dims
+                                      types:(const MTGKvCacheUpdateTypes&)types
+                                      error:(NSError**)error {
+  const int64_t elements = kernel::v_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"kv_cache_update.v", error);
+}
+
+- (nullable id<MTLBuffer>)newPositionBufferForDims:(const MTGKvCacheUpdateDims&)dims
+                                             types:(const MTGKvCacheUpdateTypes&)types
+                                             error:(NSError**)error {
+  const int64_t elements = kernel::position_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * 4, YES, @"kv_cache_update.position", error);
+}
+
+- (nullable id<MTLBuffer>)newKCacheBufferForDims:(const MTGKvCacheUpdateDims&)dims
+                                           types:(const MTGKvCacheUpdateTypes&)types
+                                           error:(NSError**)error {
+  const int64_t elements = kernel::k_cache_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.C), YES, @"kv_cache_update.k_cache", error);
+}
+
+- (nullable id<MTLBuffer>)newVCacheBufferForDims:(const MTGKvCacheUpdateDims&)dims
+                                           types:(const MTGKvCacheUpdateTypes&)types
+                                           error:(NSError**)error {
+  const int64_t elements = kernel::v_cache_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.C), YES, @"kv_cache_update.v_cache", error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -112,31 +237,26 @@ std::string Describe([[maybe_unused]] const kernel::Types& types, [[maybe_unused
     return MTGFail(error, MTGErrorInvalidDims, e.what());
   }
   const size_t variantIndex = VariantIndex(types, tuning);
-  if (variantIndex == kEntryPoints.size()) {
+  if (variantIndex == kVariants.size()) {
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
   }
   id<MTLComputePipelineState> pipeline = _pipelines[variantIndex];
   const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(tuning));
-  if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kEntryPoints[variantIndex], error)) {
+  if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
+                               error) ||
+      !MTGCheckBuffers(kernel::kName, {
+                           {"k", k, kOffset, mtlgen::dtype_size(types.T), kernel::k_elements(dims, tuning, types)},
+                           {"v", v, vOffset, mtlgen::dtype_size(types.T), kernel::v_elements(dims, tuning, types)},
+                           {"position", position, positionOffset, 4, kernel::position_elements(dims, tuning, types)},
+                           {"k_cache", kCache, kCacheOffset, mtlgen::dtype_size(types.C), kernel::k_cache_elements(dims, tuning, types)},
+                           {"v_cache", vCache, vCacheOffset, mtlgen::dtype_size(types.C), kernel::v_cache_elements(dims, tuning, types)},
+                       }, error)) {
     return NO;
-  }
-  try {
-    mtlgen::require_elements(MTGBufferElements(k, kOffset, mtlgen::dtype_size(types.T), kernel::kName, "k"),
-                             kernel::k_elements(dims, tuning, types), kernel::kName, "k");
-    mtlgen::require_elements(MTGBufferElements(v, vOffset, mtlgen::dtype_size(types.T), kernel::kName, "v"),
-                             kernel::v_elements(dims, tuning, types), kernel::kName, "v");
-    mtlgen::require_elements(MTGBufferElements(position, positionOffset, 4, kernel::kName, "position"),
-                             kernel::position_elements(dims, tuning, types), kernel::kName, "position");
-    mtlgen::require_elements(MTGBufferElements(kCache, kCacheOffset, mtlgen::dtype_size(types.C), kernel::kName, "k_cache"),
-                             kernel::k_cache_elements(dims, tuning, types), kernel::kName, "k_cache");
-    mtlgen::require_elements(MTGBufferElements(vCache, vCacheOffset, mtlgen::dtype_size(types.C), kernel::kName, "v_cache"),
-                             kernel::v_cache_elements(dims, tuning, types), kernel::kName, "v_cache");
-  } catch (const std::invalid_argument& e) {
-    return MTGFail(error, MTGErrorInvalidBuffer, e.what());
   }
   const MTLSize threadgroupsPerGrid = MTGSize(kernel::threadgroups(dims, tuning, types));
   if (MTGThreadCount(threadgroupsPerGrid) == 0) return YES;  // no work, and Metal rejects empty grids
+  if (_captureWatched) mtlgen::capture::note_dispatch(kernel::kName);
 
   [encoder setComputePipelineState:pipeline];
   [encoder setBuffer:k offset:kOffset atIndex:0];
@@ -165,6 +285,10 @@ std::string Describe([[maybe_unused]] const kernel::Types& types, [[maybe_unused
                        scalars:(const MTGKvCacheUpdateScalars&)scalars
                          types:(const MTGKvCacheUpdateTypes&)types
                          error:(NSError**)error {
+  if (TypesIndex(types) == kTypeChoices.size()) {
+    return MTGFail(error, MTGErrorNoSuchVariant,
+                   std::string(kernel::kName) + ": no variant was compiled for {" + kernel::types_key(types) + "}");
+  }
   return [self encodeToCommandEncoder:encoder
                                     k:k
                               kOffset:kOffset
@@ -179,7 +303,7 @@ std::string Describe([[maybe_unused]] const kernel::Types& types, [[maybe_unused
                                  dims:dims
                               scalars:scalars
                                 types:types
-                               tuning:MTGKvCacheUpdateTuning{}
+                               tuning:[self tuningForTypes:types]
                                 error:error];
 }
 
@@ -196,12 +320,17 @@ KvCacheUpdateKernel::KvCacheUpdateKernel(std::unique_ptr<Impl> impl) : impl_(std
 KvCacheUpdateKernel::~KvCacheUpdateKernel() = default;
 
 std::unique_ptr<KvCacheUpdateKernel> KvCacheUpdateKernel::create(void* mtl_library, std::string* error) {
+  return create(mtl_library, Options{}, error);
+}
+
+std::unique_ptr<KvCacheUpdateKernel> KvCacheUpdateKernel::create(void* mtl_library, const Options& options, std::string* error) {
   if (mtl_library == nullptr) {
     if (error != nullptr) *error = std::string(kName) + ": the Metal library is null";
     return nullptr;
   }
   NSError* failure = nil;
   MTGKvCacheUpdate* glue = [[MTGKvCacheUpdate alloc] initWithLibrary:(__bridge id<MTLLibrary>)mtl_library
+                                                         tuningTable:options.tuning_table
                                                                error:&failure];
   if (glue == nil) {
     if (error != nullptr) *error = MTGDescription(failure);
@@ -212,6 +341,15 @@ std::unique_ptr<KvCacheUpdateKernel> KvCacheUpdateKernel::create(void* mtl_libra
 
 bool KvCacheUpdateKernel::supports(const Types& types, const Tuning& tuning) const {
   return [impl_->glue supportsTypes:types tuning:tuning];
+}
+
+Tuning KvCacheUpdateKernel::tuning_for(const Types& types) const {
+  return [impl_->glue tuningForTypes:types];
+}
+
+bool KvCacheUpdateKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,
+    const Types& types, std::string* error) const {
+  return encode(encoder, buffers, dims, scalars, types, tuning_for(types), error);
 }
 
 bool KvCacheUpdateKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,

@@ -3,15 +3,15 @@
 //
 // matvec: y[r] = sum_c W[r, c] * x[c], W row-major [rows, cols], accumulated in f32, y rounded to T.
 // MTGMatvec and its plain C++ facade MatvecKernel. Sizes, checks and entry points come
-// from matvec_types.h; buffer and threadgroup indices from the spec's binding table.
+// from matvec_types.h; buffer and threadgroup indices from the spec's binding table; loading,
+// buffer checks and tuning files from ../support/mtlgen_runtime.h.
 #import "MTGMatvec.h"
 
 #include <array>
 #include <memory>
 #include <stdexcept>
 #include <string>
-
-#include "matvec.h"
+#include <vector>
 
 #if !__has_feature(objc_arc)
 #error "MTGMatvec.mm must be compiled with -fobjc-arc"
@@ -21,42 +21,71 @@ namespace {
 
 namespace kernel = mtlgen::kernels::matvec;
 
-// The entry points of matvec.metal, one per variant.
-constexpr std::array<const char*, 24> kEntryPoints = {
-    "matvec_f32_tg32_rows4",
-    "matvec_f32_tg32_rows8",
-    "matvec_f32_tg64_rows4",
-    "matvec_f32_tg64_rows8",
-    "matvec_f32_tg128_rows4",
-    "matvec_f32_tg128_rows8",
-    "matvec_f32_tg256_rows4",
-    "matvec_f32_tg256_rows8",
-    "matvec_f16_tg32_rows4",
-    "matvec_f16_tg32_rows8",
-    "matvec_f16_tg64_rows4",
-    "matvec_f16_tg64_rows8",
-    "matvec_f16_tg128_rows4",
-    "matvec_f16_tg128_rows8",
-    "matvec_f16_tg256_rows4",
-    "matvec_f16_tg256_rows8",
-    "matvec_bf16_tg32_rows4",
-    "matvec_bf16_tg32_rows8",
-    "matvec_bf16_tg64_rows4",
-    "matvec_bf16_tg64_rows8",
-    "matvec_bf16_tg128_rows4",
-    "matvec_bf16_tg128_rows8",
-    "matvec_bf16_tg256_rows4",
-    "matvec_bf16_tg256_rows8",
+// One compiled entry point of matvec.metal and the choices it was instantiated for.
+struct Variant {
+  const char* entryPoint;
+  kernel::Types types;
+  kernel::Tuning tuning;
 };
 
-// Index in kEntryPoints of the variant for `types` and `tuning`; kEntryPoints.size() when the spec
+constexpr std::array<Variant, 24> kVariants = {{
+    {"matvec_f32_tg32_rows4", {mtlgen::DType::f32}, {32, 4}},
+    {"matvec_f32_tg32_rows8", {mtlgen::DType::f32}, {32, 8}},
+    {"matvec_f32_tg64_rows4", {mtlgen::DType::f32}, {64, 4}},
+    {"matvec_f32_tg64_rows8", {mtlgen::DType::f32}, {64, 8}},
+    {"matvec_f32_tg128_rows4", {mtlgen::DType::f32}, {128, 4}},
+    {"matvec_f32_tg128_rows8", {mtlgen::DType::f32}, {128, 8}},
+    {"matvec_f32_tg256_rows4", {mtlgen::DType::f32}, {256, 4}},
+    {"matvec_f32_tg256_rows8", {mtlgen::DType::f32}, {256, 8}},
+    {"matvec_f16_tg32_rows4", {mtlgen::DType::f16}, {32, 4}},
+    {"matvec_f16_tg32_rows8", {mtlgen::DType::f16}, {32, 8}},
+    {"matvec_f16_tg64_rows4", {mtlgen::DType::f16}, {64, 4}},
+    {"matvec_f16_tg64_rows8", {mtlgen::DType::f16}, {64, 8}},
+    {"matvec_f16_tg128_rows4", {mtlgen::DType::f16}, {128, 4}},
+    {"matvec_f16_tg128_rows8", {mtlgen::DType::f16}, {128, 8}},
+    {"matvec_f16_tg256_rows4", {mtlgen::DType::f16}, {256, 4}},
+    {"matvec_f16_tg256_rows8", {mtlgen::DType::f16}, {256, 8}},
+    {"matvec_bf16_tg32_rows4", {mtlgen::DType::bf16}, {32, 4}},
+    {"matvec_bf16_tg32_rows8", {mtlgen::DType::bf16}, {32, 8}},
+    {"matvec_bf16_tg64_rows4", {mtlgen::DType::bf16}, {64, 4}},
+    {"matvec_bf16_tg64_rows8", {mtlgen::DType::bf16}, {64, 8}},
+    {"matvec_bf16_tg128_rows4", {mtlgen::DType::bf16}, {128, 4}},
+    {"matvec_bf16_tg128_rows8", {mtlgen::DType::bf16}, {128, 8}},
+    {"matvec_bf16_tg256_rows4", {mtlgen::DType::bf16}, {256, 4}},
+    {"matvec_bf16_tg256_rows8", {mtlgen::DType::bf16}, {256, 8}},
+}};
+
+// Every type choice that was compiled, each with its own default tuning.
+constexpr std::array<kernel::Types, 3> kTypeChoices = {{
+    {mtlgen::DType::f32},
+    {mtlgen::DType::f16},
+    {mtlgen::DType::bf16},
+}};
+
+// Index in kVariants of the variant for `types` and `tuning`; kVariants.size() when the spec
 // compiled no such variant.
 size_t VariantIndex(const kernel::Types& types, const kernel::Tuning& tuning) {
-  return MTGVariantIndex(kEntryPoints, kernel::entry_point(types, tuning));
+  return MTGVariantIndex(kVariants, kernel::entry_point(types, tuning));
+}
+
+// Index in kTypeChoices of `types`; kTypeChoices.size() when no variant has them.
+size_t TypesIndex([[maybe_unused]] const kernel::Types& types) {
+  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
+    if (kTypeChoices[i].T == types.T) return i;
+  }
+  return kTypeChoices.size();
 }
 
 std::string Describe([[maybe_unused]] const kernel::Types& types, [[maybe_unused]] const kernel::Tuning& tuning) {
   return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "TG = " + std::to_string(tuning.TG) + ", " + "ROWS = " + std::to_string(tuning.ROWS);
+}
+
+// The spec's default tuning with what a tuning file records; names the tunable it does not know.
+std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel::Tuning& tuning) {
+  for (const auto& entry : tunables) {
+    if (!kernel::set_tunable(tuning, entry.first, entry.second)) return entry.first;
+  }
+  return "";
 }
 
 // Bytes of the threadgroup array at [[threadgroup(index)]], rounded up as Metal requires.
@@ -67,38 +96,117 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
 }  // namespace
 
 @implementation MTGMatvec {
-  std::array<id<MTLComputePipelineState>, kEntryPoints.size()> _pipelines;
+  id<MTLDevice> _device;
+  std::vector<id<MTLComputePipelineState>> _pipelines;  // per kVariants
+  std::array<kernel::Tuning, kTypeChoices.size()> _tunings;  // per kTypeChoices
+  BOOL _captureWatched;  // MTLGEN_CAPTURE names this kernel: count its dispatches
 }
 
-- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
+                             tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
+                                   error:(NSError**)error {
   self = [super init];
   if (self == nil) return nil;
+  _device = library.device;
   // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
   NSError* failure = nil;
   @autoreleasepool {
-    failure = [self createPipelinesFromLibrary:library];
+    std::vector<const char*> entryPoints;
+    for (const Variant& v : kVariants) entryPoints.push_back(v.entryPoint);
+    failure = MTGCreatePipelines(library, entryPoints, nil, kernel::kName, _pipelines);
+    if (failure == nil) failure = [self chooseTuningsFromTable:tuningTable];
   }
   if (failure != nil) {
     if (error != nullptr) *error = failure;
     return nil;
   }
+  _captureWatched = mtlgen::capture::watches(kernel::kName);
   return self;
 }
 
-// Creates every variant's pipeline; returns why it could not, or nil.
-- (nullable NSError*)createPipelinesFromLibrary:(id<MTLLibrary>)library {
-  return MTGCreatePipelines(library, kEntryPoints, nil, kernel::kName, _pipelines);
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
+  return [self initWithLibrary:library
+                   tuningTable:nullptr
+                         error:error];
+}
+
+// For each type choice, the tuning encode calls without one use; each must be compiled and admitted
+// by its pipeline on this device. Returns why not, or nil.
+- (nullable NSError*)chooseTuningsFromTable:(const mtlgen::TuningTable* _Nullable)table {
+  std::shared_ptr<const mtlgen::TuningTable> environment;
+  NSError* failure = nil;
+  if (table == nullptr && !MTGEnvironmentTuningTable(environment, &failure)) return failure;
+  if (table == nullptr) table = environment.get();
+  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
+    const std::string types = kernel::types_key(kTypeChoices[i]);
+    kernel::Tuning tuning;
+    const auto* tuned = MTGTunablesFor(table, _device, kernel::kName, types);
+    const std::string unknown = tuned != nullptr ? ApplyTunables(*tuned, tuning) : "";
+    const size_t v = VariantIndex(kTypeChoices[i], tuning);
+    if (!unknown.empty() || v == kVariants.size()) {
+      const std::string source = tuned != nullptr ? table->path() : std::string("the spec");
+      return MTGMakeError(MTGErrorTuning, std::string(kernel::kName) + ": " + source + " tunes {" + types +
+                                              "} on " + MTGString(_device.name) + " to " +
+                                              (unknown.empty() ? Describe(kTypeChoices[i], tuning) + ", which was not compiled"
+                                                               : "unknown tunable " + unknown) +
+                                              "; run autotune_" + kernel::kName + " again");
+    }
+    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::threads_per_threadgroup(tuning)), kernel::kName,
+                                 kVariants[v].entryPoint, &failure)) {
+      return failure;
+    }
+    _tunings[i] = tuning;
+  }
+  return nil;
+}
+
++ (NSUInteger)variantCount {
+  return kVariants.size();
+}
+
++ (MTGMatvecTypes)typesOfVariant:(NSUInteger)index {
+  return kVariants.at(index).types;
+}
+
++ (MTGMatvecTuning)tuningOfVariant:(NSUInteger)index {
+  return kVariants.at(index).tuning;
 }
 
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGMatvecTypes&)types
                                                   tuning:(const MTGMatvecTuning&)tuning {
   const size_t variantIndex = VariantIndex(types, tuning);
-  return variantIndex < kEntryPoints.size() ? _pipelines[variantIndex] : nil;
+  return variantIndex < kVariants.size() ? _pipelines[variantIndex] : nil;
 }
 
 - (BOOL)supportsTypes:(const MTGMatvecTypes&)types tuning:(const MTGMatvecTuning&)tuning {
   id<MTLComputePipelineState> pipeline = [self pipelineForTypes:types tuning:tuning];
   return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::threads_per_threadgroup(tuning)));
+}
+
+- (MTGMatvecTuning)tuningForTypes:(const MTGMatvecTypes&)types {
+  const size_t typesIndex = TypesIndex(types);
+  return typesIndex < kTypeChoices.size() ? _tunings[typesIndex] : kernel::Tuning{};
+}
+
+- (nullable id<MTLBuffer>)newWBufferForDims:(const MTGMatvecDims&)dims
+                                      types:(const MTGMatvecTypes&)types
+                                      error:(NSError**)error {
+  const int64_t elements = kernel::w_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"matvec.w", error);
+}
+
+- (nullable id<MTLBuffer>)newXBufferForDims:(const MTGMatvecDims&)dims
+                                      types:(const MTGMatvecTypes&)types
+                                      error:(NSError**)error {
+  const int64_t elements = kernel::x_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"matvec.x", error);
+}
+
+- (nullable id<MTLBuffer>)newYBufferForDims:(const MTGMatvecDims&)dims
+                                      types:(const MTGMatvecTypes&)types
+                                      error:(NSError**)error {
+  const int64_t elements = kernel::y_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"matvec.y", error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -119,27 +227,24 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
     return MTGFail(error, MTGErrorInvalidDims, e.what());
   }
   const size_t variantIndex = VariantIndex(types, tuning);
-  if (variantIndex == kEntryPoints.size()) {
+  if (variantIndex == kVariants.size()) {
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
   }
   id<MTLComputePipelineState> pipeline = _pipelines[variantIndex];
   const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(tuning));
-  if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kEntryPoints[variantIndex], error)) {
+  if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
+                               error) ||
+      !MTGCheckBuffers(kernel::kName, {
+                           {"w", w, wOffset, mtlgen::dtype_size(types.T), kernel::w_elements(dims, tuning, types)},
+                           {"x", x, xOffset, mtlgen::dtype_size(types.T), kernel::x_elements(dims, tuning, types)},
+                           {"y", y, yOffset, mtlgen::dtype_size(types.T), kernel::y_elements(dims, tuning, types)},
+                       }, error)) {
     return NO;
-  }
-  try {
-    mtlgen::require_elements(MTGBufferElements(w, wOffset, mtlgen::dtype_size(types.T), kernel::kName, "w"),
-                             kernel::w_elements(dims, tuning, types), kernel::kName, "w");
-    mtlgen::require_elements(MTGBufferElements(x, xOffset, mtlgen::dtype_size(types.T), kernel::kName, "x"),
-                             kernel::x_elements(dims, tuning, types), kernel::kName, "x");
-    mtlgen::require_elements(MTGBufferElements(y, yOffset, mtlgen::dtype_size(types.T), kernel::kName, "y"),
-                             kernel::y_elements(dims, tuning, types), kernel::kName, "y");
-  } catch (const std::invalid_argument& e) {
-    return MTGFail(error, MTGErrorInvalidBuffer, e.what());
   }
   const MTLSize threadgroupsPerGrid = MTGSize(kernel::threadgroups(dims, tuning, types));
   if (MTGThreadCount(threadgroupsPerGrid) == 0) return YES;  // no work, and Metal rejects empty grids
+  if (_captureWatched) mtlgen::capture::note_dispatch(kernel::kName);
 
   [encoder setComputePipelineState:pipeline];
   [encoder setBuffer:w offset:wOffset atIndex:0];
@@ -163,6 +268,10 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                        scalars:(const MTGMatvecScalars&)scalars
                          types:(const MTGMatvecTypes&)types
                          error:(NSError**)error {
+  if (TypesIndex(types) == kTypeChoices.size()) {
+    return MTGFail(error, MTGErrorNoSuchVariant,
+                   std::string(kernel::kName) + ": no variant was compiled for {" + kernel::types_key(types) + "}");
+  }
   return [self encodeToCommandEncoder:encoder
                                     w:w
                               wOffset:wOffset
@@ -173,7 +282,7 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                                  dims:dims
                               scalars:scalars
                                 types:types
-                               tuning:MTGMatvecTuning{}
+                               tuning:[self tuningForTypes:types]
                                 error:error];
 }
 
@@ -190,12 +299,17 @@ MatvecKernel::MatvecKernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 MatvecKernel::~MatvecKernel() = default;
 
 std::unique_ptr<MatvecKernel> MatvecKernel::create(void* mtl_library, std::string* error) {
+  return create(mtl_library, Options{}, error);
+}
+
+std::unique_ptr<MatvecKernel> MatvecKernel::create(void* mtl_library, const Options& options, std::string* error) {
   if (mtl_library == nullptr) {
     if (error != nullptr) *error = std::string(kName) + ": the Metal library is null";
     return nullptr;
   }
   NSError* failure = nil;
   MTGMatvec* glue = [[MTGMatvec alloc] initWithLibrary:(__bridge id<MTLLibrary>)mtl_library
+                                           tuningTable:options.tuning_table
                                                  error:&failure];
   if (glue == nil) {
     if (error != nullptr) *error = MTGDescription(failure);
@@ -206,6 +320,15 @@ std::unique_ptr<MatvecKernel> MatvecKernel::create(void* mtl_library, std::strin
 
 bool MatvecKernel::supports(const Types& types, const Tuning& tuning) const {
   return [impl_->glue supportsTypes:types tuning:tuning];
+}
+
+Tuning MatvecKernel::tuning_for(const Types& types) const {
+  return [impl_->glue tuningForTypes:types];
+}
+
+bool MatvecKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,
+    const Types& types, std::string* error) const {
+  return encode(encoder, buffers, dims, scalars, types, tuning_for(types), error);
 }
 
 bool MatvecKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,

@@ -7,6 +7,8 @@
 // Implemented in MTGRmsNorm.mm, which must be compiled with -fobjc-arc.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -14,6 +16,26 @@
 #include "rms_norm_types.h"
 
 namespace mtlgen::kernels::rms_norm {
+
+// A type choice as tuning files and command lines spell it: "T=float".
+inline std::string types_key([[maybe_unused]] const Types& types) {
+  return "T=" + std::string(mtlgen::dtype_name(types.T));
+}
+
+// The tunables by name, as tuning files spell them.
+inline std::map<std::string, int64_t> tuning_values([[maybe_unused]] const Tuning& tuning) {
+  return {{"TG", tuning.TG}};
+}
+
+// Sets the tunable called `name`; false when rms_norm has none of that name.
+inline bool set_tunable([[maybe_unused]] Tuning& tuning, [[maybe_unused]] const std::string& name,
+                        [[maybe_unused]] int64_t value) {
+  if (name == "TG") {
+    tuning.TG = static_cast<uint32_t>(value);
+    return true;
+  }
+  return false;
+}
 
 class RmsNormKernel {
  public:
@@ -24,9 +46,17 @@ class RmsNormKernel {
     mtlgen::MetalBuffer out;  // T[rows, n], write
   };
 
-  // Creates the pipeline of every variant from `mtl_library` (an id<MTLLibrary>). Returns nullptr
-  // and sets `error` when an entry point is missing or Metal cannot create a pipeline.
+  struct Options {
+    // Where the default tuning per type choice comes from; nullptr: the file MTLGEN_TUNING names,
+    // if any, else the spec's defaults.
+    const mtlgen::TuningTable* tuning_table = nullptr;
+  };
+
+  // Creates the pipeline of every variant from `mtl_library` (an id<MTLLibrary>) and chooses the
+  // default tuning per type choice. Returns nullptr and sets `error` when an entry point is missing,
+  // Metal cannot create a pipeline, or a chosen tuning cannot run on this device.
   static std::unique_ptr<RmsNormKernel> create(void* mtl_library, std::string* error);
+  static std::unique_ptr<RmsNormKernel> create(void* mtl_library, const Options& options, std::string* error);
 
   ~RmsNormKernel();
   RmsNormKernel(const RmsNormKernel&) = delete;
@@ -36,11 +66,16 @@ class RmsNormKernel {
   // threadgroup it dispatches on this device.
   bool supports(const Types& types, const Tuning& tuning) const;
 
+  // The tuning the encode call without one uses for `types`.
+  Tuning tuning_for(const Types& types) const;
+
   // Encodes one dispatch into `encoder` (an id<MTLComputeCommandEncoder>). Returns false with
   // `error` set, and encodes nothing, when the dims violate the spec, the variant cannot run, or a
   // buffer is null, misaligned or too small.
   bool encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars, const Types& types,
               const Tuning& tuning, std::string* error) const;
+  bool encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars, const Types& types,
+              std::string* error) const;
 
  private:
   struct Impl;

@@ -2,14 +2,15 @@
 // Do not edit by hand: change the spec and run `mtlgen generate`.
 //
 // rms_norm_single_row: out[r, i] = x[r, i] / sqrt(mean(x[r, :]^2) + eps) * w[i], f32 accumulation, row kept in registers (n <= 8192).
-// Objective-C++ glue: the compute pipelines of every compiled variant and a typed encode call that
-// checks the problem against the spec before it touches the encoder.
+// Objective-C++ glue: the compute pipelines of every compiled variant, created and checked once,
+// and typed encode calls that check the problem against the spec before they touch the encoder.
 #pragma once
 
 #import <Foundation/Foundation.h>
 #import <Metal/Metal.h>
 
-#include "../support/mtlgen_objc.h"
+#include "../support/mtlgen_runtime.h"
+#include "rms_norm_single_row.h"
 #include "rms_norm_single_row_types.h"
 
 using MTGRmsNormSingleRowDims = mtlgen::kernels::rms_norm_single_row::Dims;
@@ -24,12 +25,26 @@ NS_ASSUME_NONNULL_BEGIN
 /// Immutable once created: share one instance and encode from any thread, each with its own encoder.
 @interface MTGRmsNormSingleRow : NSObject
 
-/// Creates the compute pipeline of every variant. Fails with MTGErrorMissingEntryPoint, naming each
-/// absent entry point, when `library` was not built from this generation's rms_norm_single_row.metal, and
-/// with MTGErrorPipelineCreation when Metal cannot create a pipeline.
-- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error NS_DESIGNATED_INITIALIZER;
+/// Creates the pipeline of every variant and chooses, per type choice, the tuning that
+/// encode calls without one use: `tuningTable`'s entry for this device (nullptr: the file
+/// MTLGEN_TUNING names, if any), else the spec's default (TG = 256).
+/// Fails with MTGErrorMissingEntryPoint, naming each absent entry point, when `library` was not built
+/// from this generation's rms_norm_single_row.metal; MTGErrorPipelineCreation when Metal fails;
+/// MTGErrorTuning when the table names a variant that was not compiled; and
+/// MTGErrorThreadgroupTooLarge when a chosen tuning's threadgroup exceeds its pipeline's limit.
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
+                             tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
+                                   error:(NSError**)error NS_DESIGNATED_INITIALIZER;
+
+/// Same, with MTLGEN_TUNING's table.
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error;
 
 - (instancetype)init NS_UNAVAILABLE;
+
+/// The compiled variants, in the order of rms_norm_single_row.metal's entry points.
++ (NSUInteger)variantCount;
++ (MTGRmsNormSingleRowTypes)typesOfVariant:(NSUInteger)index;
++ (MTGRmsNormSingleRowTuning)tuningOfVariant:(NSUInteger)index;
 
 /// The pipeline of the variant for `types` and `tuning`; nil when the spec compiled no such variant.
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGRmsNormSingleRowTypes&)types
@@ -38,6 +53,27 @@ NS_ASSUME_NONNULL_BEGIN
 /// Whether that variant was compiled and its pipeline admits the threadgroup it dispatches on this
 /// device; an autotuner skips the tunings for which this is NO.
 - (BOOL)supportsTypes:(const MTGRmsNormSingleRowTypes&)types tuning:(const MTGRmsNormSingleRowTuning&)tuning;
+
+/// The tuning that encode calls without one use for `types` (chosen at creation).
+- (MTGRmsNormSingleRowTuning)tuningForTypes:(const MTGRmsNormSingleRowTypes&)types;
+
+/// A buffer for `x` (T[rows, n], read) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newXBufferForDims:(const MTGRmsNormSingleRowDims&)dims
+                                      types:(const MTGRmsNormSingleRowTypes&)types
+                                      error:(NSError**)error;
+
+/// A buffer for `w` (T[n], read) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newWBufferForDims:(const MTGRmsNormSingleRowDims&)dims
+                                      types:(const MTGRmsNormSingleRowTypes&)types
+                                      error:(NSError**)error;
+
+/// A buffer for `out` (T[rows, n], write) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newOutBufferForDims:(const MTGRmsNormSingleRowDims&)dims
+                                        types:(const MTGRmsNormSingleRowTypes&)types
+                                        error:(NSError**)error;
 
 /// Encodes one dispatch of the variant for `types` and `tuning`: the pipeline, each buffer at its
 /// index in the spec's binding table, the parameter struct, threadgroup memory, then the grid.
@@ -60,7 +96,7 @@ NS_ASSUME_NONNULL_BEGIN
                         tuning:(const MTGRmsNormSingleRowTuning&)tuning
                          error:(NSError**)error;
 
-/// Same, with the spec's default tuning (TG = 256).
+/// Same, with the tuning chosen at creation for `types` (tuningForTypes:).
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
                              x:(id<MTLBuffer>)x
                        xOffset:(NSUInteger)xOffset

@@ -3,15 +3,15 @@
 //
 // rms_norm_single_row: out[r, i] = x[r, i] / sqrt(mean(x[r, :]^2) + eps) * w[i], f32 accumulation, row kept in registers (n <= 8192).
 // MTGRmsNormSingleRow and its plain C++ facade RmsNormSingleRowKernel. Sizes, checks and entry points come
-// from rms_norm_single_row_types.h; buffer and threadgroup indices from the spec's binding table.
+// from rms_norm_single_row_types.h; buffer and threadgroup indices from the spec's binding table; loading,
+// buffer checks and tuning files from ../support/mtlgen_runtime.h.
 #import "MTGRmsNormSingleRow.h"
 
 #include <array>
 #include <memory>
 #include <stdexcept>
 #include <string>
-
-#include "rms_norm_single_row.h"
+#include <vector>
 
 #if !__has_feature(objc_arc)
 #error "MTGRmsNormSingleRow.mm must be compiled with -fobjc-arc"
@@ -21,27 +21,56 @@ namespace {
 
 namespace kernel = mtlgen::kernels::rms_norm_single_row;
 
-// The entry points of rms_norm_single_row.metal, one per variant.
-constexpr std::array<const char*, 9> kEntryPoints = {
-    "rms_norm_single_row_f32_tg256",
-    "rms_norm_single_row_f32_tg512",
-    "rms_norm_single_row_f32_tg1024",
-    "rms_norm_single_row_f16_tg256",
-    "rms_norm_single_row_f16_tg512",
-    "rms_norm_single_row_f16_tg1024",
-    "rms_norm_single_row_bf16_tg256",
-    "rms_norm_single_row_bf16_tg512",
-    "rms_norm_single_row_bf16_tg1024",
+// One compiled entry point of rms_norm_single_row.metal and the choices it was instantiated for.
+struct Variant {
+  const char* entryPoint;
+  kernel::Types types;
+  kernel::Tuning tuning;
 };
 
-// Index in kEntryPoints of the variant for `types` and `tuning`; kEntryPoints.size() when the spec
+constexpr std::array<Variant, 9> kVariants = {{
+    {"rms_norm_single_row_f32_tg256", {mtlgen::DType::f32}, {256}},
+    {"rms_norm_single_row_f32_tg512", {mtlgen::DType::f32}, {512}},
+    {"rms_norm_single_row_f32_tg1024", {mtlgen::DType::f32}, {1024}},
+    {"rms_norm_single_row_f16_tg256", {mtlgen::DType::f16}, {256}},
+    {"rms_norm_single_row_f16_tg512", {mtlgen::DType::f16}, {512}},
+    {"rms_norm_single_row_f16_tg1024", {mtlgen::DType::f16}, {1024}},
+    {"rms_norm_single_row_bf16_tg256", {mtlgen::DType::bf16}, {256}},
+    {"rms_norm_single_row_bf16_tg512", {mtlgen::DType::bf16}, {512}},
+    {"rms_norm_single_row_bf16_tg1024", {mtlgen::DType::bf16}, {1024}},
+}};
+
+// Every type choice that was compiled, each with its own default tuning.
+constexpr std::array<kernel::Types, 3> kTypeChoices = {{
+    {mtlgen::DType::f32},
+    {mtlgen::DType::f16},
+    {mtlgen::DType::bf16},
+}};
+
+// Index in kVariants of the variant for `types` and `tuning`; kVariants.size() when the spec
 // compiled no such variant.
 size_t VariantIndex(const kernel::Types& types, const kernel::Tuning& tuning) {
-  return MTGVariantIndex(kEntryPoints, kernel::entry_point(types, tuning));
+  return MTGVariantIndex(kVariants, kernel::entry_point(types, tuning));
+}
+
+// Index in kTypeChoices of `types`; kTypeChoices.size() when no variant has them.
+size_t TypesIndex([[maybe_unused]] const kernel::Types& types) {
+  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
+    if (kTypeChoices[i].T == types.T) return i;
+  }
+  return kTypeChoices.size();
 }
 
 std::string Describe([[maybe_unused]] const kernel::Types& types, [[maybe_unused]] const kernel::Tuning& tuning) {
   return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "TG = " + std::to_string(tuning.TG);
+}
+
+// The spec's default tuning with what a tuning file records; names the tunable it does not know.
+std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel::Tuning& tuning) {
+  for (const auto& entry : tunables) {
+    if (!kernel::set_tunable(tuning, entry.first, entry.second)) return entry.first;
+  }
+  return "";
 }
 
 // Bytes of the threadgroup array at [[threadgroup(index)]], rounded up as Metal requires.
@@ -52,38 +81,117 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
 }  // namespace
 
 @implementation MTGRmsNormSingleRow {
-  std::array<id<MTLComputePipelineState>, kEntryPoints.size()> _pipelines;
+  id<MTLDevice> _device;
+  std::vector<id<MTLComputePipelineState>> _pipelines;  // per kVariants
+  std::array<kernel::Tuning, kTypeChoices.size()> _tunings;  // per kTypeChoices
+  BOOL _captureWatched;  // MTLGEN_CAPTURE names this kernel: count its dispatches
 }
 
-- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
+                             tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
+                                   error:(NSError**)error {
   self = [super init];
   if (self == nil) return nil;
+  _device = library.device;
   // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
   NSError* failure = nil;
   @autoreleasepool {
-    failure = [self createPipelinesFromLibrary:library];
+    std::vector<const char*> entryPoints;
+    for (const Variant& v : kVariants) entryPoints.push_back(v.entryPoint);
+    failure = MTGCreatePipelines(library, entryPoints, nil, kernel::kName, _pipelines);
+    if (failure == nil) failure = [self chooseTuningsFromTable:tuningTable];
   }
   if (failure != nil) {
     if (error != nullptr) *error = failure;
     return nil;
   }
+  _captureWatched = mtlgen::capture::watches(kernel::kName);
   return self;
 }
 
-// Creates every variant's pipeline; returns why it could not, or nil.
-- (nullable NSError*)createPipelinesFromLibrary:(id<MTLLibrary>)library {
-  return MTGCreatePipelines(library, kEntryPoints, nil, kernel::kName, _pipelines);
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
+  return [self initWithLibrary:library
+                   tuningTable:nullptr
+                         error:error];
+}
+
+// For each type choice, the tuning encode calls without one use; each must be compiled and admitted
+// by its pipeline on this device. Returns why not, or nil.
+- (nullable NSError*)chooseTuningsFromTable:(const mtlgen::TuningTable* _Nullable)table {
+  std::shared_ptr<const mtlgen::TuningTable> environment;
+  NSError* failure = nil;
+  if (table == nullptr && !MTGEnvironmentTuningTable(environment, &failure)) return failure;
+  if (table == nullptr) table = environment.get();
+  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
+    const std::string types = kernel::types_key(kTypeChoices[i]);
+    kernel::Tuning tuning;
+    const auto* tuned = MTGTunablesFor(table, _device, kernel::kName, types);
+    const std::string unknown = tuned != nullptr ? ApplyTunables(*tuned, tuning) : "";
+    const size_t v = VariantIndex(kTypeChoices[i], tuning);
+    if (!unknown.empty() || v == kVariants.size()) {
+      const std::string source = tuned != nullptr ? table->path() : std::string("the spec");
+      return MTGMakeError(MTGErrorTuning, std::string(kernel::kName) + ": " + source + " tunes {" + types +
+                                              "} on " + MTGString(_device.name) + " to " +
+                                              (unknown.empty() ? Describe(kTypeChoices[i], tuning) + ", which was not compiled"
+                                                               : "unknown tunable " + unknown) +
+                                              "; run autotune_" + kernel::kName + " again");
+    }
+    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::threads_per_threadgroup(tuning)), kernel::kName,
+                                 kVariants[v].entryPoint, &failure)) {
+      return failure;
+    }
+    _tunings[i] = tuning;
+  }
+  return nil;
+}
+
++ (NSUInteger)variantCount {
+  return kVariants.size();
+}
+
++ (MTGRmsNormSingleRowTypes)typesOfVariant:(NSUInteger)index {
+  return kVariants.at(index).types;
+}
+
++ (MTGRmsNormSingleRowTuning)tuningOfVariant:(NSUInteger)index {
+  return kVariants.at(index).tuning;
 }
 
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGRmsNormSingleRowTypes&)types
                                                   tuning:(const MTGRmsNormSingleRowTuning&)tuning {
   const size_t variantIndex = VariantIndex(types, tuning);
-  return variantIndex < kEntryPoints.size() ? _pipelines[variantIndex] : nil;
+  return variantIndex < kVariants.size() ? _pipelines[variantIndex] : nil;
 }
 
 - (BOOL)supportsTypes:(const MTGRmsNormSingleRowTypes&)types tuning:(const MTGRmsNormSingleRowTuning&)tuning {
   id<MTLComputePipelineState> pipeline = [self pipelineForTypes:types tuning:tuning];
   return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::threads_per_threadgroup(tuning)));
+}
+
+- (MTGRmsNormSingleRowTuning)tuningForTypes:(const MTGRmsNormSingleRowTypes&)types {
+  const size_t typesIndex = TypesIndex(types);
+  return typesIndex < kTypeChoices.size() ? _tunings[typesIndex] : kernel::Tuning{};
+}
+
+- (nullable id<MTLBuffer>)newXBufferForDims:(const MTGRmsNormSingleRowDims&)dims
+                                      types:(const MTGRmsNormSingleRowTypes&)types
+                                      error:(NSError**)error {
+  const int64_t elements = kernel::x_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"rms_norm_single_row.x", error);
+}
+
+- (nullable id<MTLBuffer>)newWBufferForDims:(const MTGRmsNormSingleRowDims&)dims
+                                      types:(const MTGRmsNormSingleRowTypes&)types
+                                      error:(NSError**)error {
+  const int64_t elements = kernel::w_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"rms_norm_single_row.w", error);
+}
+
+- (nullable id<MTLBuffer>)newOutBufferForDims:(const MTGRmsNormSingleRowDims&)dims
+                                        types:(const MTGRmsNormSingleRowTypes&)types
+                                        error:(NSError**)error {
+  const int64_t elements = kernel::out_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"rms_norm_single_row.out", error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -104,27 +212,24 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
     return MTGFail(error, MTGErrorInvalidDims, e.what());
   }
   const size_t variantIndex = VariantIndex(types, tuning);
-  if (variantIndex == kEntryPoints.size()) {
+  if (variantIndex == kVariants.size()) {
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
   }
   id<MTLComputePipelineState> pipeline = _pipelines[variantIndex];
   const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(tuning));
-  if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kEntryPoints[variantIndex], error)) {
+  if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
+                               error) ||
+      !MTGCheckBuffers(kernel::kName, {
+                           {"x", x, xOffset, mtlgen::dtype_size(types.T), kernel::x_elements(dims, tuning, types)},
+                           {"w", w, wOffset, mtlgen::dtype_size(types.T), kernel::w_elements(dims, tuning, types)},
+                           {"out", out, outOffset, mtlgen::dtype_size(types.T), kernel::out_elements(dims, tuning, types)},
+                       }, error)) {
     return NO;
-  }
-  try {
-    mtlgen::require_elements(MTGBufferElements(x, xOffset, mtlgen::dtype_size(types.T), kernel::kName, "x"),
-                             kernel::x_elements(dims, tuning, types), kernel::kName, "x");
-    mtlgen::require_elements(MTGBufferElements(w, wOffset, mtlgen::dtype_size(types.T), kernel::kName, "w"),
-                             kernel::w_elements(dims, tuning, types), kernel::kName, "w");
-    mtlgen::require_elements(MTGBufferElements(out, outOffset, mtlgen::dtype_size(types.T), kernel::kName, "out"),
-                             kernel::out_elements(dims, tuning, types), kernel::kName, "out");
-  } catch (const std::invalid_argument& e) {
-    return MTGFail(error, MTGErrorInvalidBuffer, e.what());
   }
   const MTLSize threadgroupsPerGrid = MTGSize(kernel::threadgroups(dims, tuning, types));
   if (MTGThreadCount(threadgroupsPerGrid) == 0) return YES;  // no work, and Metal rejects empty grids
+  if (_captureWatched) mtlgen::capture::note_dispatch(kernel::kName);
 
   [encoder setComputePipelineState:pipeline];
   [encoder setBuffer:x offset:xOffset atIndex:0];
@@ -148,6 +253,10 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                        scalars:(const MTGRmsNormSingleRowScalars&)scalars
                          types:(const MTGRmsNormSingleRowTypes&)types
                          error:(NSError**)error {
+  if (TypesIndex(types) == kTypeChoices.size()) {
+    return MTGFail(error, MTGErrorNoSuchVariant,
+                   std::string(kernel::kName) + ": no variant was compiled for {" + kernel::types_key(types) + "}");
+  }
   return [self encodeToCommandEncoder:encoder
                                     x:x
                               xOffset:xOffset
@@ -158,7 +267,7 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                                  dims:dims
                               scalars:scalars
                                 types:types
-                               tuning:MTGRmsNormSingleRowTuning{}
+                               tuning:[self tuningForTypes:types]
                                 error:error];
 }
 
@@ -175,12 +284,17 @@ RmsNormSingleRowKernel::RmsNormSingleRowKernel(std::unique_ptr<Impl> impl) : imp
 RmsNormSingleRowKernel::~RmsNormSingleRowKernel() = default;
 
 std::unique_ptr<RmsNormSingleRowKernel> RmsNormSingleRowKernel::create(void* mtl_library, std::string* error) {
+  return create(mtl_library, Options{}, error);
+}
+
+std::unique_ptr<RmsNormSingleRowKernel> RmsNormSingleRowKernel::create(void* mtl_library, const Options& options, std::string* error) {
   if (mtl_library == nullptr) {
     if (error != nullptr) *error = std::string(kName) + ": the Metal library is null";
     return nullptr;
   }
   NSError* failure = nil;
   MTGRmsNormSingleRow* glue = [[MTGRmsNormSingleRow alloc] initWithLibrary:(__bridge id<MTLLibrary>)mtl_library
+                                                               tuningTable:options.tuning_table
                                                                      error:&failure];
   if (glue == nil) {
     if (error != nullptr) *error = MTGDescription(failure);
@@ -191,6 +305,15 @@ std::unique_ptr<RmsNormSingleRowKernel> RmsNormSingleRowKernel::create(void* mtl
 
 bool RmsNormSingleRowKernel::supports(const Types& types, const Tuning& tuning) const {
   return [impl_->glue supportsTypes:types tuning:tuning];
+}
+
+Tuning RmsNormSingleRowKernel::tuning_for(const Types& types) const {
+  return [impl_->glue tuningForTypes:types];
+}
+
+bool RmsNormSingleRowKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,
+    const Types& types, std::string* error) const {
+  return encode(encoder, buffers, dims, scalars, types, tuning_for(types), error);
 }
 
 bool RmsNormSingleRowKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,

@@ -2,14 +2,15 @@
 // Do not edit by hand: change the spec and run `mtlgen generate`.
 //
 // sdpa_vector: out[h] = softmax(scale * K[g] q[h]) V[g], g = h / (n_heads / n_kv_heads), keys 0..kv_len-1, f32 online softmax.
-// Objective-C++ glue: the compute pipelines of every compiled variant and a typed encode call that
-// checks the problem against the spec before it touches the encoder.
+// Objective-C++ glue: the compute pipelines of every compiled variant, created and checked once,
+// and typed encode calls that check the problem against the spec before they touch the encoder.
 #pragma once
 
 #import <Foundation/Foundation.h>
 #import <Metal/Metal.h>
 
-#include "../support/mtlgen_objc.h"
+#include "../support/mtlgen_runtime.h"
+#include "sdpa_vector.h"
 #include "sdpa_vector_types.h"
 
 using MTGSdpaVectorDims = mtlgen::kernels::sdpa_vector::Dims;
@@ -24,12 +25,26 @@ NS_ASSUME_NONNULL_BEGIN
 /// Immutable once created: share one instance and encode from any thread, each with its own encoder.
 @interface MTGSdpaVector : NSObject
 
-/// Creates the compute pipeline of every variant. Fails with MTGErrorMissingEntryPoint, naming each
-/// absent entry point, when `library` was not built from this generation's sdpa_vector.metal, and
-/// with MTGErrorPipelineCreation when Metal cannot create a pipeline.
-- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error NS_DESIGNATED_INITIALIZER;
+/// Creates the pipeline of every variant and chooses, per type choice, the tuning that
+/// encode calls without one use: `tuningTable`'s entry for this device (nullptr: the file
+/// MTLGEN_TUNING names, if any), else the spec's default (TG = 1024).
+/// Fails with MTGErrorMissingEntryPoint, naming each absent entry point, when `library` was not built
+/// from this generation's sdpa_vector.metal; MTGErrorPipelineCreation when Metal fails;
+/// MTGErrorTuning when the table names a variant that was not compiled; and
+/// MTGErrorThreadgroupTooLarge when a chosen tuning's threadgroup exceeds its pipeline's limit.
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
+                             tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
+                                   error:(NSError**)error NS_DESIGNATED_INITIALIZER;
+
+/// Same, with MTLGEN_TUNING's table.
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error;
 
 - (instancetype)init NS_UNAVAILABLE;
+
+/// The compiled variants, in the order of sdpa_vector.metal's entry points.
++ (NSUInteger)variantCount;
++ (MTGSdpaVectorTypes)typesOfVariant:(NSUInteger)index;
++ (MTGSdpaVectorTuning)tuningOfVariant:(NSUInteger)index;
 
 /// The pipeline of the variant for `types` and `tuning`; nil when the spec compiled no such variant.
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGSdpaVectorTypes&)types
@@ -38,6 +53,33 @@ NS_ASSUME_NONNULL_BEGIN
 /// Whether that variant was compiled and its pipeline admits the threadgroup it dispatches on this
 /// device; an autotuner skips the tunings for which this is NO.
 - (BOOL)supportsTypes:(const MTGSdpaVectorTypes&)types tuning:(const MTGSdpaVectorTuning&)tuning;
+
+/// The tuning that encode calls without one use for `types` (chosen at creation).
+- (MTGSdpaVectorTuning)tuningForTypes:(const MTGSdpaVectorTypes&)types;
+
+/// A buffer for `q` (T[n_heads, head_dim], read) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newQBufferForDims:(const MTGSdpaVectorDims&)dims
+                                      types:(const MTGSdpaVectorTypes&)types
+                                      error:(NSError**)error;
+
+/// A buffer for `k_cache` (KV[n_kv_heads, capacity, head_dim], read) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newKCacheBufferForDims:(const MTGSdpaVectorDims&)dims
+                                           types:(const MTGSdpaVectorTypes&)types
+                                           error:(NSError**)error;
+
+/// A buffer for `v_cache` (KV[n_kv_heads, capacity, head_dim], read) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newVCacheBufferForDims:(const MTGSdpaVectorDims&)dims
+                                           types:(const MTGSdpaVectorTypes&)types
+                                           error:(NSError**)error;
+
+/// A buffer for `out` (T[n_heads, head_dim], write) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newOutBufferForDims:(const MTGSdpaVectorDims&)dims
+                                        types:(const MTGSdpaVectorTypes&)types
+                                        error:(NSError**)error;
 
 /// Encodes one dispatch of the variant for `types` and `tuning`: the pipeline, each buffer at its
 /// index in the spec's binding table, the parameter struct, threadgroup memory, then the grid.
@@ -63,7 +105,7 @@ NS_ASSUME_NONNULL_BEGIN
                         tuning:(const MTGSdpaVectorTuning&)tuning
                          error:(NSError**)error;
 
-/// Same, with the spec's default tuning (TG = 1024).
+/// Same, with the tuning chosen at creation for `types` (tuningForTypes:).
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
                              q:(id<MTLBuffer>)q
                        qOffset:(NSUInteger)qOffset

@@ -2,14 +2,15 @@
 // Do not edit by hand: change the spec and run `mtlgen generate`.
 //
 // sdpa_vector_2pass_merge: out[h] = sum_b w_b partial_out[h, b] / sum_b w_b block_sum[h, b], w_b = exp(block_max[h, b] - max_b block_max[h, b]) (0 for a block without keys).
-// Objective-C++ glue: the compute pipelines of every compiled variant and a typed encode call that
-// checks the problem against the spec before it touches the encoder.
+// Objective-C++ glue: the compute pipelines of every compiled variant, created and checked once,
+// and typed encode calls that check the problem against the spec before they touch the encoder.
 #pragma once
 
 #import <Foundation/Foundation.h>
 #import <Metal/Metal.h>
 
-#include "../support/mtlgen_objc.h"
+#include "../support/mtlgen_runtime.h"
+#include "sdpa_vector_2pass_merge.h"
 #include "sdpa_vector_2pass_merge_types.h"
 
 using MTGSdpaVector2passMergeDims = mtlgen::kernels::sdpa_vector_2pass_merge::Dims;
@@ -24,12 +25,26 @@ NS_ASSUME_NONNULL_BEGIN
 /// Immutable once created: share one instance and encode from any thread, each with its own encoder.
 @interface MTGSdpaVector2passMerge : NSObject
 
-/// Creates the compute pipeline of every variant. Fails with MTGErrorMissingEntryPoint, naming each
-/// absent entry point, when `library` was not built from this generation's sdpa_vector_2pass_merge.metal, and
-/// with MTGErrorPipelineCreation when Metal cannot create a pipeline.
-- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error NS_DESIGNATED_INITIALIZER;
+/// Creates the pipeline of every variant and chooses, per type choice, the tuning that
+/// encode calls without one use: `tuningTable`'s entry for this device (nullptr: the file
+/// MTLGEN_TUNING names, if any), else the spec's default (TG = 128).
+/// Fails with MTGErrorMissingEntryPoint, naming each absent entry point, when `library` was not built
+/// from this generation's sdpa_vector_2pass_merge.metal; MTGErrorPipelineCreation when Metal fails;
+/// MTGErrorTuning when the table names a variant that was not compiled; and
+/// MTGErrorThreadgroupTooLarge when a chosen tuning's threadgroup exceeds its pipeline's limit.
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
+                             tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
+                                   error:(NSError**)error NS_DESIGNATED_INITIALIZER;
+
+/// Same, with MTLGEN_TUNING's table.
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error;
 
 - (instancetype)init NS_UNAVAILABLE;
+
+/// The compiled variants, in the order of sdpa_vector_2pass_merge.metal's entry points.
++ (NSUInteger)variantCount;
++ (MTGSdpaVector2passMergeTypes)typesOfVariant:(NSUInteger)index;
++ (MTGSdpaVector2passMergeTuning)tuningOfVariant:(NSUInteger)index;
 
 /// The pipeline of the variant for `types` and `tuning`; nil when the spec compiled no such variant.
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGSdpaVector2passMergeTypes&)types
@@ -38,6 +53,33 @@ NS_ASSUME_NONNULL_BEGIN
 /// Whether that variant was compiled and its pipeline admits the threadgroup it dispatches on this
 /// device; an autotuner skips the tunings for which this is NO.
 - (BOOL)supportsTypes:(const MTGSdpaVector2passMergeTypes&)types tuning:(const MTGSdpaVector2passMergeTuning&)tuning;
+
+/// The tuning that encode calls without one use for `types` (chosen at creation).
+- (MTGSdpaVector2passMergeTuning)tuningForTypes:(const MTGSdpaVector2passMergeTypes&)types;
+
+/// A buffer for `partial_out` (float[n_heads, blocks, head_dim], read) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newPartialOutBufferForDims:(const MTGSdpaVector2passMergeDims&)dims
+                                               types:(const MTGSdpaVector2passMergeTypes&)types
+                                               error:(NSError**)error;
+
+/// A buffer for `block_max` (float[n_heads, blocks], read) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newBlockMaxBufferForDims:(const MTGSdpaVector2passMergeDims&)dims
+                                             types:(const MTGSdpaVector2passMergeTypes&)types
+                                             error:(NSError**)error;
+
+/// A buffer for `block_sum` (float[n_heads, blocks], read) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newBlockSumBufferForDims:(const MTGSdpaVector2passMergeDims&)dims
+                                             types:(const MTGSdpaVector2passMergeTypes&)types
+                                             error:(NSError**)error;
+
+/// A buffer for `out` (T[n_heads, head_dim], write) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newOutBufferForDims:(const MTGSdpaVector2passMergeDims&)dims
+                                        types:(const MTGSdpaVector2passMergeTypes&)types
+                                        error:(NSError**)error;
 
 /// Encodes one dispatch of the variant for `types` and `tuning`: the pipeline, each buffer at its
 /// index in the spec's binding table, the parameter struct, threadgroup memory, then the grid.
@@ -63,7 +105,7 @@ NS_ASSUME_NONNULL_BEGIN
                         tuning:(const MTGSdpaVector2passMergeTuning&)tuning
                          error:(NSError**)error;
 
-/// Same, with the spec's default tuning (TG = 128).
+/// Same, with the tuning chosen at creation for `types` (tuningForTypes:).
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
                     partialOut:(id<MTLBuffer>)partialOut
               partialOutOffset:(NSUInteger)partialOutOffset

@@ -2,14 +2,15 @@
 // Do not edit by hand: change the spec and run `mtlgen generate`.
 //
 // softmax: out[r, i] = exp(x[r, i] - max(x[r, :])) / sum(exp(x[r, :] - max(x[r, :]))).
-// Objective-C++ glue: the compute pipelines of every compiled variant and a typed encode call that
-// checks the problem against the spec before it touches the encoder.
+// Objective-C++ glue: the compute pipelines of every compiled variant, created and checked once,
+// and typed encode calls that check the problem against the spec before they touch the encoder.
 #pragma once
 
 #import <Foundation/Foundation.h>
 #import <Metal/Metal.h>
 
-#include "../support/mtlgen_objc.h"
+#include "../support/mtlgen_runtime.h"
+#include "softmax.h"
 #include "softmax_types.h"
 
 using MTGSoftmaxDims = mtlgen::kernels::softmax::Dims;
@@ -24,12 +25,26 @@ NS_ASSUME_NONNULL_BEGIN
 /// Immutable once created: share one instance and encode from any thread, each with its own encoder.
 @interface MTGSoftmax : NSObject
 
-/// Creates the compute pipeline of every variant. Fails with MTGErrorMissingEntryPoint, naming each
-/// absent entry point, when `library` was not built from this generation's softmax.metal, and
-/// with MTGErrorPipelineCreation when Metal cannot create a pipeline.
-- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error NS_DESIGNATED_INITIALIZER;
+/// Creates the pipeline of every variant and chooses, per type choice, the tuning that
+/// encode calls without one use: `tuningTable`'s entry for this device (nullptr: the file
+/// MTLGEN_TUNING names, if any), else the spec's default (TG = 256).
+/// Fails with MTGErrorMissingEntryPoint, naming each absent entry point, when `library` was not built
+/// from this generation's softmax.metal; MTGErrorPipelineCreation when Metal fails;
+/// MTGErrorTuning when the table names a variant that was not compiled; and
+/// MTGErrorThreadgroupTooLarge when a chosen tuning's threadgroup exceeds its pipeline's limit.
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
+                             tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
+                                   error:(NSError**)error NS_DESIGNATED_INITIALIZER;
+
+/// Same, with MTLGEN_TUNING's table.
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error;
 
 - (instancetype)init NS_UNAVAILABLE;
+
+/// The compiled variants, in the order of softmax.metal's entry points.
++ (NSUInteger)variantCount;
++ (MTGSoftmaxTypes)typesOfVariant:(NSUInteger)index;
++ (MTGSoftmaxTuning)tuningOfVariant:(NSUInteger)index;
 
 /// The pipeline of the variant for `types` and `tuning`; nil when the spec compiled no such variant.
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGSoftmaxTypes&)types
@@ -38,6 +53,21 @@ NS_ASSUME_NONNULL_BEGIN
 /// Whether that variant was compiled and its pipeline admits the threadgroup it dispatches on this
 /// device; an autotuner skips the tunings for which this is NO.
 - (BOOL)supportsTypes:(const MTGSoftmaxTypes&)types tuning:(const MTGSoftmaxTuning&)tuning;
+
+/// The tuning that encode calls without one use for `types` (chosen at creation).
+- (MTGSoftmaxTuning)tuningForTypes:(const MTGSoftmaxTypes&)types;
+
+/// A buffer for `x` (T[rows, n], read) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newXBufferForDims:(const MTGSoftmaxDims&)dims
+                                      types:(const MTGSoftmaxTypes&)types
+                                      error:(NSError**)error;
+
+/// A buffer for `out` (T[rows, n], write) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newOutBufferForDims:(const MTGSoftmaxDims&)dims
+                                        types:(const MTGSoftmaxTypes&)types
+                                        error:(NSError**)error;
 
 /// Encodes one dispatch of the variant for `types` and `tuning`: the pipeline, each buffer at its
 /// index in the spec's binding table, the parameter struct, threadgroup memory, then the grid.
@@ -57,7 +87,7 @@ NS_ASSUME_NONNULL_BEGIN
                         tuning:(const MTGSoftmaxTuning&)tuning
                          error:(NSError**)error;
 
-/// Same, with the spec's default tuning (TG = 256).
+/// Same, with the tuning chosen at creation for `types` (tuningForTypes:).
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
                              x:(id<MTLBuffer>)x
                        xOffset:(NSUInteger)xOffset

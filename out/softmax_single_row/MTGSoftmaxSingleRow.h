@@ -2,14 +2,15 @@
 // Do not edit by hand: change the spec and run `mtlgen generate`.
 //
 // softmax_single_row: out[r, i] = exp(x[r, i] - max(x[r, :])) / sum(exp(x[r, :] - max(x[r, :]))), the row read once into registers (n <= 8192).
-// Objective-C++ glue: the compute pipelines of every compiled variant and a typed encode call that
-// checks the problem against the spec before it touches the encoder.
+// Objective-C++ glue: the compute pipelines of every compiled variant, created and checked once,
+// and typed encode calls that check the problem against the spec before they touch the encoder.
 #pragma once
 
 #import <Foundation/Foundation.h>
 #import <Metal/Metal.h>
 
-#include "../support/mtlgen_objc.h"
+#include "../support/mtlgen_runtime.h"
+#include "softmax_single_row.h"
 #include "softmax_single_row_types.h"
 
 using MTGSoftmaxSingleRowDims = mtlgen::kernels::softmax_single_row::Dims;
@@ -24,12 +25,26 @@ NS_ASSUME_NONNULL_BEGIN
 /// Immutable once created: share one instance and encode from any thread, each with its own encoder.
 @interface MTGSoftmaxSingleRow : NSObject
 
-/// Creates the compute pipeline of every variant. Fails with MTGErrorMissingEntryPoint, naming each
-/// absent entry point, when `library` was not built from this generation's softmax_single_row.metal, and
-/// with MTGErrorPipelineCreation when Metal cannot create a pipeline.
-- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error NS_DESIGNATED_INITIALIZER;
+/// Creates the pipeline of every variant and chooses, per type choice, the tuning that
+/// encode calls without one use: `tuningTable`'s entry for this device (nullptr: the file
+/// MTLGEN_TUNING names, if any), else the spec's default (TG = 1024).
+/// Fails with MTGErrorMissingEntryPoint, naming each absent entry point, when `library` was not built
+/// from this generation's softmax_single_row.metal; MTGErrorPipelineCreation when Metal fails;
+/// MTGErrorTuning when the table names a variant that was not compiled; and
+/// MTGErrorThreadgroupTooLarge when a chosen tuning's threadgroup exceeds its pipeline's limit.
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
+                             tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
+                                   error:(NSError**)error NS_DESIGNATED_INITIALIZER;
+
+/// Same, with MTLGEN_TUNING's table.
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error;
 
 - (instancetype)init NS_UNAVAILABLE;
+
+/// The compiled variants, in the order of softmax_single_row.metal's entry points.
++ (NSUInteger)variantCount;
++ (MTGSoftmaxSingleRowTypes)typesOfVariant:(NSUInteger)index;
++ (MTGSoftmaxSingleRowTuning)tuningOfVariant:(NSUInteger)index;
 
 /// The pipeline of the variant for `types` and `tuning`; nil when the spec compiled no such variant.
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGSoftmaxSingleRowTypes&)types
@@ -38,6 +53,21 @@ NS_ASSUME_NONNULL_BEGIN
 /// Whether that variant was compiled and its pipeline admits the threadgroup it dispatches on this
 /// device; an autotuner skips the tunings for which this is NO.
 - (BOOL)supportsTypes:(const MTGSoftmaxSingleRowTypes&)types tuning:(const MTGSoftmaxSingleRowTuning&)tuning;
+
+/// The tuning that encode calls without one use for `types` (chosen at creation).
+- (MTGSoftmaxSingleRowTuning)tuningForTypes:(const MTGSoftmaxSingleRowTypes&)types;
+
+/// A buffer for `x` (T[rows, n], read) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newXBufferForDims:(const MTGSoftmaxSingleRowDims&)dims
+                                      types:(const MTGSoftmaxSingleRowTypes&)types
+                                      error:(NSError**)error;
+
+/// A buffer for `out` (T[rows, n], write) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newOutBufferForDims:(const MTGSoftmaxSingleRowDims&)dims
+                                        types:(const MTGSoftmaxSingleRowTypes&)types
+                                        error:(NSError**)error;
 
 /// Encodes one dispatch of the variant for `types` and `tuning`: the pipeline, each buffer at its
 /// index in the spec's binding table, the parameter struct, threadgroup memory, then the grid.
@@ -57,7 +87,7 @@ NS_ASSUME_NONNULL_BEGIN
                         tuning:(const MTGSoftmaxSingleRowTuning&)tuning
                          error:(NSError**)error;
 
-/// Same, with the spec's default tuning (TG = 1024).
+/// Same, with the tuning chosen at creation for `types` (tuningForTypes:).
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
                              x:(id<MTLBuffer>)x
                        xOffset:(NSUInteger)xOffset

@@ -1,9 +1,15 @@
 # Compiler checks of generated glue, run by CTest (see CMakeLists.txt):
 #   MODE=generate        regenerate INPUTS into OUT with MTLGEN (from the source root)
-#   MODE=objcxx          every OUT/*/MTG*.mm, and every MTG*.h / support/mtlgen_objc.h on its own,
-#                        through CXX with FLAGS (Objective-C++ against tests/stubs)
+#   MODE=objcxx          every OUT/*/MTG*.mm and support/*.mm but the harness's, and every MTG*.h and
+#                        Objective-C++ support header on its own, through CXX with FLAGS (Objective-C++
+#                        against tests/stubs)
+#   MODE=harness         every OUT/*/bench_*.mm, autotune_*.mm, *_harness.h and support/mtlgen_harness.*
+#                        the same way
 #   MODE=facade          every OUT/<kernel>/<kernel>.h and support/mtlgen_metal.h on its own, through
 #                        CXX with FLAGS (plain C++)
+#   MODE=cmake           OUT/CMakeLists.txt configures (with CXX as the C++ and Objective-C++ compiler,
+#                        MTLGEN_CONFIGURE_ONLY past the macOS check) and defines the metallib, the glue
+#                        and both programs of every kernel under OUT
 #   MODE=expect_success  FILE compiles with FLAGS
 #   MODE=expect_failure  FILE fails to compile with FLAGS and the diagnostics match EXPECT
 cmake_minimum_required(VERSION 3.25)
@@ -51,9 +57,20 @@ if(MODE STREQUAL "generate")
     message(FATAL_ERROR "mtlgen generate failed (${rc})")
   endif()
 elseif(MODE STREQUAL "objcxx")
-  file(GLOB units "${OUT}/*/MTG*.mm")
-  file(GLOB headers "${OUT}/*/MTG*.h")
-  list(APPEND headers "${OUT}/support/mtlgen_objc.h")
+  file(GLOB units "${OUT}/*/MTG*.mm" "${OUT}/support/*.mm")
+  list(FILTER units EXCLUDE REGEX "mtlgen_harness\\.mm$")
+  file(GLOB headers "${OUT}/*/MTG*.h" "${OUT}/support/MTG*.h")
+  foreach(name IN ITEMS mtlgen_objc mtlgen_runtime)
+    list(APPEND headers "${OUT}/support/${name}.h")
+  endforeach()
+  foreach(header IN LISTS headers)
+    translation_unit("${header}" "#import" "mm" tu)
+    list(APPEND units "${tu}")
+  endforeach()
+  check_all("${units}")
+elseif(MODE STREQUAL "harness")
+  file(GLOB units "${OUT}/*/bench_*.mm" "${OUT}/*/autotune_*.mm" "${OUT}/support/mtlgen_harness.mm")
+  file(GLOB headers "${OUT}/*/*_harness.h" "${OUT}/support/mtlgen_harness.h")
   foreach(header IN LISTS headers)
     translation_unit("${header}" "#import" "mm" tu)
     list(APPEND units "${tu}")
@@ -72,6 +89,30 @@ elseif(MODE STREQUAL "facade")
   translation_unit("${OUT}/support/mtlgen_metal.h" "#include" "cpp" tu)
   list(APPEND units "${tu}")
   check_all("${units}")
+elseif(MODE STREQUAL "cmake")
+  set(build "${OUT}.cmake")
+  file(REMOVE_RECURSE "${build}")
+  execute_process(COMMAND ${CMAKE_COMMAND} -S "${OUT}" -B "${build}" -DMTLGEN_CONFIGURE_ONLY=ON
+                          "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_OBJCXX_COMPILER=${CXX}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the generated CMakeLists.txt does not configure:\n${log}")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} --build "${build}" --target help OUTPUT_VARIABLE targets)
+  set(expected mtlgen_metallib mtlgen_glue mtlgen_reference mtlgen_harness)
+  file(GLOB kernel_dirs LIST_DIRECTORIES true "${OUT}/*")
+  foreach(dir IN LISTS kernel_dirs)
+    get_filename_component(kernel "${dir}" NAME)
+    if(EXISTS "${dir}/${kernel}.metal")
+      list(APPEND expected bench_${kernel} autotune_${kernel})
+    endif()
+  endforeach()
+  foreach(target IN LISTS expected)
+    if(NOT targets MATCHES "(^|[\n ])${target}[:\n ]")
+      message(FATAL_ERROR "the generated CMakeLists.txt defines no target ${target}:\n${targets}")
+    endif()
+  endforeach()
+  message(STATUS "configured; targets: ${expected}")
 elseif(MODE STREQUAL "expect_success")
   check_all("${FILE}")
 elseif(MODE STREQUAL "expect_failure")

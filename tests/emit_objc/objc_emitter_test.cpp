@@ -3,17 +3,17 @@
 // keeps the C++ facade free of Objective-C.
 #include <fmt/format.h>
 
+#include <map>
+#include <set>
+
 #include "emit_objc/objc_emitter.h"
+#include "emit_objc/objc_text.h"
 #include "golden.h"
 
 namespace mtlgen::testing {
 namespace {
 
-std::string lower_camel(const std::string& snake) {
-  std::string s = emit::camel_case(snake);
-  s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
-  return s;
-}
+using emit::lower_camel;
 
 size_t count(const std::string& text, const std::string& needle) {
   size_t n = 0;
@@ -28,7 +28,9 @@ struct Glue {
 
 std::vector<Glue> all_glue() {
   std::vector<Glue> glue;
-  for (auto& k : load(snapshot_specs("tests/emit_objc/in"))) {
+  std::vector<std::string> specs = snapshot_specs("tests/emit_objc/in");
+  specs.push_back("specs/rms_norm.yaml");  // type parameters, tunables, threadgroup memory
+  for (auto& k : load(specs)) {
     support::OutputSet out;
     emit::emit_objc(k, out);
     const std::string dir = k.name + "/", cls = emit::objc_class_name(k);
@@ -46,7 +48,10 @@ TEST(ObjcEmitter, IsRegisteredWithKernelAndLibraryOutputs) {
   std::vector<std::string> paths;
   for (const auto& [path, content] : files) paths.push_back(path);
   EXPECT_EQ(paths, (std::vector<std::string>{"rms_norm/MTGRmsNorm.h", "rms_norm/MTGRmsNorm.mm", "rms_norm/rms_norm.h",
-                                             "support/mtlgen_metal.h", "support/mtlgen_objc.h"}));
+                                             "support/MTGKernelLibrary.h", "support/MTGKernelLibrary.mm",
+                                             "support/mtlgen_capture.mm", "support/mtlgen_metal.h",
+                                             "support/mtlgen_objc.h", "support/mtlgen_runtime.h",
+                                             "support/mtlgen_runtime.mm"}));
 }
 
 TEST(ObjcEmitter, BindsEveryBufferAndThreadgroupArrayAtItsTableIndex) {
@@ -81,7 +86,7 @@ TEST(ObjcEmitter, ExplicitBufferIndicesWinOverDeclarationOrder) {
 
 TEST(ObjcEmitter, ListsEveryEntryPointOnce) {
   for (const auto& g : all_glue()) {
-    EXPECT_NE(g.implementation.find(fmt::format("std::array<const char*, {}> kEntryPoints", g.kernel.variants.size())),
+    EXPECT_NE(g.implementation.find(fmt::format("std::array<Variant, {}> kVariants", g.kernel.variants.size())),
               std::string::npos);
     for (const auto& v : g.kernel.variants) {
       EXPECT_EQ(count(g.implementation, "\"" + v.entry_point + "\","), 1u) << v.entry_point;
@@ -93,11 +98,73 @@ TEST(ObjcEmitter, ChecksBeforeEncodingAndRoundsThreadgroupMemory) {
   for (const auto& g : all_glue()) {
     const std::string& mm = g.implementation;
     size_t first_encode = mm.find("[encoder set");
-    for (const char* check : {"kernel::check_dims(dims)", "MTGCheckThreadgroupSize(", "mtlgen::require_elements("}) {
+    for (const char* check : {"kernel::check_dims(dims)", "MTGCheckThreadgroupSize(", "MTGCheckBuffers(kernel::kName"}) {
       EXPECT_LT(mm.find(check), first_encode) << g.kernel.name << ": " << check;
     }
     EXPECT_NE(mm.find("@autoreleasepool"), std::string::npos);
     EXPECT_EQ(g.kernel.threadgroup_arrays.empty(), mm.find("MTGThreadgroupMemoryLength(") == std::string::npos);
+  }
+}
+
+TEST(ObjcEmitter, ChecksEveryBufferAgainstItsShape) {
+  for (const auto& g : all_glue()) {
+    for (const auto& b : g.kernel.buffers) {
+      const std::string label = lower_camel(b.name);
+      const std::string check = fmt::format("{{\"{0}\", {1}, {1}Offset, ", b.name, label);
+      EXPECT_EQ(count(g.implementation, check), 1u) << g.kernel.name << ": " << check;
+      EXPECT_NE(g.implementation.find(fmt::format("kernel::{}_elements(dims, tuning, types)}},", b.name)),
+                std::string::npos);
+    }
+  }
+}
+
+TEST(ObjcEmitter, CaptureHookIsOneBranchAfterTheChecks) {
+  for (const auto& g : all_glue()) {
+    const std::string& mm = g.implementation;
+    const std::string hook = "if (_captureWatched) mtlgen::capture::note_dispatch(kernel::kName);";
+    EXPECT_EQ(count(mm, hook), 1u) << g.kernel.name;
+    EXPECT_LT(mm.find("MTGCheckBuffers(kernel::kName"), mm.find(hook));
+    EXPECT_LT(mm.find(hook), mm.find("[encoder setComputePipelineState:pipeline];"));
+    EXPECT_EQ(count(mm, "_captureWatched = mtlgen::capture::watches(kernel::kName);"), 1u);
+  }
+}
+
+TEST(ObjcEmitter, ChoosesTheDefaultTuningOncePerTypeChoice) {
+  for (const auto& g : all_glue()) {
+    std::set<std::map<std::string, ir::ScalarType>> choices;
+    for (const auto& v : g.kernel.variants) choices.insert(v.types);
+    EXPECT_NE(g.implementation.find(fmt::format("std::array<kernel::Types, {}> kTypeChoices", choices.size())),
+              std::string::npos);
+    // Checked against the pipeline's limit at creation, not only at encode.
+    EXPECT_NE(g.implementation.find("MTGCheckThreadgroupSize(_pipelines[v]"), std::string::npos);
+    if (!g.kernel.tunables.empty()) {
+      EXPECT_NE(g.implementation.find("tuning:[self tuningForTypes:types]"), std::string::npos) << g.kernel.name;
+    }
+  }
+}
+
+TEST(ObjcEmitter, NewBuffersUseTheStorageTheSpecAsksFor) {
+  for (const auto& g : all_glue()) {
+    for (const auto& b : g.kernel.buffers) {
+      const std::string call = fmt::format(", {}, @\"{}.{}\", error);", b.host_visible ? "YES" : "NO", g.kernel.name, b.name);
+      EXPECT_EQ(count(g.implementation, call), 1u) << call;
+      EXPECT_NE(g.header.find("- (nullable id<MTLBuffer>)new" + emit::camel_case(b.name) + "BufferForDims:"),
+                std::string::npos);
+    }
+  }
+}
+
+TEST(ObjcEmitter, KernelLibraryOwnsEveryKernelAndListsEveryEntryPoint) {
+  auto kernels = load({"specs", "tests/emit_objc/in"});
+  support::OutputSet out;
+  emit::emit_objc_support(kernels, out);
+  const std::string& header = out.files().at("support/MTGKernelLibrary.h");
+  const std::string& mm = out.files().at("support/MTGKernelLibrary.mm");
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const std::string cls = emit::objc_class_name(kernels[i]);
+    EXPECT_EQ(count(header, fmt::format("@property (readonly) {}* {};", cls, lower_camel(kernels[i].name))), 1u);
+    EXPECT_EQ(count(mm, fmt::format("[[{} alloc] initWithLibrary:libraries[{}]", cls, i)), 1u) << cls;
+    for (const auto& v : kernels[i].variants) EXPECT_EQ(count(mm, "@\"" + v.entry_point + "\","), 1u) << v.entry_point;
   }
 }
 
@@ -111,11 +178,11 @@ TEST(ObjcEmitter, DefaultTuningOverloadOnlyWithTunables) {
 TEST(ObjcEmitter, SpecialisesFunctionConstantsAtTheirIndices) {
   for (const auto& g : all_glue()) {
     bool has = !g.kernel.function_constants.empty();
-    // Specialisation itself lives in support/mtlgen_objc.h (MTGCreatePipelines); the class passes
-    // its constant values exactly when the spec declares function constants.
-    EXPECT_EQ(has, g.implementation.find("MTGCreatePipelines(library, kEntryPoints, constantValues,") !=
+    // Specialisation itself lives in support/mtlgen_runtime.mm (MTGCreatePipelines); the class
+    // passes its constant values exactly when the spec declares function constants.
+    EXPECT_EQ(has, g.implementation.find("MTGCreatePipelines(library, entryPoints, MakeConstantValues(functionConstants),") !=
                        std::string::npos);
-    EXPECT_EQ(!has, g.implementation.find("MTGCreatePipelines(library, kEntryPoints, nil,") != std::string::npos);
+    EXPECT_EQ(!has, g.implementation.find("MTGCreatePipelines(library, entryPoints, nil,") != std::string::npos);
     for (const auto& f : g.kernel.function_constants) {
       EXPECT_NE(g.implementation.find(fmt::format("setConstantValue:&constants.{} type:", f.name)), std::string::npos);
       EXPECT_NE(g.implementation.find(fmt::format("atIndex:{}];", f.index)), std::string::npos);

@@ -30,3 +30,48 @@ void Encode(id<MTLLibrary> library, id<MTLComputeCommandEncoder> encoder, id<MTL
   [encoder dispatchThreadgroups:MTLSizeMake(1, 1, 1) threadsPerThreadgroup:MTLSizeMake(threads, 1, 1)];
 #endif
 }
+
+// The runtime's Apple API: command buffers, timing, library loading, capture, Foundation.
+BOOL Run(id<MTLDevice> device, id<MTLCommandQueue> queue, NSString* path) {
+  NSError* error = nil;
+  MTLCompileOptions* options = [[MTLCompileOptions alloc] init];
+  options.languageVersion = MTLLanguageVersion3_1;
+#if defined(MTG_MISSPELL_MATH_MODE)
+  options.mathmode = MTLMathModeSafe;
+#else
+  options.mathMode = MTLMathModeSafe;
+#endif
+  id<MTLLibrary> library = [device newLibraryWithSource:@"" options:options error:&error];
+  if (library == nil || library.functionNames.count == 0) return NO;
+  id<MTLCommandBuffer> commandBuffer = [queue commandBuffer];
+  [commandBuffer commit];
+  [commandBuffer waitUntilCompleted];
+#if defined(MTG_MISSPELL_STATUS)
+  if (commandBuffer.status == MTLCommandBufferStatusFailed) return NO;
+#else
+  if (commandBuffer.status == MTLCommandBufferStatusError) return NO;
+#endif
+#if defined(MTG_MISSPELL_GPU_TIME)
+  const CFTimeInterval seconds = commandBuffer.GPUEndTime - commandBuffer.GPUStartTme;
+#else
+  const CFTimeInterval seconds = commandBuffer.GPUEndTime - commandBuffer.GPUStartTime;
+#endif
+  MTLCaptureManager* manager = [MTLCaptureManager sharedCaptureManager];
+  MTLCaptureDescriptor* descriptor = [[MTLCaptureDescriptor alloc] init];
+  descriptor.captureObject = device;
+  descriptor.destination = MTLCaptureDestinationGPUTraceDocument;
+  descriptor.outputURL = [NSURL fileURLWithPath:path];
+#if defined(MTG_MISSPELL_CAPTURE)
+  if (![manager startCaptureWithDescriptor:descriptor eror:&error]) return NO;
+#else
+  if (![manager startCaptureWithDescriptor:descriptor error:&error]) return NO;
+#endif
+  [manager stopCapture];
+  NSData* data = [NSData dataWithContentsOfFile:path options:0 error:&error];
+#if defined(MTG_MISSPELL_JSON)
+  id root = [NSJSONSerialization JSONObjectFromData:data options:0 error:&error];
+#else
+  id root = [NSJSONSerialization JSONObjectWithData:data options:0 error:&error];
+#endif
+  return root != nil && seconds >= 0;
+}

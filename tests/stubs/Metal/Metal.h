@@ -1,7 +1,8 @@
 // Stub of Apple's <Metal/Metal.h> for syntax-checking generated Objective-C++ on Linux: the
 // protocols, classes, types and selectors mtlgen's glue uses, spelled and typed as in the macOS
-// 14 SDK (MTLTypes.h, MTLDevice.h, MTLLibrary.h, MTLComputePipeline.h, MTLResource.h, MTLBuffer.h,
-// MTLCommandEncoder.h, MTLComputeCommandEncoder.h, MTLArgument.h, MTLFunctionConstantValues.h).
+// 15 SDK (MTLTypes.h, MTLDevice.h, MTLLibrary.h, MTLComputePipeline.h, MTLResource.h, MTLBuffer.h,
+// MTLCommandQueue.h, MTLCommandBuffer.h, MTLCommandEncoder.h, MTLComputeCommandEncoder.h,
+// MTLBlitCommandEncoder.h, MTLArgument.h, MTLFunctionConstantValues.h, MTLCaptureManager.h).
 // Anything not declared here is, to the check, a misspelling.
 #pragma once
 
@@ -36,6 +37,26 @@ typedef NS_ENUM(NSUInteger, MTLDataType) {
 @protocol MTLDevice;
 @protocol MTLFunction;
 @protocol MTLComputePipelineState;
+@protocol MTLCommandQueue;
+@protocol MTLCommandBuffer;
+@protocol MTLComputeCommandEncoder;
+@protocol MTLBlitCommandEncoder;
+@protocol MTLBuffer;
+
+// MTLResource.h
+typedef NS_ENUM(NSUInteger, MTLStorageMode) {
+  MTLStorageModeShared = 0,
+  MTLStorageModeManaged = 1,
+  MTLStorageModePrivate = 2,
+  MTLStorageModeMemoryless = 3,
+};
+
+typedef NS_OPTIONS(NSUInteger, MTLResourceOptions) {
+  MTLResourceCPUCacheModeDefaultCache = 0,
+  MTLResourceStorageModeShared = MTLStorageModeShared << 4,
+  MTLResourceStorageModeManaged = MTLStorageModeManaged << 4,
+  MTLResourceStorageModePrivate = MTLStorageModePrivate << 4,
+};
 
 // MTLFunctionConstantValues.h
 @interface MTLFunctionConstantValues : NSObject <NSCopying>
@@ -45,6 +66,29 @@ typedef NS_ENUM(NSUInteger, MTLDataType) {
 @end
 
 // MTLLibrary.h
+typedef NS_ENUM(NSUInteger, MTLLanguageVersion) {
+  MTLLanguageVersion2_0 = (2 << 16),
+  MTLLanguageVersion2_1 = (2 << 16) + 1,
+  MTLLanguageVersion2_2 = (2 << 16) + 2,
+  MTLLanguageVersion2_3 = (2 << 16) + 3,
+  MTLLanguageVersion2_4 = (2 << 16) + 4,
+  MTLLanguageVersion3_0 = (3 << 16) + 0,
+  MTLLanguageVersion3_1 = (3 << 16) + 1,
+  MTLLanguageVersion3_2 = (3 << 16) + 2,
+};
+
+typedef NS_ENUM(NSInteger, MTLMathMode) {
+  MTLMathModeSafe = 0,
+  MTLMathModeRelaxed = 1,
+  MTLMathModeFast = 2,
+} API_AVAILABLE(macos(15.0));
+
+@interface MTLCompileOptions : NSObject <NSCopying>
+@property (readwrite, nonatomic) BOOL fastMathEnabled API_DEPRECATED("Use mathMode instead", macos(10.11, 15.0));
+@property (readwrite, nonatomic) MTLMathMode mathMode API_AVAILABLE(macos(15.0));
+@property (readwrite, nonatomic) MTLLanguageVersion languageVersion;
+@end
+
 @protocol MTLFunction <NSObject>
 @property (nullable, copy, atomic) NSString* label;
 @property (readonly) id<MTLDevice> device;
@@ -54,6 +98,7 @@ typedef NS_ENUM(NSUInteger, MTLDataType) {
 @protocol MTLLibrary <NSObject>
 @property (nullable, copy, atomic) NSString* label;
 @property (readonly) id<MTLDevice> device;
+@property (readonly) NSArray<NSString*>* functionNames;
 - (nullable id<MTLFunction>)newFunctionWithName:(NSString*)functionName;
 - (nullable id<MTLFunction>)newFunctionWithName:(NSString*)name
                                   constantValues:(MTLFunctionConstantValues*)constantValues
@@ -61,9 +106,22 @@ typedef NS_ENUM(NSUInteger, MTLDataType) {
 @end
 
 // MTLDevice.h
+id<MTLDevice> _Nullable MTLCreateSystemDefaultDevice(void);
+
+@protocol MTLLibrary;
 @protocol MTLDevice <NSObject>
 @property (readonly) NSString* name;
 @property (readonly) NSUInteger maxThreadgroupMemoryLength;
+- (nullable id<MTLLibrary>)newLibraryWithURL:(NSURL*)url error:(__autoreleasing NSError**)error;
+- (nullable id<MTLLibrary>)newLibraryWithData:(dispatch_data_t)data error:(__autoreleasing NSError**)error;
+- (nullable id<MTLLibrary>)newLibraryWithSource:(NSString*)source
+                                        options:(nullable MTLCompileOptions*)options
+                                          error:(__autoreleasing NSError**)error;
+- (nullable id<MTLCommandQueue>)newCommandQueue;
+- (nullable id<MTLBuffer>)newBufferWithLength:(NSUInteger)length options:(MTLResourceOptions)options;
+- (nullable id<MTLBuffer>)newBufferWithBytes:(const void*)pointer
+                                      length:(NSUInteger)length
+                                     options:(MTLResourceOptions)options;
 - (nullable id<MTLComputePipelineState>)newComputePipelineStateWithFunction:(id<MTLFunction>)computeFunction
                                                                        error:(__autoreleasing NSError**)error;
 @end
@@ -81,11 +139,13 @@ typedef NS_ENUM(NSUInteger, MTLDataType) {
 @protocol MTLResource <NSObject>
 @property (nullable, copy, atomic) NSString* label;
 @property (readonly) id<MTLDevice> device;
+@property (readonly) MTLStorageMode storageMode;
 @end
 
 @protocol MTLBuffer <MTLResource>
 @property (readonly) NSUInteger length;
 - (void*)contents NS_RETURNS_INNER_POINTER;
+- (void)didModifyRange:(NSRange)range;
 @end
 
 // MTLCommandEncoder.h, MTLComputeCommandEncoder.h
@@ -106,6 +166,65 @@ typedef NS_ENUM(NSUInteger, MTLDataType) {
 - (void)setThreadgroupMemoryLength:(NSUInteger)length atIndex:(NSUInteger)index;
 - (void)dispatchThreadgroups:(MTLSize)threadgroupsPerGrid threadsPerThreadgroup:(MTLSize)threadsPerThreadgroup;
 - (void)dispatchThreads:(MTLSize)threadsPerGrid threadsPerThreadgroup:(MTLSize)threadsPerThreadgroup;
+@end
+
+@protocol MTLBlitCommandEncoder <MTLCommandEncoder>
+- (void)copyFromBuffer:(id<MTLBuffer>)sourceBuffer
+          sourceOffset:(NSUInteger)sourceOffset
+              toBuffer:(id<MTLBuffer>)destinationBuffer
+     destinationOffset:(NSUInteger)destinationOffset
+                  size:(NSUInteger)size;
+@end
+
+// MTLCommandBuffer.h, MTLCommandQueue.h
+typedef NS_ENUM(NSUInteger, MTLCommandBufferStatus) {
+  MTLCommandBufferStatusNotEnqueued = 0,
+  MTLCommandBufferStatusEnqueued = 1,
+  MTLCommandBufferStatusCommitted = 2,
+  MTLCommandBufferStatusScheduled = 3,
+  MTLCommandBufferStatusCompleted = 4,
+  MTLCommandBufferStatusError = 5,
+};
+
+@protocol MTLCommandBuffer <NSObject>
+@property (readonly) id<MTLDevice> device;
+@property (readonly) id<MTLCommandQueue> commandQueue;
+@property (nullable, copy, atomic) NSString* label;
+@property (readonly) MTLCommandBufferStatus status;
+@property (nullable, readonly) NSError* error;
+@property (readonly) CFTimeInterval GPUStartTime;
+@property (readonly) CFTimeInterval GPUEndTime;
+- (void)commit;
+- (void)waitUntilCompleted;
+- (nullable id<MTLComputeCommandEncoder>)computeCommandEncoder;
+- (nullable id<MTLBlitCommandEncoder>)blitCommandEncoder;
+@end
+
+@protocol MTLCommandQueue <NSObject>
+@property (nullable, copy, atomic) NSString* label;
+@property (readonly) id<MTLDevice> device;
+- (nullable id<MTLCommandBuffer>)commandBuffer;
+@end
+
+// MTLCaptureManager.h
+typedef NS_ENUM(NSInteger, MTLCaptureDestination) {
+  MTLCaptureDestinationDeveloperTools = 1,
+  MTLCaptureDestinationGPUTraceDocument = 2,
+};
+
+@interface MTLCaptureDescriptor : NSObject <NSCopying>
+@property (nullable, strong) id captureObject;
+@property (assign) MTLCaptureDestination destination;
+@property (nullable, copy) NSURL* outputURL;
+@end
+
+@interface MTLCaptureManager : NSObject
++ (MTLCaptureManager*)sharedCaptureManager;
+- (instancetype)init NS_UNAVAILABLE;
+- (BOOL)supportsDestination:(MTLCaptureDestination)destination;
+- (BOOL)startCaptureWithDescriptor:(MTLCaptureDescriptor*)descriptor error:(__autoreleasing NSError**)error;
+- (void)stopCapture;
+@property (readonly) BOOL isCapturing;
 @end
 
 NS_ASSUME_NONNULL_END

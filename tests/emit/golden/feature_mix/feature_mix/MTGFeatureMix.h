@@ -2,14 +2,14 @@
 // Do not edit by hand: change the spec and run `mtlgen generate`.
 //
 // feature_mix: Scaled column sums of a matrix, with an optional bias, into an accumulator type.
-// Objective-C++ glue: the compute pipelines of every compiled variant and a typed encode call that
-// checks the problem against the spec before it touches the encoder.
+// Objective-C++ glue: the compute pipelines of every compiled variant, created and checked once,
+// and typed encode calls that check the problem against the spec before they touch the encoder.
 #pragma once
 
 #import <Foundation/Foundation.h>
 #import <Metal/Metal.h>
 
-#include "../support/mtlgen_objc.h"
+#include "../support/mtlgen_runtime.h"
 #include "feature_mix.h"
 #include "feature_mix_types.h"
 
@@ -26,17 +26,28 @@ NS_ASSUME_NONNULL_BEGIN
 /// Immutable once created: share one instance and encode from any thread, each with its own encoder.
 @interface MTGFeatureMix : NSObject
 
-/// Specialises every variant's function with `functionConstants` and creates its compute pipeline.
-/// Fails with MTGErrorMissingEntryPoint, naming each absent entry point, when `library` was not
-/// built from this generation's feature_mix.metal, and with MTGErrorPipelineCreation when Metal fails.
+/// Creates the pipeline of every variant (specialised with
+/// `functionConstants`) and chooses, per type choice, the tuning that
+/// encode calls without one use: `tuningTable`'s entry for this device (nullptr: the file
+/// MTLGEN_TUNING names, if any), else the spec's default (TG_X = 32, TG_Y = 4).
+/// Fails with MTGErrorMissingEntryPoint, naming each absent entry point, when `library` was not built
+/// from this generation's feature_mix.metal; MTGErrorPipelineCreation when Metal fails;
+/// MTGErrorTuning when the table names a variant that was not compiled; and
+/// MTGErrorThreadgroupTooLarge when a chosen tuning's threadgroup exceeds its pipeline's limit.
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
                        functionConstants:(const MTGFeatureMixFunctionConstants&)functionConstants
+                             tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
                                    error:(NSError**)error NS_DESIGNATED_INITIALIZER;
 
-/// Same, with the spec's default function constants.
+/// Same, with the spec's function constants and MTLGEN_TUNING's table.
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error;
 
 - (instancetype)init NS_UNAVAILABLE;
+
+/// The compiled variants, in the order of feature_mix.metal's entry points.
++ (NSUInteger)variantCount;
++ (MTGFeatureMixTypes)typesOfVariant:(NSUInteger)index;
++ (MTGFeatureMixTuning)tuningOfVariant:(NSUInteger)index;
 
 /// The pipeline of the variant for `types` and `tuning`; nil when the spec compiled no such variant.
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGFeatureMixTypes&)types
@@ -45,6 +56,33 @@ NS_ASSUME_NONNULL_BEGIN
 /// Whether that variant was compiled and its pipeline admits the threadgroup it dispatches on this
 /// device; an autotuner skips the tunings for which this is NO.
 - (BOOL)supportsTypes:(const MTGFeatureMixTypes&)types tuning:(const MTGFeatureMixTuning&)tuning;
+
+/// The tuning that encode calls without one use for `types` (chosen at creation).
+- (MTGFeatureMixTuning)tuningForTypes:(const MTGFeatureMixTypes&)types;
+
+/// A buffer for `matrix` (T[rows, cols], read) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newMatrixBufferForDims:(const MTGFeatureMixDims&)dims
+                                           types:(const MTGFeatureMixTypes&)types
+                                           error:(NSError**)error;
+
+/// A buffer for `bias` (float[cols], read, GPU-only) sized for `dims` and `types`, in Private storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newBiasBufferForDims:(const MTGFeatureMixDims&)dims
+                                         types:(const MTGFeatureMixTypes&)types
+                                         error:(NSError**)error;
+
+/// A buffer for `sums` (Acc[ceil_div(cols, TG_X), TG_X], read_write) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newSumsBufferForDims:(const MTGFeatureMixDims&)dims
+                                         types:(const MTGFeatureMixTypes&)types
+                                         error:(NSError**)error;
+
+/// A buffer for `argmax_out` (uint32[1], write) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newArgmaxOutBufferForDims:(const MTGFeatureMixDims&)dims
+                                              types:(const MTGFeatureMixTypes&)types
+                                              error:(NSError**)error;
 
 /// Encodes one dispatch of the variant for `types` and `tuning`: the pipeline, each buffer at its
 /// index in the spec's binding table, the parameter struct, threadgroup memory, then the grid.
@@ -70,7 +108,7 @@ NS_ASSUME_NONNULL_BEGIN
                         tuning:(const MTGFeatureMixTuning&)tuning
                          error:(NSError**)error;
 
-/// Same, with the spec's default tuning (TG_X = 32, TG_Y = 4).
+/// Same, with the tuning chosen at creation for `types` (tuningForTypes:).
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
                         matrix:(id<MTLBuffer>)matrix
                   matrixOffset:(NSUInteger)matrixOffset

@@ -3,15 +3,15 @@
 //
 // feature_mix: Scaled column sums of a matrix, with an optional bias, into an accumulator type.
 // MTGFeatureMix and its plain C++ facade FeatureMixKernel. Sizes, checks and entry points come
-// from feature_mix_types.h; buffer and threadgroup indices from the spec's binding table.
+// from feature_mix_types.h; buffer and threadgroup indices from the spec's binding table; loading,
+// buffer checks and tuning files from ../support/mtlgen_runtime.h.
 #import "MTGFeatureMix.h"
 
 #include <array>
 #include <memory>
 #include <stdexcept>
 #include <string>
-
-#include "feature_mix.h"
+#include <vector>
 
 #if !__has_feature(objc_arc)
 #error "MTGFeatureMix.mm must be compiled with -fobjc-arc"
@@ -21,34 +21,64 @@ namespace {
 
 namespace kernel = mtlgen::kernels::feature_mix;
 
-// The entry points of feature_mix.metal, one per variant.
-constexpr std::array<const char*, 16> kEntryPoints = {
-    "feature_mix_f32_f32_tg_x32_tg_y1",
-    "feature_mix_f32_f32_tg_x32_tg_y4",
-    "feature_mix_f32_f32_tg_x64_tg_y1",
-    "feature_mix_f32_f32_tg_x64_tg_y4",
-    "feature_mix_f32_i32_tg_x32_tg_y1",
-    "feature_mix_f32_i32_tg_x32_tg_y4",
-    "feature_mix_f32_i32_tg_x64_tg_y1",
-    "feature_mix_f32_i32_tg_x64_tg_y4",
-    "feature_mix_f16_f32_tg_x32_tg_y1",
-    "feature_mix_f16_f32_tg_x32_tg_y4",
-    "feature_mix_f16_f32_tg_x64_tg_y1",
-    "feature_mix_f16_f32_tg_x64_tg_y4",
-    "feature_mix_f16_i32_tg_x32_tg_y1",
-    "feature_mix_f16_i32_tg_x32_tg_y4",
-    "feature_mix_f16_i32_tg_x64_tg_y1",
-    "feature_mix_f16_i32_tg_x64_tg_y4",
+// One compiled entry point of feature_mix.metal and the choices it was instantiated for.
+struct Variant {
+  const char* entryPoint;
+  kernel::Types types;
+  kernel::Tuning tuning;
 };
 
-// Index in kEntryPoints of the variant for `types` and `tuning`; kEntryPoints.size() when the spec
+constexpr std::array<Variant, 16> kVariants = {{
+    {"feature_mix_f32_f32_tg_x32_tg_y1", {mtlgen::DType::f32, mtlgen::DType::f32}, {32, 1}},
+    {"feature_mix_f32_f32_tg_x32_tg_y4", {mtlgen::DType::f32, mtlgen::DType::f32}, {32, 4}},
+    {"feature_mix_f32_f32_tg_x64_tg_y1", {mtlgen::DType::f32, mtlgen::DType::f32}, {64, 1}},
+    {"feature_mix_f32_f32_tg_x64_tg_y4", {mtlgen::DType::f32, mtlgen::DType::f32}, {64, 4}},
+    {"feature_mix_f32_i32_tg_x32_tg_y1", {mtlgen::DType::f32, mtlgen::DType::i32}, {32, 1}},
+    {"feature_mix_f32_i32_tg_x32_tg_y4", {mtlgen::DType::f32, mtlgen::DType::i32}, {32, 4}},
+    {"feature_mix_f32_i32_tg_x64_tg_y1", {mtlgen::DType::f32, mtlgen::DType::i32}, {64, 1}},
+    {"feature_mix_f32_i32_tg_x64_tg_y4", {mtlgen::DType::f32, mtlgen::DType::i32}, {64, 4}},
+    {"feature_mix_f16_f32_tg_x32_tg_y1", {mtlgen::DType::f16, mtlgen::DType::f32}, {32, 1}},
+    {"feature_mix_f16_f32_tg_x32_tg_y4", {mtlgen::DType::f16, mtlgen::DType::f32}, {32, 4}},
+    {"feature_mix_f16_f32_tg_x64_tg_y1", {mtlgen::DType::f16, mtlgen::DType::f32}, {64, 1}},
+    {"feature_mix_f16_f32_tg_x64_tg_y4", {mtlgen::DType::f16, mtlgen::DType::f32}, {64, 4}},
+    {"feature_mix_f16_i32_tg_x32_tg_y1", {mtlgen::DType::f16, mtlgen::DType::i32}, {32, 1}},
+    {"feature_mix_f16_i32_tg_x32_tg_y4", {mtlgen::DType::f16, mtlgen::DType::i32}, {32, 4}},
+    {"feature_mix_f16_i32_tg_x64_tg_y1", {mtlgen::DType::f16, mtlgen::DType::i32}, {64, 1}},
+    {"feature_mix_f16_i32_tg_x64_tg_y4", {mtlgen::DType::f16, mtlgen::DType::i32}, {64, 4}},
+}};
+
+// Every type choice that was compiled, each with its own default tuning.
+constexpr std::array<kernel::Types, 4> kTypeChoices = {{
+    {mtlgen::DType::f32, mtlgen::DType::f32},
+    {mtlgen::DType::f32, mtlgen::DType::i32},
+    {mtlgen::DType::f16, mtlgen::DType::f32},
+    {mtlgen::DType::f16, mtlgen::DType::i32},
+}};
+
+// Index in kVariants of the variant for `types` and `tuning`; kVariants.size() when the spec
 // compiled no such variant.
 size_t VariantIndex(const kernel::Types& types, const kernel::Tuning& tuning) {
-  return MTGVariantIndex(kEntryPoints, kernel::entry_point(types, tuning));
+  return MTGVariantIndex(kVariants, kernel::entry_point(types, tuning));
+}
+
+// Index in kTypeChoices of `types`; kTypeChoices.size() when no variant has them.
+size_t TypesIndex([[maybe_unused]] const kernel::Types& types) {
+  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
+    if (kTypeChoices[i].T == types.T && kTypeChoices[i].Acc == types.Acc) return i;
+  }
+  return kTypeChoices.size();
 }
 
 std::string Describe([[maybe_unused]] const kernel::Types& types, [[maybe_unused]] const kernel::Tuning& tuning) {
   return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "Acc = " + std::string(mtlgen::dtype_name(types.Acc)) + ", " + "TG_X = " + std::to_string(tuning.TG_X) + ", " + "TG_Y = " + std::to_string(tuning.TG_Y);
+}
+
+// The spec's default tuning with what a tuning file records; names the tunable it does not know.
+std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel::Tuning& tuning) {
+  for (const auto& entry : tunables) {
+    if (!kernel::set_tunable(tuning, entry.first, entry.second)) return entry.first;
+  }
+  return "";
 }
 
 // Bytes of the threadgroup array at [[threadgroup(index)]], rounded up as Metal requires.
@@ -66,46 +96,126 @@ MTLFunctionConstantValues* MakeConstantValues(const MTGFeatureMixFunctionConstan
 }  // namespace
 
 @implementation MTGFeatureMix {
-  std::array<id<MTLComputePipelineState>, kEntryPoints.size()> _pipelines;
+  id<MTLDevice> _device;
+  std::vector<id<MTLComputePipelineState>> _pipelines;  // per kVariants
+  std::array<kernel::Tuning, kTypeChoices.size()> _tunings;  // per kTypeChoices
+  BOOL _captureWatched;  // MTLGEN_CAPTURE names this kernel: count its dispatches
 }
 
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
                        functionConstants:(const MTGFeatureMixFunctionConstants&)functionConstants
+                             tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
                                    error:(NSError**)error {
   self = [super init];
   if (self == nil) return nil;
+  _device = library.device;
   // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
   NSError* failure = nil;
   @autoreleasepool {
-    failure = [self createPipelinesFromLibrary:library functionConstants:functionConstants];
+    std::vector<const char*> entryPoints;
+    for (const Variant& v : kVariants) entryPoints.push_back(v.entryPoint);
+    failure = MTGCreatePipelines(library, entryPoints, MakeConstantValues(functionConstants), kernel::kName, _pipelines);
+    if (failure == nil) failure = [self chooseTuningsFromTable:tuningTable];
   }
   if (failure != nil) {
     if (error != nullptr) *error = failure;
     return nil;
   }
+  _captureWatched = mtlgen::capture::watches(kernel::kName);
   return self;
 }
 
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
-  return [self initWithLibrary:library functionConstants:MTGFeatureMixFunctionConstants{} error:error];
+  return [self initWithLibrary:library
+             functionConstants:MTGFeatureMixFunctionConstants{}
+                   tuningTable:nullptr
+                         error:error];
 }
 
-// Creates every variant's pipeline; returns why it could not, or nil.
-- (nullable NSError*)createPipelinesFromLibrary:(id<MTLLibrary>)library
-                              functionConstants:(const MTGFeatureMixFunctionConstants&)functionConstants {
-  MTLFunctionConstantValues* constantValues = MakeConstantValues(functionConstants);
-  return MTGCreatePipelines(library, kEntryPoints, constantValues, kernel::kName, _pipelines);
+// For each type choice, the tuning encode calls without one use; each must be compiled and admitted
+// by its pipeline on this device. Returns why not, or nil.
+- (nullable NSError*)chooseTuningsFromTable:(const mtlgen::TuningTable* _Nullable)table {
+  std::shared_ptr<const mtlgen::TuningTable> environment;
+  NSError* failure = nil;
+  if (table == nullptr && !MTGEnvironmentTuningTable(environment, &failure)) return failure;
+  if (table == nullptr) table = environment.get();
+  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
+    const std::string types = kernel::types_key(kTypeChoices[i]);
+    kernel::Tuning tuning;
+    const auto* tuned = MTGTunablesFor(table, _device, kernel::kName, types);
+    const std::string unknown = tuned != nullptr ? ApplyTunables(*tuned, tuning) : "";
+    const size_t v = VariantIndex(kTypeChoices[i], tuning);
+    if (!unknown.empty() || v == kVariants.size()) {
+      const std::string source = tuned != nullptr ? table->path() : std::string("the spec");
+      return MTGMakeError(MTGErrorTuning, std::string(kernel::kName) + ": " + source + " tunes {" + types +
+                                              "} on " + MTGString(_device.name) + " to " +
+                                              (unknown.empty() ? Describe(kTypeChoices[i], tuning) + ", which was not compiled"
+                                                               : "unknown tunable " + unknown) +
+                                              "; run autotune_" + kernel::kName + " again");
+    }
+    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::threads_per_threadgroup(tuning)), kernel::kName,
+                                 kVariants[v].entryPoint, &failure)) {
+      return failure;
+    }
+    _tunings[i] = tuning;
+  }
+  return nil;
+}
+
++ (NSUInteger)variantCount {
+  return kVariants.size();
+}
+
++ (MTGFeatureMixTypes)typesOfVariant:(NSUInteger)index {
+  return kVariants.at(index).types;
+}
+
++ (MTGFeatureMixTuning)tuningOfVariant:(NSUInteger)index {
+  return kVariants.at(index).tuning;
 }
 
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGFeatureMixTypes&)types
                                                   tuning:(const MTGFeatureMixTuning&)tuning {
   const size_t variantIndex = VariantIndex(types, tuning);
-  return variantIndex < kEntryPoints.size() ? _pipelines[variantIndex] : nil;
+  return variantIndex < kVariants.size() ? _pipelines[variantIndex] : nil;
 }
 
 - (BOOL)supportsTypes:(const MTGFeatureMixTypes&)types tuning:(const MTGFeatureMixTuning&)tuning {
   id<MTLComputePipelineState> pipeline = [self pipelineForTypes:types tuning:tuning];
   return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::threads_per_threadgroup(tuning)));
+}
+
+- (MTGFeatureMixTuning)tuningForTypes:(const MTGFeatureMixTypes&)types {
+  const size_t typesIndex = TypesIndex(types);
+  return typesIndex < kTypeChoices.size() ? _tunings[typesIndex] : kernel::Tuning{};
+}
+
+- (nullable id<MTLBuffer>)newMatrixBufferForDims:(const MTGFeatureMixDims&)dims
+                                           types:(const MTGFeatureMixTypes&)types
+                                           error:(NSError**)error {
+  const int64_t elements = kernel::matrix_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"feature_mix.matrix", error);
+}
+
+- (nullable id<MTLBuffer>)newBiasBufferForDims:(const MTGFeatureMixDims&)dims
+                                         types:(const MTGFeatureMixTypes&)types
+                                         error:(NSError**)error {
+  const int64_t elements = kernel::bias_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * 4, NO, @"feature_mix.bias", error);
+}
+
+- (nullable id<MTLBuffer>)newSumsBufferForDims:(const MTGFeatureMixDims&)dims
+                                         types:(const MTGFeatureMixTypes&)types
+                                         error:(NSError**)error {
+  const int64_t elements = kernel::sums_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.Acc), YES, @"feature_mix.sums", error);
+}
+
+- (nullable id<MTLBuffer>)newArgmaxOutBufferForDims:(const MTGFeatureMixDims&)dims
+                                              types:(const MTGFeatureMixTypes&)types
+                                              error:(NSError**)error {
+  const int64_t elements = kernel::argmax_out_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * 4, YES, @"feature_mix.argmax_out", error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -128,29 +238,25 @@ MTLFunctionConstantValues* MakeConstantValues(const MTGFeatureMixFunctionConstan
     return MTGFail(error, MTGErrorInvalidDims, e.what());
   }
   const size_t variantIndex = VariantIndex(types, tuning);
-  if (variantIndex == kEntryPoints.size()) {
+  if (variantIndex == kVariants.size()) {
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
   }
   id<MTLComputePipelineState> pipeline = _pipelines[variantIndex];
   const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(tuning));
-  if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kEntryPoints[variantIndex], error)) {
+  if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
+                               error) ||
+      !MTGCheckBuffers(kernel::kName, {
+                           {"matrix", matrix, matrixOffset, mtlgen::dtype_size(types.T), kernel::matrix_elements(dims, tuning, types)},
+                           {"bias", bias, biasOffset, 4, kernel::bias_elements(dims, tuning, types)},
+                           {"sums", sums, sumsOffset, mtlgen::dtype_size(types.Acc), kernel::sums_elements(dims, tuning, types)},
+                           {"argmax_out", argmaxOut, argmaxOutOffset, 4, kernel::argmax_out_elements(dims, tuning, types)},
+                       }, error)) {
     return NO;
-  }
-  try {
-    mtlgen::require_elements(MTGBufferElements(matrix, matrixOffset, mtlgen::dtype_size(types.T), kernel::kName, "matrix"),
-                             kernel::matrix_elements(dims, tuning, types), kernel::kName, "matrix");
-    mtlgen::require_elements(MTGBufferElements(bias, biasOffset, 4, kernel::kName, "bias"),
-                             kernel::bias_elements(dims, tuning, types), kernel::kName, "bias");
-    mtlgen::require_elements(MTGBufferElements(sums, sumsOffset, mtlgen::dtype_size(types.Acc), kernel::kName, "sums"),
-                             kernel::sums_elements(dims, tuning, types), kernel::kName, "sums");
-    mtlgen::require_elements(MTGBufferElements(argmaxOut, argmaxOutOffset, 4, kernel::kName, "argmax_out"),
-                             kernel::argmax_out_elements(dims, tuning, types), kernel::kName, "argmax_out");
-  } catch (const std::invalid_argument& e) {
-    return MTGFail(error, MTGErrorInvalidBuffer, e.what());
   }
   const MTLSize threadgroupsPerGrid = MTGSize(kernel::threadgroups(dims, tuning, types));
   if (MTGThreadCount(threadgroupsPerGrid) == 0) return YES;  // no work, and Metal rejects empty grids
+  if (_captureWatched) mtlgen::capture::note_dispatch(kernel::kName);
 
   [encoder setComputePipelineState:pipeline];
   [encoder setBuffer:matrix offset:matrixOffset atIndex:2];
@@ -179,6 +285,10 @@ MTLFunctionConstantValues* MakeConstantValues(const MTGFeatureMixFunctionConstan
                        scalars:(const MTGFeatureMixScalars&)scalars
                          types:(const MTGFeatureMixTypes&)types
                          error:(NSError**)error {
+  if (TypesIndex(types) == kTypeChoices.size()) {
+    return MTGFail(error, MTGErrorNoSuchVariant,
+                   std::string(kernel::kName) + ": no variant was compiled for {" + kernel::types_key(types) + "}");
+  }
   return [self encodeToCommandEncoder:encoder
                                matrix:matrix
                          matrixOffset:matrixOffset
@@ -191,7 +301,7 @@ MTLFunctionConstantValues* MakeConstantValues(const MTGFeatureMixFunctionConstan
                                  dims:dims
                               scalars:scalars
                                 types:types
-                               tuning:MTGFeatureMixTuning{}
+                               tuning:[self tuningForTypes:types]
                                 error:error];
 }
 
@@ -208,18 +318,18 @@ FeatureMixKernel::FeatureMixKernel(std::unique_ptr<Impl> impl) : impl_(std::move
 FeatureMixKernel::~FeatureMixKernel() = default;
 
 std::unique_ptr<FeatureMixKernel> FeatureMixKernel::create(void* mtl_library, std::string* error) {
-  return create(mtl_library, FunctionConstants{}, error);
+  return create(mtl_library, Options{}, error);
 }
 
-std::unique_ptr<FeatureMixKernel> FeatureMixKernel::create(void* mtl_library,
-    const FunctionConstants& constants, std::string* error) {
+std::unique_ptr<FeatureMixKernel> FeatureMixKernel::create(void* mtl_library, const Options& options, std::string* error) {
   if (mtl_library == nullptr) {
     if (error != nullptr) *error = std::string(kName) + ": the Metal library is null";
     return nullptr;
   }
   NSError* failure = nil;
   MTGFeatureMix* glue = [[MTGFeatureMix alloc] initWithLibrary:(__bridge id<MTLLibrary>)mtl_library
-                                             functionConstants:constants
+                                             functionConstants:options.function_constants
+                                                   tuningTable:options.tuning_table
                                                          error:&failure];
   if (glue == nil) {
     if (error != nullptr) *error = MTGDescription(failure);
@@ -230,6 +340,15 @@ std::unique_ptr<FeatureMixKernel> FeatureMixKernel::create(void* mtl_library,
 
 bool FeatureMixKernel::supports(const Types& types, const Tuning& tuning) const {
   return [impl_->glue supportsTypes:types tuning:tuning];
+}
+
+Tuning FeatureMixKernel::tuning_for(const Types& types) const {
+  return [impl_->glue tuningForTypes:types];
+}
+
+bool FeatureMixKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,
+    const Types& types, std::string* error) const {
+  return encode(encoder, buffers, dims, scalars, types, tuning_for(types), error);
 }
 
 bool FeatureMixKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,

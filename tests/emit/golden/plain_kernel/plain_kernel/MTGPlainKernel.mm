@@ -3,15 +3,15 @@
 //
 // plain_kernel: out[i] = x[i] * gain + 1, on a fixed 64-thread threadgroup.
 // MTGPlainKernel and its plain C++ facade PlainKernelKernel. Sizes, checks and entry points come
-// from plain_kernel_types.h; buffer and threadgroup indices from the spec's binding table.
+// from plain_kernel_types.h; buffer and threadgroup indices from the spec's binding table; loading,
+// buffer checks and tuning files from ../support/mtlgen_runtime.h.
 #import "MTGPlainKernel.h"
 
 #include <array>
 #include <memory>
 #include <stdexcept>
 #include <string>
-
-#include "plain_kernel.h"
+#include <vector>
 
 #if !__has_feature(objc_arc)
 #error "MTGPlainKernel.mm must be compiled with -fobjc-arc"
@@ -21,56 +21,155 @@ namespace {
 
 namespace kernel = mtlgen::kernels::plain_kernel;
 
-// The entry points of plain_kernel.metal, one per variant.
-constexpr std::array<const char*, 1> kEntryPoints = {
-    "plain_kernel",
+// One compiled entry point of plain_kernel.metal and the choices it was instantiated for.
+struct Variant {
+  const char* entryPoint;
+  kernel::Types types;
+  kernel::Tuning tuning;
 };
 
-// Index in kEntryPoints of the variant for `types` and `tuning`; kEntryPoints.size() when the spec
+constexpr std::array<Variant, 1> kVariants = {{
+    {"plain_kernel", {}, {}},
+}};
+
+// Every type choice that was compiled, each with its own default tuning.
+constexpr std::array<kernel::Types, 1> kTypeChoices = {{
+    {},
+}};
+
+// Index in kVariants of the variant for `types` and `tuning`; kVariants.size() when the spec
 // compiled no such variant.
 size_t VariantIndex(const kernel::Types& types, const kernel::Tuning& tuning) {
-  return MTGVariantIndex(kEntryPoints, kernel::entry_point(types, tuning));
+  return MTGVariantIndex(kVariants, kernel::entry_point(types, tuning));
+}
+
+// Index in kTypeChoices of `types`; kTypeChoices.size() when no variant has them.
+size_t TypesIndex([[maybe_unused]] const kernel::Types& types) {
+  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
+    if (true) return i;
+  }
+  return kTypeChoices.size();
 }
 
 std::string Describe([[maybe_unused]] const kernel::Types& types, [[maybe_unused]] const kernel::Tuning& tuning) {
   return "the only variant";
 }
 
+// The spec's default tuning with what a tuning file records; names the tunable it does not know.
+std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel::Tuning& tuning) {
+  for (const auto& entry : tunables) {
+    if (!kernel::set_tunable(tuning, entry.first, entry.second)) return entry.first;
+  }
+  return "";
+}
+
 }  // namespace
 
 @implementation MTGPlainKernel {
-  std::array<id<MTLComputePipelineState>, kEntryPoints.size()> _pipelines;
+  id<MTLDevice> _device;
+  std::vector<id<MTLComputePipelineState>> _pipelines;  // per kVariants
+  std::array<kernel::Tuning, kTypeChoices.size()> _tunings;  // per kTypeChoices
+  BOOL _captureWatched;  // MTLGEN_CAPTURE names this kernel: count its dispatches
 }
 
-- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
+                             tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
+                                   error:(NSError**)error {
   self = [super init];
   if (self == nil) return nil;
+  _device = library.device;
   // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
   NSError* failure = nil;
   @autoreleasepool {
-    failure = [self createPipelinesFromLibrary:library];
+    std::vector<const char*> entryPoints;
+    for (const Variant& v : kVariants) entryPoints.push_back(v.entryPoint);
+    failure = MTGCreatePipelines(library, entryPoints, nil, kernel::kName, _pipelines);
+    if (failure == nil) failure = [self chooseTuningsFromTable:tuningTable];
   }
   if (failure != nil) {
     if (error != nullptr) *error = failure;
     return nil;
   }
+  _captureWatched = mtlgen::capture::watches(kernel::kName);
   return self;
 }
 
-// Creates every variant's pipeline; returns why it could not, or nil.
-- (nullable NSError*)createPipelinesFromLibrary:(id<MTLLibrary>)library {
-  return MTGCreatePipelines(library, kEntryPoints, nil, kernel::kName, _pipelines);
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
+  return [self initWithLibrary:library
+                   tuningTable:nullptr
+                         error:error];
+}
+
+// For each type choice, the tuning encode calls without one use; each must be compiled and admitted
+// by its pipeline on this device. Returns why not, or nil.
+- (nullable NSError*)chooseTuningsFromTable:(const mtlgen::TuningTable* _Nullable)table {
+  std::shared_ptr<const mtlgen::TuningTable> environment;
+  NSError* failure = nil;
+  if (table == nullptr && !MTGEnvironmentTuningTable(environment, &failure)) return failure;
+  if (table == nullptr) table = environment.get();
+  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
+    const std::string types = kernel::types_key(kTypeChoices[i]);
+    kernel::Tuning tuning;
+    const auto* tuned = MTGTunablesFor(table, _device, kernel::kName, types);
+    const std::string unknown = tuned != nullptr ? ApplyTunables(*tuned, tuning) : "";
+    const size_t v = VariantIndex(kTypeChoices[i], tuning);
+    if (!unknown.empty() || v == kVariants.size()) {
+      const std::string source = tuned != nullptr ? table->path() : std::string("the spec");
+      return MTGMakeError(MTGErrorTuning, std::string(kernel::kName) + ": " + source + " tunes {" + types +
+                                              "} on " + MTGString(_device.name) + " to " +
+                                              (unknown.empty() ? Describe(kTypeChoices[i], tuning) + ", which was not compiled"
+                                                               : "unknown tunable " + unknown) +
+                                              "; run autotune_" + kernel::kName + " again");
+    }
+    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::threads_per_threadgroup(tuning)), kernel::kName,
+                                 kVariants[v].entryPoint, &failure)) {
+      return failure;
+    }
+    _tunings[i] = tuning;
+  }
+  return nil;
+}
+
++ (NSUInteger)variantCount {
+  return kVariants.size();
+}
+
++ (MTGPlainKernelTypes)typesOfVariant:(NSUInteger)index {
+  return kVariants.at(index).types;
+}
+
++ (MTGPlainKernelTuning)tuningOfVariant:(NSUInteger)index {
+  return kVariants.at(index).tuning;
 }
 
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGPlainKernelTypes&)types
                                                   tuning:(const MTGPlainKernelTuning&)tuning {
   const size_t variantIndex = VariantIndex(types, tuning);
-  return variantIndex < kEntryPoints.size() ? _pipelines[variantIndex] : nil;
+  return variantIndex < kVariants.size() ? _pipelines[variantIndex] : nil;
 }
 
 - (BOOL)supportsTypes:(const MTGPlainKernelTypes&)types tuning:(const MTGPlainKernelTuning&)tuning {
   id<MTLComputePipelineState> pipeline = [self pipelineForTypes:types tuning:tuning];
   return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::threads_per_threadgroup(tuning)));
+}
+
+- (MTGPlainKernelTuning)tuningForTypes:(const MTGPlainKernelTypes&)types {
+  const size_t typesIndex = TypesIndex(types);
+  return typesIndex < kTypeChoices.size() ? _tunings[typesIndex] : kernel::Tuning{};
+}
+
+- (nullable id<MTLBuffer>)newXBufferForDims:(const MTGPlainKernelDims&)dims
+                                      types:(const MTGPlainKernelTypes&)types
+                                      error:(NSError**)error {
+  const int64_t elements = kernel::x_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * 4, YES, @"plain_kernel.x", error);
+}
+
+- (nullable id<MTLBuffer>)newOutBufferForDims:(const MTGPlainKernelDims&)dims
+                                        types:(const MTGPlainKernelTypes&)types
+                                        error:(NSError**)error {
+  const int64_t elements = kernel::out_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * 4, YES, @"plain_kernel.out", error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -89,25 +188,23 @@ std::string Describe([[maybe_unused]] const kernel::Types& types, [[maybe_unused
     return MTGFail(error, MTGErrorInvalidDims, e.what());
   }
   const size_t variantIndex = VariantIndex(types, tuning);
-  if (variantIndex == kEntryPoints.size()) {
+  if (variantIndex == kVariants.size()) {
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
   }
   id<MTLComputePipelineState> pipeline = _pipelines[variantIndex];
   const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(tuning));
-  if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kEntryPoints[variantIndex], error)) {
+  if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
+                               error) ||
+      !MTGCheckBuffers(kernel::kName, {
+                           {"x", x, xOffset, 4, kernel::x_elements(dims, tuning, types)},
+                           {"out", out, outOffset, 4, kernel::out_elements(dims, tuning, types)},
+                       }, error)) {
     return NO;
-  }
-  try {
-    mtlgen::require_elements(MTGBufferElements(x, xOffset, 4, kernel::kName, "x"),
-                             kernel::x_elements(dims, tuning, types), kernel::kName, "x");
-    mtlgen::require_elements(MTGBufferElements(out, outOffset, 4, kernel::kName, "out"),
-                             kernel::out_elements(dims, tuning, types), kernel::kName, "out");
-  } catch (const std::invalid_argument& e) {
-    return MTGFail(error, MTGErrorInvalidBuffer, e.what());
   }
   const MTLSize threadgroupsPerGrid = MTGSize(kernel::threadgroups(dims, tuning, types));
   if (MTGThreadCount(threadgroupsPerGrid) == 0) return YES;  // no work, and Metal rejects empty grids
+  if (_captureWatched) mtlgen::capture::note_dispatch(kernel::kName);
 
   [encoder setComputePipelineState:pipeline];
   [encoder setBuffer:x offset:xOffset atIndex:0];
@@ -131,12 +228,17 @@ PlainKernelKernel::PlainKernelKernel(std::unique_ptr<Impl> impl) : impl_(std::mo
 PlainKernelKernel::~PlainKernelKernel() = default;
 
 std::unique_ptr<PlainKernelKernel> PlainKernelKernel::create(void* mtl_library, std::string* error) {
+  return create(mtl_library, Options{}, error);
+}
+
+std::unique_ptr<PlainKernelKernel> PlainKernelKernel::create(void* mtl_library, const Options& options, std::string* error) {
   if (mtl_library == nullptr) {
     if (error != nullptr) *error = std::string(kName) + ": the Metal library is null";
     return nullptr;
   }
   NSError* failure = nil;
   MTGPlainKernel* glue = [[MTGPlainKernel alloc] initWithLibrary:(__bridge id<MTLLibrary>)mtl_library
+                                                     tuningTable:options.tuning_table
                                                            error:&failure];
   if (glue == nil) {
     if (error != nullptr) *error = MTGDescription(failure);
@@ -147,6 +249,10 @@ std::unique_ptr<PlainKernelKernel> PlainKernelKernel::create(void* mtl_library, 
 
 bool PlainKernelKernel::supports(const Types& types, const Tuning& tuning) const {
   return [impl_->glue supportsTypes:types tuning:tuning];
+}
+
+Tuning PlainKernelKernel::tuning_for(const Types& types) const {
+  return [impl_->glue tuningForTypes:types];
 }
 
 bool PlainKernelKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,

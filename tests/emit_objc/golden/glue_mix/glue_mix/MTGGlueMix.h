@@ -2,14 +2,14 @@
 // Do not edit by hand: change the spec and run `mtlgen generate`.
 //
 // glue_mix: out_values[r, c] = float(a[r, c]) * gain, plus offset when use_offset, clamped to mode.
-// Objective-C++ glue: the compute pipelines of every compiled variant and a typed encode call that
-// checks the problem against the spec before it touches the encoder.
+// Objective-C++ glue: the compute pipelines of every compiled variant, created and checked once,
+// and typed encode calls that check the problem against the spec before they touch the encoder.
 #pragma once
 
 #import <Foundation/Foundation.h>
 #import <Metal/Metal.h>
 
-#include "../support/mtlgen_objc.h"
+#include "../support/mtlgen_runtime.h"
 #include "glue_mix.h"
 #include "glue_mix_types.h"
 
@@ -26,17 +26,28 @@ NS_ASSUME_NONNULL_BEGIN
 /// Immutable once created: share one instance and encode from any thread, each with its own encoder.
 @interface MTGGlueMix : NSObject
 
-/// Specialises every variant's function with `functionConstants` and creates its compute pipeline.
-/// Fails with MTGErrorMissingEntryPoint, naming each absent entry point, when `library` was not
-/// built from this generation's glue_mix.metal, and with MTGErrorPipelineCreation when Metal fails.
+/// Creates the pipeline of every variant (specialised with
+/// `functionConstants`) and chooses, per type choice, the tuning that
+/// encode calls without one use: `tuningTable`'s entry for this device (nullptr: the file
+/// MTLGEN_TUNING names, if any), else the spec's default (no tunables).
+/// Fails with MTGErrorMissingEntryPoint, naming each absent entry point, when `library` was not built
+/// from this generation's glue_mix.metal; MTGErrorPipelineCreation when Metal fails;
+/// MTGErrorTuning when the table names a variant that was not compiled; and
+/// MTGErrorThreadgroupTooLarge when a chosen tuning's threadgroup exceeds its pipeline's limit.
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
                        functionConstants:(const MTGGlueMixFunctionConstants&)functionConstants
+                             tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
                                    error:(NSError**)error NS_DESIGNATED_INITIALIZER;
 
-/// Same, with the spec's default function constants.
+/// Same, with the spec's function constants and MTLGEN_TUNING's table.
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error;
 
 - (instancetype)init NS_UNAVAILABLE;
+
+/// The compiled variants, in the order of glue_mix.metal's entry points.
++ (NSUInteger)variantCount;
++ (MTGGlueMixTypes)typesOfVariant:(NSUInteger)index;
++ (MTGGlueMixTuning)tuningOfVariant:(NSUInteger)index;
 
 /// The pipeline of the variant for `types` and `tuning`; nil when the spec compiled no such variant.
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGGlueMixTypes&)types
@@ -45,6 +56,21 @@ NS_ASSUME_NONNULL_BEGIN
 /// Whether that variant was compiled and its pipeline admits the threadgroup it dispatches on this
 /// device; an autotuner skips the tunings for which this is NO.
 - (BOOL)supportsTypes:(const MTGGlueMixTypes&)types tuning:(const MTGGlueMixTuning&)tuning;
+
+/// The tuning that encode calls without one use for `types` (chosen at creation).
+- (MTGGlueMixTuning)tuningForTypes:(const MTGGlueMixTypes&)types;
+
+/// A buffer for `a` (int8[rows, cols], read) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newABufferForDims:(const MTGGlueMixDims&)dims
+                                      types:(const MTGGlueMixTypes&)types
+                                      error:(NSError**)error;
+
+/// A buffer for `out_values` (float[rows, cols], write) sized for `dims` and `types`, in Shared storage
+/// (Shared under MTLGEN_GPU_DEBUG=1).
+- (nullable id<MTLBuffer>)newOutValuesBufferForDims:(const MTGGlueMixDims&)dims
+                                              types:(const MTGGlueMixTypes&)types
+                                              error:(NSError**)error;
 
 /// Encodes one dispatch of the variant for `types` and `tuning`: the pipeline, each buffer at its
 /// index in the spec's binding table, the parameter struct, threadgroup memory, then the grid.

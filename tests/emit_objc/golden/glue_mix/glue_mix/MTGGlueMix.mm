@@ -3,15 +3,15 @@
 //
 // glue_mix: out_values[r, c] = float(a[r, c]) * gain, plus offset when use_offset, clamped to mode.
 // MTGGlueMix and its plain C++ facade GlueMixKernel. Sizes, checks and entry points come
-// from glue_mix_types.h; buffer and threadgroup indices from the spec's binding table.
+// from glue_mix_types.h; buffer and threadgroup indices from the spec's binding table; loading,
+// buffer checks and tuning files from ../support/mtlgen_runtime.h.
 #import "MTGGlueMix.h"
 
 #include <array>
 #include <memory>
 #include <stdexcept>
 #include <string>
-
-#include "glue_mix.h"
+#include <vector>
 
 #if !__has_feature(objc_arc)
 #error "MTGGlueMix.mm must be compiled with -fobjc-arc"
@@ -21,19 +21,46 @@ namespace {
 
 namespace kernel = mtlgen::kernels::glue_mix;
 
-// The entry points of glue_mix.metal, one per variant.
-constexpr std::array<const char*, 1> kEntryPoints = {
-    "glue_mix",
+// One compiled entry point of glue_mix.metal and the choices it was instantiated for.
+struct Variant {
+  const char* entryPoint;
+  kernel::Types types;
+  kernel::Tuning tuning;
 };
 
-// Index in kEntryPoints of the variant for `types` and `tuning`; kEntryPoints.size() when the spec
+constexpr std::array<Variant, 1> kVariants = {{
+    {"glue_mix", {}, {}},
+}};
+
+// Every type choice that was compiled, each with its own default tuning.
+constexpr std::array<kernel::Types, 1> kTypeChoices = {{
+    {},
+}};
+
+// Index in kVariants of the variant for `types` and `tuning`; kVariants.size() when the spec
 // compiled no such variant.
 size_t VariantIndex(const kernel::Types& types, const kernel::Tuning& tuning) {
-  return MTGVariantIndex(kEntryPoints, kernel::entry_point(types, tuning));
+  return MTGVariantIndex(kVariants, kernel::entry_point(types, tuning));
+}
+
+// Index in kTypeChoices of `types`; kTypeChoices.size() when no variant has them.
+size_t TypesIndex([[maybe_unused]] const kernel::Types& types) {
+  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
+    if (true) return i;
+  }
+  return kTypeChoices.size();
 }
 
 std::string Describe([[maybe_unused]] const kernel::Types& types, [[maybe_unused]] const kernel::Tuning& tuning) {
   return "the only variant";
+}
+
+// The spec's default tuning with what a tuning file records; names the tunable it does not know.
+std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel::Tuning& tuning) {
+  for (const auto& entry : tunables) {
+    if (!kernel::set_tunable(tuning, entry.first, entry.second)) return entry.first;
+  }
+  return "";
 }
 
 // The function constants as specialisation values at their [[function_constant(i)]] indices.
@@ -48,46 +75,112 @@ MTLFunctionConstantValues* MakeConstantValues(const MTGGlueMixFunctionConstants&
 }  // namespace
 
 @implementation MTGGlueMix {
-  std::array<id<MTLComputePipelineState>, kEntryPoints.size()> _pipelines;
+  id<MTLDevice> _device;
+  std::vector<id<MTLComputePipelineState>> _pipelines;  // per kVariants
+  std::array<kernel::Tuning, kTypeChoices.size()> _tunings;  // per kTypeChoices
+  BOOL _captureWatched;  // MTLGEN_CAPTURE names this kernel: count its dispatches
 }
 
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
                        functionConstants:(const MTGGlueMixFunctionConstants&)functionConstants
+                             tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
                                    error:(NSError**)error {
   self = [super init];
   if (self == nil) return nil;
+  _device = library.device;
   // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
   NSError* failure = nil;
   @autoreleasepool {
-    failure = [self createPipelinesFromLibrary:library functionConstants:functionConstants];
+    std::vector<const char*> entryPoints;
+    for (const Variant& v : kVariants) entryPoints.push_back(v.entryPoint);
+    failure = MTGCreatePipelines(library, entryPoints, MakeConstantValues(functionConstants), kernel::kName, _pipelines);
+    if (failure == nil) failure = [self chooseTuningsFromTable:tuningTable];
   }
   if (failure != nil) {
     if (error != nullptr) *error = failure;
     return nil;
   }
+  _captureWatched = mtlgen::capture::watches(kernel::kName);
   return self;
 }
 
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
-  return [self initWithLibrary:library functionConstants:MTGGlueMixFunctionConstants{} error:error];
+  return [self initWithLibrary:library
+             functionConstants:MTGGlueMixFunctionConstants{}
+                   tuningTable:nullptr
+                         error:error];
 }
 
-// Creates every variant's pipeline; returns why it could not, or nil.
-- (nullable NSError*)createPipelinesFromLibrary:(id<MTLLibrary>)library
-                              functionConstants:(const MTGGlueMixFunctionConstants&)functionConstants {
-  MTLFunctionConstantValues* constantValues = MakeConstantValues(functionConstants);
-  return MTGCreatePipelines(library, kEntryPoints, constantValues, kernel::kName, _pipelines);
+// For each type choice, the tuning encode calls without one use; each must be compiled and admitted
+// by its pipeline on this device. Returns why not, or nil.
+- (nullable NSError*)chooseTuningsFromTable:(const mtlgen::TuningTable* _Nullable)table {
+  std::shared_ptr<const mtlgen::TuningTable> environment;
+  NSError* failure = nil;
+  if (table == nullptr && !MTGEnvironmentTuningTable(environment, &failure)) return failure;
+  if (table == nullptr) table = environment.get();
+  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
+    const std::string types = kernel::types_key(kTypeChoices[i]);
+    kernel::Tuning tuning;
+    const auto* tuned = MTGTunablesFor(table, _device, kernel::kName, types);
+    const std::string unknown = tuned != nullptr ? ApplyTunables(*tuned, tuning) : "";
+    const size_t v = VariantIndex(kTypeChoices[i], tuning);
+    if (!unknown.empty() || v == kVariants.size()) {
+      const std::string source = tuned != nullptr ? table->path() : std::string("the spec");
+      return MTGMakeError(MTGErrorTuning, std::string(kernel::kName) + ": " + source + " tunes {" + types +
+                                              "} on " + MTGString(_device.name) + " to " +
+                                              (unknown.empty() ? Describe(kTypeChoices[i], tuning) + ", which was not compiled"
+                                                               : "unknown tunable " + unknown) +
+                                              "; run autotune_" + kernel::kName + " again");
+    }
+    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::threads_per_threadgroup(tuning)), kernel::kName,
+                                 kVariants[v].entryPoint, &failure)) {
+      return failure;
+    }
+    _tunings[i] = tuning;
+  }
+  return nil;
+}
+
++ (NSUInteger)variantCount {
+  return kVariants.size();
+}
+
++ (MTGGlueMixTypes)typesOfVariant:(NSUInteger)index {
+  return kVariants.at(index).types;
+}
+
++ (MTGGlueMixTuning)tuningOfVariant:(NSUInteger)index {
+  return kVariants.at(index).tuning;
 }
 
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGGlueMixTypes&)types
                                                   tuning:(const MTGGlueMixTuning&)tuning {
   const size_t variantIndex = VariantIndex(types, tuning);
-  return variantIndex < kEntryPoints.size() ? _pipelines[variantIndex] : nil;
+  return variantIndex < kVariants.size() ? _pipelines[variantIndex] : nil;
 }
 
 - (BOOL)supportsTypes:(const MTGGlueMixTypes&)types tuning:(const MTGGlueMixTuning&)tuning {
   id<MTLComputePipelineState> pipeline = [self pipelineForTypes:types tuning:tuning];
   return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::threads_per_threadgroup(tuning)));
+}
+
+- (MTGGlueMixTuning)tuningForTypes:(const MTGGlueMixTypes&)types {
+  const size_t typesIndex = TypesIndex(types);
+  return typesIndex < kTypeChoices.size() ? _tunings[typesIndex] : kernel::Tuning{};
+}
+
+- (nullable id<MTLBuffer>)newABufferForDims:(const MTGGlueMixDims&)dims
+                                      types:(const MTGGlueMixTypes&)types
+                                      error:(NSError**)error {
+  const int64_t elements = kernel::a_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * 1, YES, @"glue_mix.a", error);
+}
+
+- (nullable id<MTLBuffer>)newOutValuesBufferForDims:(const MTGGlueMixDims&)dims
+                                              types:(const MTGGlueMixTypes&)types
+                                              error:(NSError**)error {
+  const int64_t elements = kernel::out_values_elements(dims, [self tuningForTypes:types], types);
+  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * 4, YES, @"glue_mix.out_values", error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -106,25 +199,23 @@ MTLFunctionConstantValues* MakeConstantValues(const MTGGlueMixFunctionConstants&
     return MTGFail(error, MTGErrorInvalidDims, e.what());
   }
   const size_t variantIndex = VariantIndex(types, tuning);
-  if (variantIndex == kEntryPoints.size()) {
+  if (variantIndex == kVariants.size()) {
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
   }
   id<MTLComputePipelineState> pipeline = _pipelines[variantIndex];
   const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(tuning));
-  if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kEntryPoints[variantIndex], error)) {
+  if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
+                               error) ||
+      !MTGCheckBuffers(kernel::kName, {
+                           {"a", a, aOffset, 1, kernel::a_elements(dims, tuning, types)},
+                           {"out_values", outValues, outValuesOffset, 4, kernel::out_values_elements(dims, tuning, types)},
+                       }, error)) {
     return NO;
-  }
-  try {
-    mtlgen::require_elements(MTGBufferElements(a, aOffset, 1, kernel::kName, "a"),
-                             kernel::a_elements(dims, tuning, types), kernel::kName, "a");
-    mtlgen::require_elements(MTGBufferElements(outValues, outValuesOffset, 4, kernel::kName, "out_values"),
-                             kernel::out_values_elements(dims, tuning, types), kernel::kName, "out_values");
-  } catch (const std::invalid_argument& e) {
-    return MTGFail(error, MTGErrorInvalidBuffer, e.what());
   }
   const MTLSize threadgroupsPerGrid = MTGSize(kernel::threadgroups(dims, tuning, types));
   if (MTGThreadCount(threadgroupsPerGrid) == 0) return YES;  // no work, and Metal rejects empty grids
+  if (_captureWatched) mtlgen::capture::note_dispatch(kernel::kName);
 
   [encoder setComputePipelineState:pipeline];
   [encoder setBuffer:a offset:aOffset atIndex:1];
@@ -148,18 +239,18 @@ GlueMixKernel::GlueMixKernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 GlueMixKernel::~GlueMixKernel() = default;
 
 std::unique_ptr<GlueMixKernel> GlueMixKernel::create(void* mtl_library, std::string* error) {
-  return create(mtl_library, FunctionConstants{}, error);
+  return create(mtl_library, Options{}, error);
 }
 
-std::unique_ptr<GlueMixKernel> GlueMixKernel::create(void* mtl_library,
-    const FunctionConstants& constants, std::string* error) {
+std::unique_ptr<GlueMixKernel> GlueMixKernel::create(void* mtl_library, const Options& options, std::string* error) {
   if (mtl_library == nullptr) {
     if (error != nullptr) *error = std::string(kName) + ": the Metal library is null";
     return nullptr;
   }
   NSError* failure = nil;
   MTGGlueMix* glue = [[MTGGlueMix alloc] initWithLibrary:(__bridge id<MTLLibrary>)mtl_library
-                                       functionConstants:constants
+                                       functionConstants:options.function_constants
+                                             tuningTable:options.tuning_table
                                                    error:&failure];
   if (glue == nil) {
     if (error != nullptr) *error = MTGDescription(failure);
@@ -170,6 +261,10 @@ std::unique_ptr<GlueMixKernel> GlueMixKernel::create(void* mtl_library,
 
 bool GlueMixKernel::supports(const Types& types, const Tuning& tuning) const {
   return [impl_->glue supportsTypes:types tuning:tuning];
+}
+
+Tuning GlueMixKernel::tuning_for(const Types& types) const {
+  return [impl_->glue tuningForTypes:types];
 }
 
 bool GlueMixKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,

@@ -7,6 +7,8 @@
 // Implemented in MTGGlueMix.mm, which must be compiled with -fobjc-arc.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -15,6 +17,22 @@
 #include "glue_mix_types.h"
 
 namespace mtlgen::kernels::glue_mix {
+
+// A type choice as tuning files and command lines spell it: "" (no type parameters).
+inline std::string types_key([[maybe_unused]] const Types& types) {
+  return std::string();
+}
+
+// The tunables by name, as tuning files spell them.
+inline std::map<std::string, int64_t> tuning_values([[maybe_unused]] const Tuning& tuning) {
+  return {};
+}
+
+// Sets the tunable called `name`; false when glue_mix has none of that name.
+inline bool set_tunable([[maybe_unused]] Tuning& tuning, [[maybe_unused]] const std::string& name,
+                        [[maybe_unused]] int64_t value) {
+  return false;
+}
 
 class GlueMixKernel {
  public:
@@ -31,11 +49,18 @@ class GlueMixKernel {
     uint32_t mode = 3u;
   };
 
-  // Creates the pipeline of every variant from `mtl_library` (an id<MTLLibrary>). Returns nullptr
-  // and sets `error` when an entry point is missing or Metal cannot create a pipeline.
+  struct Options {
+    FunctionConstants function_constants;
+    // Where the default tuning per type choice comes from; nullptr: the file MTLGEN_TUNING names,
+    // if any, else the spec's defaults.
+    const mtlgen::TuningTable* tuning_table = nullptr;
+  };
+
+  // Creates the pipeline of every variant from `mtl_library` (an id<MTLLibrary>) and chooses the
+  // default tuning per type choice. Returns nullptr and sets `error` when an entry point is missing,
+  // Metal cannot create a pipeline, or a chosen tuning cannot run on this device.
   static std::unique_ptr<GlueMixKernel> create(void* mtl_library, std::string* error);
-  static std::unique_ptr<GlueMixKernel> create(void* mtl_library, const FunctionConstants& constants,
-      std::string* error);
+  static std::unique_ptr<GlueMixKernel> create(void* mtl_library, const Options& options, std::string* error);
 
   ~GlueMixKernel();
   GlueMixKernel(const GlueMixKernel&) = delete;
@@ -44,6 +69,9 @@ class GlueMixKernel {
   // Whether the variant for `types` and `tuning` was compiled and its pipeline admits the
   // threadgroup it dispatches on this device.
   bool supports(const Types& types, const Tuning& tuning) const;
+
+  // The tuning the encode call without one uses for `types`.
+  Tuning tuning_for(const Types& types) const;
 
   // Encodes one dispatch into `encoder` (an id<MTLComputeCommandEncoder>). Returns false with
   // `error` set, and encodes nothing, when the dims violate the spec, the variant cannot run, or a

@@ -1,0 +1,219 @@
+#include "emit_objc/harness_emitter.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <set>
+
+#include "emit_common/emitter.h"
+#include "emit_objc/objc_emitter.h"
+#include "emit_objc/objc_text.h"
+
+namespace mtlgen::emit {
+
+namespace {
+
+using support::TemplateData;
+
+// A double as C++ source, NaN and infinities included.
+std::string double_literal(double v) {
+  if (std::isnan(v)) return "std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(v)) return v > 0 ? "std::numeric_limits<double>::infinity()" : "-std::numeric_limits<double>::infinity()";
+  return fmt::format("{}", v);
+}
+
+// The mtlgen::DType enumerator of a concrete element type; packed bytes and bools are bytes.
+std::string dtype(ir::ScalarType type) {
+  if (type == ir::ScalarType::bytes || type == ir::ScalarType::boolean) return "u8";
+  return ir::info(type).suffix;
+}
+
+// `MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})`: the spec's distribution as written.
+std::string fill(const ir::InputFill& f) {
+  std::vector<std::string> values, set;
+  for (double v : f.values) values.push_back(double_literal(v));
+  for (const auto& [index, value] : f.set) set.push_back(fmt::format("{{{}, {}}}", index, double_literal(value)));
+  return fmt::format("MakeFill(h::Fill::Dist::{}, {}, {}, {{{}}}, {}, {}, {}, {{{}}})", ir::to_string(f.dist),
+                     double_literal(f.a), double_literal(f.b), fmt::join(values, ", "), double_literal(f.nan_fraction),
+                     double_literal(f.inf_fraction), double_literal(f.neg_inf_fraction), fmt::join(set, ", "));
+}
+
+class HarnessWriter {
+ public:
+  explicit HarnessWriter(const ir::Kernel& k) : k_(k), class_name_(objc_class_name(k)) {}
+
+  void run(support::OutputSet& out) const {
+    TemplateData d;
+    d.set("kernel", k_.name);
+    d.set("summary", k_.summary);
+    d.set("class_name", class_name_);
+    d.set("ns", "mtlgen::kernels::" + k_.name);
+    d.set("seed", std::to_string(k_.tests.seed));
+    d.set("fallback_args", fallback_args());
+    dims(d);
+    d.set("cases", cases());
+    d.set("buffers", buffers());
+    d.set("encode_args", encode_args());
+    d.set("references", references());
+    d.set("tolerances", tolerances());
+    render(out, d, k_.name + "_harness.h", "objc/harness_kernel.h.mustache");
+    for (const char* program : {"bench", "autotune"}) {
+      d.set("program", program);
+      render(out, d, fmt::format("{}_{}.mm", program, k_.name), "objc/harness_main.mm.mustache");
+    }
+  }
+
+ private:
+  void render(support::OutputSet& out, TemplateData& d, const std::string& file, const char* tmpl) const {
+    d.set("banner", banner(k_, file));
+    out.add(k_.name + "/" + file, support::render_template(tmpl, d));
+  }
+
+  void dims(TemplateData& d) const {
+    TemplateData list{TemplateData::type::list};
+    std::vector<std::string> names, strings;
+    for (const auto& dim : k_.dims) {
+      TemplateData item;
+      item.set("name", dim.name);
+      list.push_back(item);
+      names.push_back(dim.name);
+      strings.push_back("\"" + dim.name + "\"");
+    }
+    d.set("dims", list);
+    d.set("dim_list", fmt::format("{}", fmt::join(names, ", ")));
+    d.set("dim_strings", fmt::format("{}", fmt::join(strings, ", ")));
+  }
+
+  TemplateData cases() const {
+    TemplateData list{TemplateData::type::list};
+    for (const auto& c : k_.tests.cases) {
+      std::vector<std::string> dims, inputs;
+      for (const auto& [name, value] : c.dims) dims.push_back(fmt::format("{{\"{}\", {}}}", name, value));
+      for (const auto& [name, f] : c.inputs) inputs.push_back(fmt::format("{{\"{}\", {}}}", name, fill(f)));
+      TemplateData item;
+      item.set("name", c.name);
+      item.set("dims", fmt::format("{}", fmt::join(dims, ", ")));
+      item.set("inputs", fmt::format("{}", fmt::join(inputs, ", ")));
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  TemplateData buffers() const {
+    TemplateData list{TemplateData::type::list};
+    for (const auto& b : k_.buffers) {
+      TemplateData item;
+      item.set("name", b.name);
+      item.set("dtype", b.type.concrete ? "mtlgen::DType::" + dtype(*b.type.concrete) : "types." + b.type.param);
+      item.set("input", b.access != ir::Access::write ? "true" : "false");
+      item.set("output", b.is_output() ? "true" : "false");
+      item.set("host_visible", b.host_visible ? "true" : "false");
+      item.set("fill", fill(k_.tests.default_fill));
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  // The glue's explicit-tuning encode, every buffer at offset 0.
+  TemplateData encode_args() const {
+    std::vector<SelectorPart> parts;
+    for (size_t i = 0; i < k_.buffers.size(); ++i) {
+      const std::string label = lower_camel(k_.buffers[i].name);
+      parts.push_back({label, "", fmt::format("buffers[{}]", i)});
+      parts.push_back({label + "Offset", "", "0"});
+    }
+    parts.push_back({"dims", "", "DimsFrom(values)"});
+    parts.push_back({"scalars", "", "Scalars{}"});
+    parts.push_back({"types", "", fmt::format("[{} typesOfVariant:variant]", class_name_)});
+    parts.push_back({"tuning", "", fmt::format("[{} tuningOfVariant:variant]", class_name_)});
+    parts.push_back({"error", "", "error"});
+    return aligned(std::string("    return [glue_ encodeToCommandEncoder").size(), parts);
+  }
+
+  // The glue created with the fallback tuning table (and the spec's function constants).
+  TemplateData fallback_args() const {
+    std::vector<SelectorPart> parts;
+    if (!k_.function_constants.empty()) parts.push_back({"functionConstants", "", class_name_ + "FunctionConstants{}"});
+    parts.push_back({"tuningTable", "", "fallback.get()"});
+    parts.push_back({"error", "", "&failure"});
+    return aligned(fmt::format("    glue_ = [[{} alloc] initWithLibrary", class_name_).size(), parts);
+  }
+
+  // One call of the templated reference per type choice, keyed like types_key().
+  TemplateData references() const {
+    TemplateData list{TemplateData::type::list};
+    std::set<std::string> seen;
+    for (const auto& v : k_.variants) {
+      std::vector<std::string> key, args, spans;
+      for (const auto& t : k_.type_params) {
+        key.push_back(fmt::format("{}={}", t.name, ir::info(v.types.at(t.name)).spec_name));
+        args.push_back(ir::info(v.types.at(t.name)).cpp);
+      }
+      const std::string joined = fmt::format("{}", fmt::join(key, ","));
+      if (!seen.insert(joined).second) continue;
+      for (size_t i = 0; i < k_.buffers.size(); ++i) {
+        const auto& b = k_.buffers[i];
+        spans.push_back(fmt::format("h::view<{}{}>(buffers[{}])", b.is_output() ? "" : "const ",
+                                    ir::info(b.type.resolve(v.types)).cpp, i));
+      }
+      TemplateData item;
+      item.set("key", joined);
+      item.set("template_args", args.empty() ? std::string() : fmt::format("<{}>", fmt::join(args, ", ")));
+      item.set("spans", support::string_list(spans));
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  // The spec's tolerances by element type; others fall back to h::default_tolerance.
+  TemplateData tolerances() const {
+    TemplateData list{TemplateData::type::list};
+    std::set<std::string> seen;
+    for (const auto& [type, t] : k_.tests.tolerances) {
+      if (!seen.insert(dtype(type)).second) continue;
+      auto bound = [](const std::optional<double>& v) { return v ? double_literal(*v) : std::string("-1"); };
+      TemplateData item;
+      item.set("dtype", dtype(type));
+      item.set("max_abs", bound(t.max_abs));
+      item.set("max_rel", bound(t.max_rel));
+      item.set("nmse", bound(t.nmse));
+      item.set("exact", t.exact ? "true" : "false");
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  const ir::Kernel& k_;
+  const std::string class_name_;
+};
+
+TemplateData build_data(const std::vector<ir::Kernel>& kernels) {
+  TemplateData list{TemplateData::type::list};
+  for (const auto& k : kernels) {
+    TemplateData item;
+    item.set("kernel", k.name);
+    item.set("class_name", objc_class_name(k));
+    item.set("msl_version", k.msl_version);
+    list.push_back(item);
+  }
+  TemplateData d;
+  d.set("kernels", list);
+  d.set("banner", hash_comments(library_banner("CMakeLists.txt")));
+  return d;
+}
+
+}  // namespace
+
+void emit_harness(const ir::Kernel& kernel, support::OutputSet& out) { HarnessWriter(kernel).run(out); }
+
+void emit_harness_support(const std::vector<ir::Kernel>& kernels, support::OutputSet& out) {
+  for (const char* name : {"mtlgen_harness.h", "mtlgen_harness.mm"}) {
+    TemplateData d;
+    d.set("banner", library_banner(name));
+    const std::string tmpl = std::string("objc/harness_support") + (std::string(name).ends_with(".h") ? ".h" : ".mm");
+    out.add(std::string("support/") + name, support::render_template(tmpl + ".mustache", d));
+  }
+  out.add("CMakeLists.txt", support::render_template("objc/build.cmake.mustache", build_data(kernels)));
+}
+
+}  // namespace mtlgen::emit

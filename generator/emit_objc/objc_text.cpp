@@ -1,0 +1,43 @@
+#include "emit_objc/objc_text.h"
+
+#include <cctype>
+
+#include "emit_common/emitter.h"
+
+namespace mtlgen::emit {
+
+support::TemplateData aligned(size_t colon_column, const std::vector<SelectorPart>& parts) {
+  support::TemplateData list{support::TemplateData::type::list};
+  for (const auto& p : parts) {
+    support::TemplateData item;
+    item.set("pad", std::string(colon_column > p.label.size() ? colon_column - p.label.size() : 0, ' '));
+    item.set("label", p.label);
+    item.set("type", p.type);
+    item.set("name", p.value);
+    item.set("value", p.value);
+    list.push_back(item);
+  }
+  return list;
+}
+
+std::string lower_camel(const std::string& snake) {
+  std::string s = camel_case(snake);
+  if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+  return s;
+}
+
+std::string hash_comments(const std::string& slash_comments) {
+  std::string out;
+  size_t start = 0;
+  while (start < slash_comments.size()) {
+    size_t end = slash_comments.find('\n', start);
+    if (end == std::string::npos) end = slash_comments.size();
+    std::string line = slash_comments.substr(start, end - start);
+    if (line.rfind("//", 0) == 0) line = "#" + line.substr(2);
+    out += line + (end < slash_comments.size() ? "\n" : "");
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace mtlgen::emit
