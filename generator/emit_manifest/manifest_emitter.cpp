@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "emit_common/emitter.h"
@@ -230,8 +231,24 @@ std::string manifest_json(const std::vector<ir::Kernel>& kernels, const Generate
 
 void emit_manifest_kernel(const ir::Kernel&, support::OutputSet&) {}
 
+GeneratedFiles files_in(const support::OutputSet& out, const std::vector<ir::Kernel>& kernels) {
+  GeneratedFiles files;
+  for (const auto& k : kernels) files.per_kernel[k.name];
+  for (const auto& [path, content] : out.files()) {
+    auto slash = path.find('/');
+    auto kernel = slash == std::string::npos ? files.per_kernel.end() : files.per_kernel.find(path.substr(0, slash));
+    (kernel != files.per_kernel.end() ? kernel->second : files.library).push_back(path);
+  }
+  files.library.push_back(kManifestPath);
+  std::sort(files.library.begin(), files.library.end());
+  return files;
+}
+
 void emit_manifest(const std::vector<ir::Kernel>& kernels, support::OutputSet& out) {
-  out.add(kManifestPath, manifest_json(kernels, generated_files(kernels)));
+  // In generate_all the manifest is the last backend, so `out` already holds every file the others
+  // wrote; emitted alone, it runs them to learn their files.
+  GeneratedFiles files = out.files().empty() ? generated_files(kernels) : files_in(out, kernels);
+  out.add(kManifestPath, manifest_json(kernels, files));
 }
 
 }  // namespace mtlgen::emit

@@ -21,6 +21,10 @@ struct GeneratedFiles {
 // Runs every other registered emitter into memory to learn the files it writes.
 GeneratedFiles generated_files(const std::vector<ir::Kernel>& kernels);
 
+// The files in `out` (what the other backends wrote), grouped as generated_files() groups them:
+// `<kernel>/...` paths per kernel, everything else plus the manifest itself for the library.
+GeneratedFiles files_in(const support::OutputSet& out, const std::vector<ir::Kernel>& kernels);
+
 // The manifest text: 2-space indented JSON with a trailing newline.
 std::string manifest_json(const std::vector<ir::Kernel>& kernels, const GeneratedFiles& files);
 

@@ -1,5 +1,7 @@
 #include "support/templates.h"
 
+#include <map>
+#include <memory>
 #include <stdexcept>
 
 #include "support/embedded_files.h"
@@ -13,13 +15,26 @@ std::string_view template_file(std::string_view path) {
   throw std::logic_error("no embedded template: " + std::string(path));
 }
 
-std::string render_template(std::string_view path, const TemplateData& data) {
-  kainjow::mustache::mustache tmpl{std::string(template_file(path))};
-  if (!tmpl.is_valid()) {
-    throw std::logic_error("template " + std::string(path) + ": " + tmpl.error_message());
+namespace {
+
+// The parsed template at `path`. Parsing costs more than rendering and every kernel renders the
+// same few templates, so each thread keeps the ones it has parsed.
+kainjow::mustache::mustache& parsed_template(std::string_view path) {
+  thread_local std::map<std::string, std::unique_ptr<kainjow::mustache::mustache>, std::less<>> cache;
+  auto it = cache.find(path);
+  if (it != cache.end()) return *it->second;
+  auto tmpl = std::make_unique<kainjow::mustache::mustache>(std::string(template_file(path)));
+  if (!tmpl->is_valid()) {
+    throw std::logic_error("template " + std::string(path) + ": " + tmpl->error_message());
   }
-  tmpl.set_custom_escape([](const std::string& s) { return s; });
-  std::string text = tmpl.render(data);
+  tmpl->set_custom_escape([](const std::string& s) { return s; });
+  return *cache.emplace(std::string(path), std::move(tmpl)).first->second;
+}
+
+}  // namespace
+
+std::string render_template(std::string_view path, const TemplateData& data) {
+  std::string text = parsed_template(path).render(data);
   // Generated files end with exactly one newline, whatever the template's last section did.
   while (!text.empty() && text.back() == '\n') text.pop_back();
   return text + "\n";

@@ -3,6 +3,7 @@
 // variants and binding table, and is stable under a parse/dump round trip.
 #include <nlohmann/json.hpp>
 
+#include "emit_common/emitter.h"
 #include "emit_manifest/manifest_emitter.h"
 #include "golden.h"
 
@@ -82,6 +83,15 @@ TEST(Manifest, MirrorsVariantsAndBindingTable) {
       EXPECT_EQ(j["preconditions"][p]["message"], k.preconditions[p].message);
     }
   }
+}
+
+// generate_all hands the manifest what the other backends wrote instead of running them again:
+// the result must be the manifest that asking them gives.
+TEST(Manifest, FromAllBackendsEqualsTheManifestTheyDescribe) {
+  auto kernels = load({"specs", "tests/emit_objc/in"});
+  auto all = emit::generate_all(kernels).files();
+  ASSERT_TRUE(all.count(emit::kManifestPath));
+  EXPECT_EQ(all.at(emit::kManifestPath), emit::manifest_json(kernels, emit::generated_files(kernels)));
 }
 
 TEST(Manifest, IsCanonicalJson) {
