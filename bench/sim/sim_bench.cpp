@@ -4,6 +4,11 @@
 // iteration timing one of each back to back, so machine load drifting during the run (this
 // runs on shared machines) affects both sides alike. Reported time: the simulated dispatch.
 //
+// BM_RmsNormExactRaces: the cost of `mtlgen verify --races exact` on rms_norm (one worker): per
+// iteration a plain dispatch, one of the -fsanitize=thread build with the detector off (what the
+// lane-order runs of that mode cost) and one with it on; counters `instrumented_over_sim` and
+// `races_over_sim` are the medians' ratios to the plain dispatch.
+//
 // With OpenCL found at configure time (MTLGEN_SIM_BENCH_POCL), BM_PoclRmsNorm / BM_PoclArgmax
 // run OpenCL C twins of the same kernels (kernels/*.cl, read at run time) on PoCL's CPU device,
 // same shapes and data, with the counter `pocl_over_serial` taken the same way; the argument is
@@ -16,10 +21,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <random>
 #include <vector>
 
 #include "mtlsim/runtime.h"
+#include "rms_norm_launch.h"
 #ifdef MTLGEN_SIM_BENCH_POCL
 #include <fstream>
 #include <sstream>
@@ -78,15 +85,11 @@ void run_against_serial(benchmark::State& state, Sim&& sim, Serial&& serial) {
 }
 
 // ---- rms_norm 64 x 2048, threadgroup 512 ----
-constexpr uint kRows = 64, kCols = 2048, kRmsTg = 512;
-constexpr float kEps = 1e-6f;
-
-struct RmsArgs {
-  const float *x, *w;
-  float* y;
-  uint n;
-  float eps;
-};
+using sim_bench::kCols;
+using sim_bench::kEps;
+using sim_bench::kRmsTg;
+using sim_bench::kRows;
+using sim_bench::RmsArgs;
 
 void launch_rms_norm(const mtlsim::ThreadContext& tc, void* user) {
   auto& a = *static_cast<RmsArgs*>(user);
@@ -122,6 +125,41 @@ void BM_RmsNorm(benchmark::State& state) {
     if (std::fabs(y[i] - y_ref[i]) > 1e-4f * (1 + std::fabs(y_ref[i]))) state.SkipWithError("rms_norm mismatch");
 }
 BENCHMARK(BM_RmsNorm)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+double seconds_of(const std::function<mtlsim::DispatchResult()>& run, mtlsim::DispatchResult& result) {
+  const auto start = Clock::now();
+  result = run();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void BM_RmsNormExactRaces(benchmark::State& state) {
+  const std::vector<float> x = random_floats(kRows * kCols, 1), w = random_floats(kCols, 2);
+  std::vector<float> y(x.size());
+  RmsArgs args{x.data(), w.data(), y.data(), kCols, kEps};
+  mtlsim::DispatchOptions o;
+  o.threadgroups = {kRows, 1, 1};
+  o.threads_per_threadgroup = {kRmsTg, 1, 1};
+  o.threadgroup_arrays = {{kRmsTg / 32 * sizeof(float), {}, "partial", sizeof(float)}};
+  o.workers = 1;
+  o.kernel_name = "rms_norm_f32_tg512";
+  mtlsim::DispatchOptions detect = o;
+  detect.detect_races = true;
+  detect.race_buffers = {{"y", y.data(), y.size() * sizeof(float), sizeof(float)}};
+  std::vector<double> plain_s, instrumented_s, races_s;
+  mtlsim::DispatchResult r;
+  for (auto _ : state) {
+    plain_s.push_back(seconds_of([&] { return mtlsim::dispatch(o, launch_rms_norm, &args); }, r));
+    instrumented_s.push_back(seconds_of([&] { return mtlsim::dispatch(o, sim_bench::launch_rms_norm_races, &args); }, r));
+    races_s.push_back(seconds_of([&] { return mtlsim::dispatch(detect, sim_bench::launch_rms_norm_races, &args); }, r));
+    state.SetIterationTime(races_s.back());
+    if (!r.ok() || r.races_total != 0) state.SkipWithError("the race detector reported rms_norm");
+  }
+  const double plain = median(plain_s);
+  state.counters["sim_us"] = plain * 1e6;
+  state.counters["instrumented_over_sim"] = median(instrumented_s) / plain;
+  state.counters["races_over_sim"] = median(races_s) / plain;
+}
+BENCHMARK(BM_RmsNormExactRaces)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // ---- argmax 1 x 151936, threadgroup 1024 ----
 constexpr uint kVocab = 151936, kArgmaxTg = 1024;

@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   check->add_option("specs", inputs, "Spec files or directories of *.yaml")->required();
 
   verify::VerifyOptions vo;
-  std::string variant = "default", shard = "1/1";
+  std::string variant = "default", shard = "1/1", races = "orders";
   auto* verify_cmd = app.add_subcommand(
       "verify", "Run every variant and test case in the Linux simulator and compare with the C++ reference");
   verify_cmd->add_option("specs", vo.inputs, "Spec files or directories of *.yaml")->required();
@@ -47,6 +47,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"default", "all"}));
   verify_cmd->add_option("--case", vo.case_filter, "Run only the test case with this name");
   verify_cmd->add_option("--seed", vo.seed, "Seed of the shuffled lane order (default 1)");
+  verify_cmd->add_option("--races", races,
+                         "orders: find races by comparing outputs across lane orders (default); exact: also run a "
+                         "happens-before race detector on a -fsanitize=thread build of the kernel, which finds races "
+                         "that do not change outputs and races between threadgroups (slower)")
+      ->check(CLI::IsMember({"orders", "exact"}));
   verify_cmd->add_option("--jobs", vo.jobs, "Cases simulated at once (default: number of cores)");
   verify_cmd->add_option("--workers", vo.workers, "Simulator threads per case (default 1)");
   verify_cmd->add_option("--shard", shard, "K/N: run the K-th of N equal slices of the cases, for CI matrices");
@@ -65,6 +70,7 @@ int main(int argc, char** argv) {
   if (*check) return driver::run_check(inputs, std::cout, std::cerr);
   if (*verify_cmd) {
     vo.all_variants = variant == "all";
+    vo.exact_races = races == "exact";
     if (std::sscanf(shard.c_str(), "%d/%d", &vo.shard_index, &vo.shard_count) != 2 || vo.shard_count < 1 ||
         vo.shard_index < 1 || vo.shard_index > vo.shard_count) {
       std::cerr << "mtlgen verify: --shard wants K/N with 1 <= K <= N, e.g. 2/4\n";

@@ -79,7 +79,7 @@ class CaseRun {
     for (size_t i = 0; i < std::size(kRuns); ++i) {
       if (!simulate(kRuns[i], i == 0)) break;
     }
-    if (result_.problems.empty()) check_runs();
+    if (!simulator_failed_) check_runs();  // data races do not stop the other checkers
     if (result_.status != CaseStatus::error && !simulator_failed_) compare_with_reference();
     if (!result_.problems.empty() && result_.status == CaseStatus::pass) result_.status = CaseStatus::fail;
     return std::move(result_);
@@ -148,9 +148,12 @@ class CaseRun {
       *tg[axis] = static_cast<uint32_t>(v_.threadgroup_shape[axis]);
     }
     for (size_t i = 0; i < k_.threadgroup_arrays.size(); ++i) {
+      const ir::ThreadgroupArray& a = k_.threadgroup_arrays[i];
       mtlsim::ThreadgroupArraySpec spec;
       spec.bytes = static_cast<size_t>(v_.threadgroup_array_bytes[i]);
-      spec.poison = run.zeroed_threadgroup_memory ? std::vector<uint8_t>{0} : tg_poison(k_.threadgroup_arrays[i].type.resolve(v_.types));
+      spec.poison = run.zeroed_threadgroup_memory ? std::vector<uint8_t>{0} : tg_poison(a.type.resolve(v_.types));
+      spec.name = a.name;
+      spec.element_size = static_cast<size_t>(ir::info(a.type.resolve(v_.types)).size);
       o.threadgroup_arrays.push_back(std::move(spec));
     }
     o.order = run.order;
@@ -179,8 +182,10 @@ class CaseRun {
       slots.push_back(b.sim->data());
     }
     slots.push_back(params_.data());
+    mtlsim::DispatchOptions options = dispatch_options(run);
+    if (baseline && r_.exact_races) watch_for_races(options);
     double start = monotonic_seconds();
-    auto result = mtlsim::dispatch(dispatch_options(run), r_.module->thread_fn(v_), slots.data());
+    auto result = mtlsim::dispatch(options, r_.module->thread_fn(v_), slots.data());
     if (baseline) {
       result_.sim_seconds = monotonic_seconds() - start;
       result_.fiber_switches = result.fiber_switches;
@@ -192,8 +197,30 @@ class CaseRun {
       }
     }
     add_issues(result);
+    add_races(result);
     simulator_failed_ = !result.ok();
     return result.ok();
+  }
+
+  // Buffers the kernel writes (read-only ones cannot race) and, always, threadgroup arrays.
+  void watch_for_races(mtlsim::DispatchOptions& o) const {
+    o.detect_races = true;
+    for (const auto& b : buffers_) {
+      if (b.decl->access == ir::Access::read) continue;
+      o.race_buffers.push_back({b.decl->name, b.sim->data(), b.bytes(), static_cast<size_t>(ir::info(b.type).size)});
+    }
+  }
+
+  void add_races(mtlsim::DispatchResult& result) {
+    if (result.races.empty()) return;
+    const size_t kept = result.races.size();
+    mtlsim::resolve_race_sources(result.races);
+    for (const auto& race : result.races) add_problem("data_race", with_spec_lines(mtlsim::describe(race, v_.entry_point)));
+    if (result.races_total > kept) {
+      add_problem("data_race", fmt::format("{}: {} more data races (pairs of racing source locations) are not shown; "
+                                           "fix the ones above first",
+                                           v_.entry_point, result.races_total - kept));
+    }
   }
 
   // One problem per kind and line; the same bug in every threadgroup is one bug.

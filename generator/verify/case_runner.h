@@ -23,13 +23,16 @@ struct CaseRequest {
   const SimModule* module = nullptr;
   uint64_t order_seed = 1;  // for the shuffled lane order
   int workers = 1;          // simulator worker threads
+  // Run the exact race detector during the forward-order run (the module must be
+  // race_instrumented); its findings are `data_race` problems.
+  bool exact_races = false;
 };
 
 enum class CaseStatus { pass, fail, crash, hang, error };
 const char* to_string(CaseStatus s);
 
 struct Problem {
-  std::string checker;  // "mismatch", "race", "uninitialised-threadgroup-memory", "unwritten-output",
+  std::string checker;  // "mismatch", "race", "data_race", "uninitialised-threadgroup-memory", "unwritten-output",
                         // "barrier", "simd", "crash", "hang", "error", ...
   std::string message;  // complete and actionable
 };

@@ -29,6 +29,10 @@ using support::TemplateData;
 namespace {
 
 const char* kFlags = "-std=c++20 -O2 -g0 -fPIC -shared -Wno-attributes -Wno-unused-parameter";
+// Only the launchers' TU (the kernel) is instrumented; the reference runs plain. Line tables
+// for the race reports; DWARF 4 because addr2line 2.40 names the wrong file for DWARF 5 line
+// tables of template instantiations (their own sections).
+const char* kRaceFlags = "-fsanitize=thread -g1 -gdwarf-4";
 
 std::string builtin_arg(const ir::Kernel& k, ir::Builtin b) {
   const auto& info = ir::info(b);
@@ -144,7 +148,7 @@ support::OutputSet module_sources(const ir::Kernel& k) {
 }
 
 std::string module_key(const support::OutputSet& files, const ModuleOptions& o) {
-  std::string all = o.compiler + "\n" + kFlags + "\n";
+  std::string all = o.compiler + "\n" + kFlags + "\n" + (o.race_instrumented ? kRaceFlags : "") + "\n";
   for (const auto& [path, content] : files.files()) all += path + "\n" + support::hash_hex(content) + "\n";
   return support::hash_hex(all);
 }
@@ -162,9 +166,17 @@ std::string run_and_capture(const std::string& command, int& status) {
 void compile(const fs::path& dir, const fs::path& target, const ModuleOptions& o) {
   fs::path tmp = target;
   tmp += fmt::format(".tmp.{}", ::getpid());
+  // Instrumented: the launchers (which include the kernel) become an object file of their own,
+  // because linking with -fsanitize=thread would pull in libtsan.
+  std::string launcher = "launcher.cpp", instrument;
+  if (o.race_instrumented) {
+    launcher = fmt::format("launcher.tmp.{}.o", ::getpid());
+    instrument = fmt::format("{} {} {} -c -I shim -I . launcher.cpp -o {} && ", o.compiler, kFlags, kRaceFlags, launcher);
+  }
   std::string command = fmt::format(
-      "cd '{}' && {} {} -I shim -I . launcher.cpp reference_bridge.cpp {}/{}_reference.cpp -o '{}' 2>&1", dir.string(),
-      o.compiler, kFlags, target.stem().string(), target.stem().string(), tmp.string());
+      "cd '{}' && {{ {}{} {} -I shim -I . {} reference_bridge.cpp {}/{}_reference.cpp -o '{}'; }} 2>&1", dir.string(),
+      instrument, o.compiler, kFlags, launcher, target.stem().string(), target.stem().string(), tmp.string());
+  if (o.race_instrumented) command += fmt::format("; status=$?; rm -f '{}/{}'; exit $status", dir.string(), launcher);
   if (o.verbose) fmt::print(stderr, "mtlgen: {}\n", command);
   int status = 0;
   std::string output = run_and_capture(command, status);
@@ -192,7 +204,8 @@ std::string reference_symbol(const ir::Kernel& k, const ir::Variant& v) {
 SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
   support::OutputSet files = module_sources(kernel);
   fs::path cache = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
-  fs::path dir = cache / "sim" / fmt::format("{}-{}", kernel.name, module_key(files, options));
+  fs::path dir = cache / "sim" /
+                fmt::format("{}-{}{}", kernel.name, options.race_instrumented ? "races-" : "", module_key(files, options));
   path_ = dir / (kernel.name + ".so");
   cached_ = fs::exists(path_);
   if (!cached_) {

@@ -17,6 +17,10 @@ struct ModuleOptions {
   std::filesystem::path cache_dir;  // empty: $MTLGEN_CACHE_DIR, else $XDG_CACHE_HOME/mtlgen, else ~/.cache/mtlgen
   std::string compiler = "g++";
   bool verbose = false;
+  // For exact race detection: the kernel's code is compiled with -fsanitize=thread (linked
+  // without libtsan: the simulator runtime takes the instrumentation calls) and line tables, so
+  // DispatchOptions::detect_races works and reports source lines. A separate cache entry.
+  bool race_instrumented = false;
 };
 
 class SimModule {

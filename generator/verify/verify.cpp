@@ -75,7 +75,7 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
   while (!pending.empty() || !running.empty()) {
     while (!pending.empty() && static_cast<int>(running.size()) < jobs) {
       const WorkItem& w = items[pending.front()];
-      CaseRequest request{w.kernel, w.variant, w.test, w.module, o.seed, o.workers};
+      CaseRequest request{w.kernel, w.variant, w.test, w.module, o.seed, o.workers, o.exact_races};
       running.emplace_back(pending.front(), start_case(request, o.timeout_seconds));
       pending.pop_front();
     }
@@ -131,17 +131,19 @@ int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
   fmt::print(err, "{}", diags.format_all());
   if (diags.has_errors()) return driver::kSpecErrors;
   std::vector<std::unique_ptr<SimModule>> modules;
+  ModuleOptions module_options = o.module;
+  module_options.race_instrumented = o.exact_races;
   for (const auto& k : kernels) {
     double start = monotonic_seconds();
     try {
-      modules.push_back(std::make_unique<SimModule>(k, o.module));
+      modules.push_back(std::make_unique<SimModule>(k, module_options));
     } catch (const std::exception& e) {
       fmt::print(err, "{}: error: {}\n", k.spec_path, e.what());
       return driver::kVerifyFailed;
     }
     if (!o.quiet) {
-      fmt::print(out, "{}: simulator module {} ({:.1f} s)\n", k.name, modules.back()->was_cached() ? "cached" : "compiled",
-                 monotonic_seconds() - start);
+      fmt::print(out, "{}: simulator module{} {} ({:.1f} s)\n", k.name, o.exact_races ? " (race-instrumented)" : "",
+                 modules.back()->was_cached() ? "cached" : "compiled", monotonic_seconds() - start);
     }
   }
   auto items = plan(kernels, modules, o);

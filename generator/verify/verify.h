@@ -15,6 +15,9 @@ struct VerifyOptions {
   bool all_variants = false;        // else each dtype at its default tuning
   std::string case_filter;          // run only the case of this name
   uint64_t seed = 1;                // lane-shuffle seed
+  // Also run the exact race detector (on an instrumented module, in the forward-order run).
+  // Lane-order comparison runs either way.
+  bool exact_races = false;
   int jobs = 0;                     // concurrent cases; 0 = number of cores
   int workers = 1;                  // simulator threads per case
   int shard_index = 1, shard_count = 1;

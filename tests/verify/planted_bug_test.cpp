@@ -1,8 +1,15 @@
-// Every checker against a kernel with the bug it exists to catch (tests/verify/bugs/, whose
-// first line says `# expect: <checker>`), and against a correct twin it must pass
-// (tests/verify/twins/, same name).
+// Every checker against a kernel with the bug it exists to catch (tests/verify/bugs/), and against
+// a correct twin it must pass (tests/verify/twins/, same name). A bug's leading comment lines say
+// what must happen:
+//   # expect: <checker>              `mtlgen verify` reports <checker>
+//   # expect: pass                   `mtlgen verify` passes (the bug is invisible to its checkers)
+//   # expect --races exact: <checker> [at L1 L2 ...]
+//                                    with --races exact it reports <checker>, in a message naming
+//                                    spec lines L1, L2, ...
+// A twin must pass in every mode its bug names.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -23,12 +30,31 @@ std::vector<std::string> names() {
   return out;
 }
 
-std::string expected_checker(const fs::path& spec) {
+struct Expectation {
+  bool exact_races = false;
+  std::string checker;     // "pass": the run passes
+  std::vector<int> lines;  // spec lines a message of `checker` names
+};
+
+std::vector<Expectation> expectations(const fs::path& spec) {
+  std::vector<Expectation> out;
   std::ifstream in(spec);
-  std::string line;
-  std::getline(in, line);
-  const std::string tag = "# expect: ";
-  return line.rfind(tag, 0) == 0 ? line.substr(tag.size()) : "";
+  for (std::string line; std::getline(in, line) && line.rfind("# expect", 0) == 0;) {
+    Expectation e;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) break;
+    const std::string mode = line.substr(8, colon - 8);
+    if (mode == " --races exact") e.exact_races = true;
+    else if (!mode.empty()) ADD_FAILURE() << spec << ": unknown mode in `" << line << "`";
+    std::istringstream words(line.substr(colon + 1));
+    words >> e.checker;
+    std::string at;
+    if (words >> at && at == "at") {
+      for (int n; words >> n;) e.lines.push_back(n);
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
 }
 
 struct VerifyRun {
@@ -37,13 +63,14 @@ struct VerifyRun {
   std::string printed;
 };
 
-VerifyRun verify(const fs::path& spec) {
+VerifyRun verify(const fs::path& spec, bool exact_races) {
   verify::VerifyOptions o;
   o.inputs = {spec.string()};
   o.timeout_seconds = 5;  // the endless-loop bug must be cut off quickly
+  o.exact_races = exact_races;
   o.module.cache_dir = MTLGEN_TEST_CACHE_DIR;
-  o.json_path = (fs::temp_directory_path() /
-                 ("mtlgen-verify-" + spec.parent_path().filename().string() + "-" + spec.stem().string() + ".json"))
+  o.json_path = (fs::temp_directory_path() / ("mtlgen-verify-" + spec.parent_path().filename().string() + "-" +
+                                              spec.stem().string() + (exact_races ? "-exact" : "") + ".json"))
                     .string();
   fs::remove(o.json_path);
   std::ostringstream out, err;
@@ -55,28 +82,58 @@ VerifyRun verify(const fs::path& spec) {
 
 class PlantedBug : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(PlantedBug, IsCaughtByItsChecker) {
-  fs::path spec = fs::path("tests/verify/bugs") / (GetParam() + ".yaml");
-  std::string checker = expected_checker(spec);
-  ASSERT_FALSE(checker.empty()) << spec << " lacks `# expect: <checker>`";
-  VerifyRun run = verify(spec);
+void expect_pass(const VerifyRun& run) {
+  EXPECT_EQ(run.exit_code, driver::kOk) << run.printed;
+  ASSERT_FALSE(run.results.empty());
+  for (const auto& c : run.results) EXPECT_EQ(c.at("status"), "PASS") << run.printed;
+}
+
+// A message of the expected checker that names every expected spec line.
+void expect_caught(const VerifyRun& run, const fs::path& spec, const Expectation& e) {
   EXPECT_EQ(run.exit_code, driver::kVerifyFailed) << run.printed;
   bool caught = false;
   for (const auto& c : run.results) {
     for (const auto& p : c.at("problems")) {
-      caught = caught || p.at("checker") == checker;
-      EXPECT_GT(p.at("message").get<std::string>().size(), 40u) << "messages must say what happened and what to do";
+      const std::string message = p.at("message");
+      EXPECT_GT(message.size(), 40u) << "messages must say what happened and what to do";
+      bool names_lines = true;
+      for (int line : e.lines) {
+        names_lines = names_lines && message.find(spec.filename().string() + ":" + std::to_string(line) + ")") !=
+                                         std::string::npos;
+      }
+      caught = caught || (p.at("checker") == e.checker && names_lines);
     }
   }
-  EXPECT_TRUE(caught) << "expected a `" << checker << "` report:\n" << run.printed;
+  EXPECT_TRUE(caught) << "expected a `" << e.checker << "` report" << (e.lines.empty() ? "" : " naming the lines")
+                      << (e.exact_races ? " with --races exact" : "") << ":\n"
+                      << run.printed;
+}
+
+TEST_P(PlantedBug, IsCaughtByItsChecker) {
+  fs::path spec = fs::path("tests/verify/bugs") / (GetParam() + ".yaml");
+  const std::vector<Expectation> all = expectations(spec);
+  ASSERT_FALSE(all.empty()) << spec << " lacks `# expect: <checker>`";
+  bool caught_somewhere = false;
+  for (const Expectation& e : all) {
+    VerifyRun run = verify(spec, e.exact_races);
+    if (e.checker == "pass") {
+      expect_pass(run);
+      continue;
+    }
+    expect_caught(run, spec, e);
+    caught_somewhere = true;
+  }
+  EXPECT_TRUE(caught_somewhere) << spec << ": some mode must catch the bug";
 }
 
 TEST_P(PlantedBug, CorrectTwinPasses) {
   fs::path spec = fs::path("tests/verify/twins") / (GetParam() + ".yaml");
-  VerifyRun run = verify(spec);
-  EXPECT_EQ(run.exit_code, driver::kOk) << run.printed;
-  ASSERT_FALSE(run.results.empty());
-  for (const auto& c : run.results) EXPECT_EQ(c.at("status"), "PASS") << run.printed;
+  expect_pass(verify(spec, false));
+  const std::vector<Expectation> all = expectations(fs::path("tests/verify/bugs") / (GetParam() + ".yaml"));
+  if (std::any_of(all.begin(), all.end(), [](const Expectation& e) { return e.exact_races; })) {
+    SCOPED_TRACE("--races exact");
+    expect_pass(verify(spec, true));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Checkers, PlantedBug, ::testing::ValuesIn(names()),

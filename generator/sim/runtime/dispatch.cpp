@@ -195,10 +195,15 @@ DispatchResult dispatch(const DispatchOptions& options, KernelThreadFn fn, void*
   std::lock_guard lock(one_dispatch_at_a_time);
   detail::DispatchJob job(options, fn, user);
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  const uint64_t workers = std::min<uint64_t>(options.workers > 0 ? options.workers : cores, job.total_threadgroups);
+  uint64_t workers = std::min<uint64_t>(options.workers > 0 ? options.workers : cores, job.total_threadgroups);
+  if (options.detect_races) {
+    job.race = std::make_unique<detail::RaceDetector>(options, reinterpret_cast<const void*>(fn));
+    workers = 1;  // the detector's shadow state is not locked
+  }
   detail::pool().run(job, int(workers) - 1);
   DispatchResult result;
   job.sink.take(result);
+  if (job.race) job.race->finish(result);
   result.fiber_switches = job.fiber_switches;
   result.threadgroups_run = job.threadgroups_run;
   return result;

@@ -30,4 +30,9 @@ std::string format_threads(const std::vector<uint32_t>& sorted) {
 
 std::string format_dim(const Dim3& d) { return fmt::format("({},{},{})", d.x, d.y, d.z); }
 
+int race_distance(const DataRace& race) {
+  if (!race.same_threadgroup()) return 2;
+  return race.earlier.thread_index / kSimdWidth != race.later.thread_index / kSimdWidth ? 1 : 0;
+}
+
 }  // namespace mtlsim::detail

@@ -28,4 +28,8 @@ class IssueSink {
 std::string format_threads(const std::vector<uint32_t>& sorted);
 std::string format_dim(const Dim3& d);
 
+// How far apart a race's two threads are: 2 other threadgroups, 1 other simdgroups, 0 one
+// simdgroup. A fix must reach that far (a simdgroup_barrier orders one simdgroup only).
+int race_distance(const DataRace& race);
+
 }  // namespace mtlsim::detail

@@ -91,6 +91,8 @@ void Worker::prepare_dispatch() {
     simds_[s].index = s;
   }
   if (o.order != LaneOrder::shuffled) build_order(0);
+  race_ = job_->race.get();
+  if (race_) race_->start(tg_pointers_.data());
 }
 
 // order_: the lane order of the threadgroup; simd_order_: the same order grouped by simdgroup
@@ -123,7 +125,9 @@ void Worker::reset_threadgroup(uint64_t linear) {
   }
   alive_ = size_;
   done_ = barrier_waiting_ = 0;
+  barrier_flags_ = ~0u;
   barrier_mismatch_ = abandoned_ = false;
+  if (race_) race_->begin_threadgroup(linear);
   if (!tg_memory_.empty()) std::memcpy(tg_memory_.data(), job_->poisoned_image.data(), tg_memory_.size());
   if (job_->opts.order == LaneOrder::shuffled) build_order(linear);
   std::memcpy(queue_, order_, size_ * sizeof(uint16_t));
@@ -248,6 +252,7 @@ void Worker::simd_arrive(Lane& me, Op op, int line, CompleteFn complete) {
 
 void Worker::complete_simd(SimdGroup& sg, Lane& me, uint32_t runs_on) {
   if (sg.mismatch) report_simd_divergence(sg, me);
+  if (race_ && sg.op == Op::simdgroup_barrier) simdgroup_barrier_completed(sg);
   if (const PoisonHit hit = sg.complete(sg, job_->poison); hit.lane >= 0) report_poison(sg, me, hit);
   const uint32_t queued = sg.arrived & ~runs_on;
   sg.arrived = 0;
@@ -262,10 +267,18 @@ void Worker::complete_simd(SimdGroup& sg, Lane& me, uint32_t runs_on) {
   }
 }
 
-void Worker::barrier_arrive(Lane& me, int line) {
+// The barrier orders the memory that every arrival's mem_flags name (they normally agree).
+void Worker::simdgroup_barrier_completed(const SimdGroup& sg) {
+  uint32_t flags = ~0u;
+  for (uint32_t m = sg.arrived; m; m &= m - 1) flags &= sg.arg[__builtin_ctz(m)];
+  race_->simdgroup_barrier(sg.index, flags);
+}
+
+void Worker::barrier_arrive(Lane& me, int line, uint32_t flags) {
   states_[me.index] = LaneState::at_barrier;
   me.wait_op = Op::threadgroup_barrier;
   wait_lines_[me.index] = line;
+  barrier_flags_ &= flags;
   if (barrier_waiting_ == 0) barrier_line_ = line;
   else if (line != barrier_line_) barrier_mismatch_ = true;
   if (++barrier_waiting_ == alive_) release_barrier(me);
@@ -275,6 +288,8 @@ void Worker::barrier_arrive(Lane& me, int line) {
 void Worker::release_barrier(Lane& me) {
   if (barrier_mismatch_) report_barrier_divergence(me);
   if (done_ > 0) report_early_exit(me);
+  if (race_) race_->threadgroup_barrier(barrier_flags_);
+  barrier_flags_ = ~0u;
   // Every thread waits here now (none returned, none ready), so the queue is empty and the
   // whole threadgroup is re-queued in lane order.
   barrier_waiting_ = 0;
@@ -301,7 +316,7 @@ void simd_rendezvous(Lane& me, Op op, int line, CompleteFn complete) {
   tls_worker->simd_arrive(me, op, line, complete);
 }
 
-void threadgroup_barrier(Lane& me, int line) { tls_worker->barrier_arrive(me, line); }
+void threadgroup_barrier(Lane& me, int line, uint32_t flags) { tls_worker->barrier_arrive(me, line, flags); }
 
 }  // namespace mtlsim::detail
 

@@ -12,6 +12,7 @@
 
 #include "mtlsim/exec.h"
 #include "mtlsim/runtime.h"
+#include "race_detector.h"
 #include "report.h"
 #include "stack_pool.h"
 
@@ -30,6 +31,7 @@ struct DispatchJob {
   std::vector<size_t> array_offsets;         // into one threadgroup's memory block
   std::vector<unsigned char> poisoned_image; // a freshly poisoned memory block
   IssueSink sink;
+  std::unique_ptr<RaceDetector> race;  // with DispatchOptions::detect_races (one worker)
   std::atomic<uint64_t> fiber_switches{0}, threadgroups_run{0};
 };
 
@@ -67,7 +69,7 @@ class Worker {
 
   // Entry points of the shim's barriers and collectives (on this worker's OS thread).
   void simd_arrive(Lane& me, Op op, int line, CompleteFn complete);
-  void barrier_arrive(Lane& me, int line);
+  void barrier_arrive(Lane& me, int line, uint32_t flags);
   const ThreadContext& context(const Lane& lane) const { return contexts_[lane.index]; }
 
  private:
@@ -92,6 +94,7 @@ class Worker {
   int pop() { return queue_head_ == queue_tail_ ? -1 : queue_[queue_head_++ & (kMaxThreads - 1)]; }
 
   void complete_simd(SimdGroup& sg, Lane& me, uint32_t runs_on);
+  void simdgroup_barrier_completed(const SimdGroup& sg);
   void release_barrier(Lane& me);
   void lane_returned(Lane& me);
 
@@ -127,6 +130,8 @@ class Worker {
   uint32_t size_ = 0, simdgroups_ = 0;
   uint32_t alive_ = 0, done_ = 0, barrier_waiting_ = 0;
   int barrier_line_ = 0;
+  uint32_t barrier_flags_ = ~0u;  // mem_flags every arrival at the pending barrier named
+  RaceDetector* race_ = nullptr;  // the dispatch's detector, if any
   bool barrier_mismatch_ = false, abandoned_ = false;
   Dim3 tg_position_, tg_origin_;  // this threadgroup's position, and its first thread's
   uint64_t switches_ = 0, threadgroups_run_ = 0;

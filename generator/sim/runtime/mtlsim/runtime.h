@@ -38,6 +38,8 @@
 // * deadlock: no fiber can run but not all have returned.
 // Only the first DispatchOptions::max_issues are kept (issues_total counts all).
 //
+// Exact race detection (DispatchOptions::detect_races): see "Data races" below.
+//
 // Limits: at most 1024 threads per threadgroup; `threadgroup` variables declared inside a
 // kernel body are not shared (pass them as [[threadgroup(n)]] parameters); an exception
 // escaping a kernel terminates the process.
@@ -70,6 +72,18 @@ std::vector<uint8_t> poison_pattern_bf16();
 struct ThreadgroupArraySpec {
   size_t bytes = 0;
   std::vector<uint8_t> poison;  // repeated to fill the array; empty: poison_pattern_f32()
+  std::string name = {};        // for race reports
+  size_t element_size = 1;      // race detection granule, see TrackedBuffer
+};
+
+// Device memory the race detector watches (DispatchOptions::race_buffers).
+struct TrackedBuffer {
+  std::string name = {};
+  const void* data = nullptr;
+  size_t bytes = 0;
+  // Accesses to any byte of one element count as accesses to that element: two threads writing
+  // different bytes of one element are reported. Use the element type's size (1 for bytes).
+  size_t element_size = 1;
 };
 
 struct DispatchOptions {
@@ -80,7 +94,12 @@ struct DispatchOptions {
   uint64_t seed = 0;  // for LaneOrder::shuffled
   int workers = 0;    // 0: all cores
   std::string kernel_name;  // for reports
-  size_t max_issues = 20;
+  size_t max_issues = 20;   // also the number of distinct DataRaces kept
+  // Exact race detection: needs the kernel compiled with g++ -fsanitize=thread (not linked with
+  // libtsan; this runtime provides the __tsan_* entry points). Runs on one worker whatever
+  // `workers` says. Watches race_buffers and every threadgroup array.
+  bool detect_races = false;
+  std::vector<TrackedBuffer> race_buffers;
 };
 
 struct SimIssue {
@@ -100,12 +119,60 @@ struct SimIssue {
 };
 const char* to_string(SimIssue::Kind kind) noexcept;
 
+// ---- Data races ----
+// With detect_races, every access to tracked memory is checked against Metal's happens-before
+// order. Access a happens before a later access b when
+//   * both are by the same thread; or
+//   * both are in one threadgroup and a threadgroup_barrier whose mem_flags cover the memory
+//     (mem_device for buffers, mem_threadgroup for threadgroup arrays) completed between them; or
+//   * both are in one simdgroup and a simdgroup_barrier with such flags completed between them.
+// Threadgroups are never ordered with each other; simd-group functions order nothing; relaxed
+// atomics never race with atomics but order nothing either. Two accesses to one element race
+// when at least one writes, they are not both atomic, and neither happens before the other.
+// A race is found on every element that has one; each pair of source locations (pcs) on one
+// buffer or array is reported once, with how often it occurred.
+struct RaceAccess {
+  bool write = false;
+  bool atomic = false;
+  Dim3 threadgroup_position;
+  uint32_t thread_index = 0;  // linear index in the threadgroup
+  uintptr_t pc = 0;         // return address of the instrumentation call in the kernel's code
+  uintptr_t call_site = 0;  // where the (not inlined) function holding pc was called; 0: unknown
+  // Filled by resolve_race_sources() from the kernel's debug line table: the innermost .metal
+  // line of the access, and the body line that called the helper holding it (when it is in a
+  // helper). 0: unknown.
+  int line = 0;
+  int caller_line = 0;
+};
+
+struct DataRace {
+  std::string memory;              // buffer or threadgroup array name
+  bool threadgroup_memory = false;
+  uint64_t element = 0;            // index of the first racing element (element_size units)
+  RaceAccess earlier, later;       // in simulated execution order
+  // Same threadgroup only: a barrier ran between the two accesses, but not one whose mem_flags
+  // cover this memory (e.g. mem_none, or mem_device for a threadgroup array).
+  bool barrier_without_flags = false;
+  uint64_t occurrences = 1;        // racing access pairs with the same two pcs on this memory
+  bool same_threadgroup() const { return earlier.threadgroup_position == later.threadgroup_position; }
+};
+
+// Fills RaceAccess::line / caller_line with `addr2line` on the object that holds each pc (the
+// kernel must be compiled with -g1 or more; lines stay 0 where that fails), then merges races
+// on the same memory between the same two lines (one line can compile to several pcs).
+void resolve_race_sources(std::vector<DataRace>& races);
+// A complete report: kernel, memory, element, both accesses (kind, line, thread, threadgroup),
+// and which barrier to add. Lines appear as "line N".
+std::string describe(const DataRace& race, const std::string& kernel_name);
+
 struct DispatchResult {
   std::vector<SimIssue> issues;
   uint64_t issues_total = 0;  // including those beyond max_issues
+  std::vector<DataRace> races;  // detect_races only: the first max_issues distinct races
+  uint64_t races_total = 0;     // distinct (pc pair, memory) races, including those not kept
   uint64_t fiber_switches = 0;
   uint64_t threadgroups_run = 0;
-  bool ok() const { return issues_total == 0; }
+  bool ok() const { return issues_total == 0; }  // races are not counted here
 };
 
 // Runs fn(ctx, user) for every thread of the grid. Throws std::invalid_argument for an

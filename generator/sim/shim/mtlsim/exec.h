@@ -96,8 +96,10 @@ struct Lane {
 extern thread_local constinit Lane* tls_lane MTLSIM_TLS_FAST;
 
 // Blocks the calling lane, already deposited in sg.in/arg, until the collective completes.
+// For simdgroup_barrier, arg holds the lane's mem_flags.
 void simd_rendezvous(Lane& me, Op op, int line, CompleteFn complete);
-void threadgroup_barrier(Lane& me, int line);
+// `flags`: the barrier's metal::mem_flags (the race detector orders only the memory they name).
+void threadgroup_barrier(Lane& me, int line, uint32_t flags);
 [[noreturn]] void outside_dispatch(Op op, int line);
 
 inline Lane& current_lane(Op op, int line) {

@@ -247,13 +247,13 @@ concept simd_value = (metal::msl_scalar<T> || metal::is_vec_v<T>) && sizeof(T) <
 
 namespace metal {
 
-inline void threadgroup_barrier(mem_flags = mem_none, int line = __builtin_LINE()) {
+inline void threadgroup_barrier(mem_flags flags = mem_none, int line = __builtin_LINE()) {
   using namespace mtlsim::detail;
-  threadgroup_barrier(current_lane(Op::threadgroup_barrier, line), line);
+  threadgroup_barrier(current_lane(Op::threadgroup_barrier, line), line, uint32_t(flags));
 }
-inline void simdgroup_barrier(mem_flags = mem_none, int line = __builtin_LINE()) {
+inline void simdgroup_barrier(mem_flags flags = mem_none, int line = __builtin_LINE()) {
   using namespace mtlsim::detail;
-  simd_collective<bool, bool, NoData>(Op::simdgroup_barrier, false, 0, line);
+  simd_collective<bool, bool, NoData>(Op::simdgroup_barrier, false, uint32_t(flags), line);
 }
 
 #define MTLSIM_SIMD_UNARY(name, policy)                                                       \
