@@ -32,6 +32,13 @@ std::string cpp_literal(ir::ScalarType type, double value) {
   return text + "f";
 }
 
+std::string cpp_initializer(ir::ScalarType type, double value) {
+  if (type == ir::ScalarType::boolean) return value != 0 ? "true" : "false";
+  std::string literal = cpp_literal(type, value);
+  bool is_16_bit_float = type == ir::ScalarType::f16 || type == ir::ScalarType::bf16;
+  return is_16_bit_float ? fmt::format("{}({})", ir::info(type).cpp, literal) : literal;
+}
+
 std::string host_expr(const expr::Expr& e) { return expr::render(e, host_spelling("mtlgen::dtype_size(types.{})")); }
 
 std::vector<std::string> host_locals(const ir::Kernel& k, const std::vector<const expr::Expr*>& exprs) {

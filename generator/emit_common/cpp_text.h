@@ -14,6 +14,10 @@ std::string c_string(const std::string& text);
 // A literal of `type` for `value`, e.g. 1e-06f, 0.0f, 7u, -3, std::numeric_limits<float>::infinity().
 std::string cpp_literal(ir::ScalarType type, double value);
 
+// An initializer of `type` for `value` in host code: like cpp_literal, but `true`/`false` for bool and
+// an explicit conversion for half and bfloat (`mtlgen::half(0.5f)`).
+std::string cpp_initializer(ir::ScalarType type, double value);
+
 // An expression as host C++ over int64_t locals named like the dims and tunables.
 std::string host_expr(const expr::Expr& e);
 

@@ -220,31 +220,18 @@ class ObjcWriter {
     return list;
   }
 
+  // The values come from FunctionConstants in <kernel>_types.h, which declares them with their defaults.
   void function_constants(TemplateData& d) const {
     TemplateData list{TemplateData::type::list};
-    bool needs_numeric = false;
     for (const auto& f : k_.function_constants) {
       TemplateData item;
       item.set("name", f.name);
-      item.set("type", ir::info(f.type).cpp);
-      item.set("default", default_value(f));
-      if (!f.doc.empty()) item.set("doc", f.doc);
       item.set("index", std::to_string(f.index));
       item.set("data_type", mtl_data_type(f.type));
       list.push_back(item);
-      needs_numeric = needs_numeric || f.type == ir::ScalarType::f16 || f.type == ir::ScalarType::bf16;
     }
     d.set("has_function_constants", !k_.function_constants.empty());
     d.set("function_constants", list);
-    d.set("needs_numeric", needs_numeric);
-  }
-
-  // The C++ initializer of a function constant's default; half and bfloat convert explicitly.
-  static std::string default_value(const ir::FunctionConstant& f) {
-    if (f.type == ir::ScalarType::boolean) return f.default_value != 0 ? "true" : "false";
-    std::string literal = cpp_literal(f.type, f.default_value);
-    if (f.type == ir::ScalarType::f16 || f.type == ir::ScalarType::bf16) return fmt::format("{}({})", ir::info(f.type).cpp, literal);
-    return literal;
   }
 
   // The encode method's selector parts after `encodeToCommandEncoder:`, with and without tuning.

@@ -85,7 +85,7 @@ class ReferenceWriter {
     return list;
   }
 
-  // Dims as int64_t (index arithmetic never overflows) and scalars the body reads.
+  // Dims as int64_t (index arithmetic never overflows), scalars and function constants the body reads.
   std::vector<std::string> locals() const {
     auto used = support::identifiers_in(k_.reference.text);
     std::vector<std::string> lines;
@@ -94,6 +94,11 @@ class ReferenceWriter {
     }
     for (const auto& s : k_.scalars) {
       if (used.count(s.name)) lines.push_back(fmt::format("const {1} {0} = scalars.{0};", s.name, ir::info(s.type).cpp));
+    }
+    for (const auto& f : k_.function_constants) {
+      if (used.count(f.name)) {
+        lines.push_back(fmt::format("const {1} {0} = function_constants.{0};", f.name, ir::info(f.type).cpp));
+      }
     }
     return lines;
   }

@@ -41,6 +41,7 @@ class TypesWriter {
       scalars.push_back(item({{"type", ir::info(s.type).cpp}, {"name", s.name},
                               {"default", cpp_literal(s.type, s.default_value)}, {"doc", s.doc}}));
     }
+    function_constants(d);
     for (const auto& t : k_.tunables) {
       tunables.push_back(item({{"name", t.name}, {"default", std::to_string(t.default_value)},
                                {"values", fmt::format("{}", fmt::join(t.values, ", "))}}));
@@ -55,6 +56,18 @@ class TypesWriter {
     d.set("scalars", scalars);
     d.set("tunables", tunables);
     d.set("type_params", types);
+  }
+
+  void function_constants(TemplateData& d) const {
+    TemplateData list{TemplateData::type::list};
+    bool needs_numeric = false;
+    for (const auto& f : k_.function_constants) {
+      list.push_back(item({{"type", ir::info(f.type).cpp}, {"name", f.name},
+                           {"default", cpp_initializer(f.type, f.default_value)}, {"doc", f.doc}}));
+      needs_numeric = needs_numeric || f.type == ir::ScalarType::f16 || f.type == ir::ScalarType::bf16;
+    }
+    d.set("function_constants", list);
+    d.set("needs_numeric", needs_numeric);
   }
 
   static TemplateData item(std::initializer_list<std::pair<std::string, std::string>> fields) {

@@ -1,5 +1,7 @@
 #include "ir/kernel.h"
 
+#include <fmt/format.h>
+
 #include <stdexcept>
 
 namespace mtlgen::ir {
@@ -42,6 +44,44 @@ const Variant& Kernel::default_variant_for(const std::map<std::string, ScalarTyp
     if (v.is_default_tuning && v.types == types) return v;
   }
   throw std::logic_error("no default variant for a type combination of " + name);
+}
+
+ConstantSetting Kernel::default_constants() const {
+  ConstantSetting setting;
+  for (const auto& f : function_constants) setting.push_back(f.default_value);
+  return setting;
+}
+
+std::vector<ConstantSetting> Kernel::constant_settings(const TestCase& test) const {
+  std::vector<ConstantSetting> settings = {{}};
+  for (const auto& f : function_constants) {
+    std::vector<double> values = {f.default_value};
+    if (auto it = test.constants.find(f.name); it != test.constants.end()) {
+      values = it->second.values;
+    } else if (auto plan = tests.constants.find(f.name); plan != tests.constants.end()) {
+      values = plan->second.values;
+    }
+    std::vector<ConstantSetting> next;
+    for (const auto& partial : settings) {
+      for (double v : values) {
+        next.push_back(partial);
+        next.back().push_back(v);
+      }
+    }
+    settings = std::move(next);
+  }
+  return settings;
+}
+
+std::string Kernel::describe(const ConstantSetting& setting) const {
+  std::string text;
+  for (size_t i = 0; i < function_constants.size() && i < setting.size(); ++i) {
+    const auto& f = function_constants[i];
+    std::string value =
+        f.type == ScalarType::boolean ? (setting[i] != 0 ? "true" : "false") : fmt::format("{}", setting[i]);
+    text += fmt::format("{}{}={}", text.empty() ? "" : ", ", f.name, value);
+  }
+  return text;
 }
 
 }  // namespace mtlgen::ir

@@ -87,13 +87,17 @@ struct Scalar {
   SourceLoc loc;
 };
 
+// `constant T name [[function_constant(index)]]`: fixed when the host creates the pipeline. The
+// reference receives the same values (FunctionConstants in <kernel>_types.h); test cases may set them.
 struct FunctionConstant {
   std::string name;
   ScalarType type = ScalarType::boolean;
-  int index = 0;
-  double default_value = 0;
+  int64_t index = 0;
+  double default_value = 0;  // bool: 0 or 1
   std::string doc;
   SourceLoc loc;
+  SourceLoc index_loc;
+  SourceLoc default_loc;
 };
 
 // Passed as a `threadgroup T*` parameter; the host sets its length from `count`, which may only
@@ -147,11 +151,19 @@ struct InputFill {
   SourceLoc loc;
 };
 
+// The values a test runs a function constant at: one, or several (the case runs once per value).
+struct ConstantValues {
+  std::vector<double> values;      // bool: 0 or 1
+  std::vector<SourceLoc> value_locs;
+  SourceLoc loc;                   // of the constant's name
+};
+
 struct TestCase {
   std::string name;
   std::map<std::string, int64_t> dims;
   std::map<std::string, InputFill> inputs;  // by buffer name; others get the plan's default
   std::map<std::string, double> scalars;
+  std::map<std::string, ConstantValues> constants;  // by function constant; others as the plan says
   std::optional<uint64_t> seed;
   SourceLoc loc;
 };
@@ -160,6 +172,7 @@ struct TestPlan {
   std::map<ScalarType, Tolerance> tolerances;  // keyed by the element type of the outputs
   InputFill default_fill;
   uint64_t seed = 1;
+  std::map<std::string, ConstantValues> constants;  // for cases that do not set them; else the defaults
   std::vector<TestCase> cases;
 };
 
@@ -174,6 +187,9 @@ struct HelperInfo {
 };
 const std::vector<HelperInfo>& all_helpers();
 const HelperInfo& info(Helper h);
+
+// Function constant values, one per FunctionConstant in declaration order.
+using ConstantSetting = std::vector<double>;
 
 // One compiled entry point: a type for each type parameter and a value for each tunable.
 struct Variant {
@@ -235,6 +251,13 @@ struct Kernel {
 
   const Variant& default_variant_for(const std::map<std::string, ScalarType>& types) const;
   std::string params_struct_name() const { return name + "_params"; }
+
+  // Every function constant setting `test` runs at: the product over the constants of the case's
+  // values, else the plan's, else the default. One (empty) setting when there are no constants.
+  std::vector<ConstantSetting> constant_settings(const TestCase& test) const;
+  ConstantSetting default_constants() const;
+  // `use_bias=false, mode=3`; "" when there are no constants.
+  std::string describe(const ConstantSetting& setting) const;
 };
 
 }  // namespace mtlgen::ir

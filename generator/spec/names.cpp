@@ -45,8 +45,8 @@ constexpr std::array kObjc = {
     "types", "tuning",
     "description", "hash", "init", "alloc", "new", "release", "retain", "dealloc"};
 
-// Names the generated code uses in every kernel's scope.
-constexpr std::array kMtlgen = {"params", "mtlgen", "T_params", "value_index"};
+// Names the generated code uses in every kernel's scope (function_constants: the reference's parameter).
+constexpr std::array kMtlgen = {"params", "mtlgen", "T_params", "value_index", "function_constants"};
 
 template <size_t N>
 bool contains(const std::array<const char*, N>& list, std::string_view name) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -236,16 +237,24 @@ class Parser {
     MapReader r(ctx_, value, fmt::format("function constant `{}`", f.name), {"type", "index", "default", "doc"});
     if (!r.ok()) return;
     if (auto n = r.required("type"); n.IsDefined()) f.type = scalar_type(n).value_or(ir::ScalarType::boolean);
-    if (auto n = r.required("index"); n.IsDefined()) f.index = static_cast<int>(ctx_.integer(n, "index").value_or(0));
+    if (auto n = r.required("index"); n.IsDefined()) {
+      f.index = ctx_.integer(n, "index").value_or(0);
+      f.index_loc = ctx_.loc(n);
+    }
     if (auto n = r.optional("default"); n.IsDefined()) {
-      if (f.type == ir::ScalarType::boolean) {
-        f.default_value = ctx_.boolean(n, "default").value_or(false) ? 1 : 0;
-      } else {
-        f.default_value = ctx_.number(n, "default").value_or(0);
-      }
+      f.default_value = constant_value(f, n, "default").value_or(0);
+      f.default_loc = ctx_.loc(n);
     }
     if (auto n = r.optional("doc"); n.IsDefined()) f.doc = ctx_.string(n, "doc").value_or("");
     k_.function_constants.push_back(std::move(f));
+  }
+
+  // A value of function constant `f`: true/false for bool, a number otherwise. Ranges are checked
+  // by the validator, for defaults and test values alike.
+  std::optional<double> constant_value(const ir::FunctionConstant& f, const YAML::Node& n, const char* what) {
+    if (f.type != ir::ScalarType::boolean) return ctx_.number(n, what);
+    if (auto b = ctx_.boolean(n, what)) return *b ? 1 : 0;
+    return std::nullopt;
   }
 
   void threadgroup_array(const YAML::Node& key, const YAML::Node& value) {
@@ -293,6 +302,7 @@ class Parser {
   void tolerance(const YAML::Node& key, const YAML::Node& value);
   std::optional<ir::InputFill> input_fill(const YAML::Node& n);
   void test_case(const YAML::Node& n);
+  void constant_values(const YAML::Node& map, std::map<std::string, ir::ConstantValues>& out);
   void reject_other_distribution_keys(const YAML::Node& n, const std::string& dist);
 
   const YamlContext& ctx_;
@@ -300,13 +310,14 @@ class Parser {
 };
 
 void Parser::tests(const YAML::Node& n) {
-  MapReader r(ctx_, n, "tests", {"seed", "tolerance", "inputs", "cases"});
+  MapReader r(ctx_, n, "tests", {"seed", "tolerance", "inputs", "constants", "cases"});
   if (!r.ok()) return;
   if (auto s = r.optional("seed"); s.IsDefined()) k_.tests.seed = static_cast<uint64_t>(ctx_.integer(s, "seed").value_or(1));
   each_entry(r.optional("tolerance"), "tolerance", [&](auto& key, auto& v) { tolerance(key, v); });
   if (auto i = r.optional("inputs"); i.IsDefined()) {
     if (auto f = input_fill(i)) k_.tests.default_fill = *f;
   }
+  constant_values(r.optional("constants"), k_.tests.constants);
   each_item(r.required("cases"), "cases", [&](const YAML::Node& c) { test_case(c); });
 }
 
@@ -388,7 +399,7 @@ void Parser::reject_other_distribution_keys(const YAML::Node& n, const std::stri
 }
 
 void Parser::test_case(const YAML::Node& n) {
-  MapReader r(ctx_, n, "a test case", {"name", "dims", "inputs", "scalars", "seed"});
+  MapReader r(ctx_, n, "a test case", {"name", "dims", "inputs", "scalars", "constants", "seed"});
   if (!r.ok()) return;
   ir::TestCase c;
   c.loc = ctx_.loc(n);
@@ -408,10 +419,37 @@ void Parser::test_case(const YAML::Node& n) {
     std::string name = key_name(key, loc);
     if (auto x = ctx_.number(v, "a scalar value")) c.scalars[name] = *x;
   });
+  constant_values(r.optional("constants"), c.constants);
   if (auto v = r.optional("seed"); v.IsDefined()) {
     if (auto s = ctx_.integer(v, "seed")) c.seed = static_cast<uint64_t>(*s);
   }
   k_.tests.cases.push_back(std::move(c));
+}
+
+// `{use_bias: false, mode: [0, 3]}`: a value or a list of values per function constant. Names that
+// are no function constant keep no values; the validator reports them with a did-you-mean.
+void Parser::constant_values(const YAML::Node& map, std::map<std::string, ir::ConstantValues>& out) {
+  each_entry(map, "constants", [&](auto& key, auto& v) {
+    ir::ConstantValues cv;
+    std::string name = key_name(key, cv.loc);
+    auto decl = std::find_if(k_.function_constants.begin(), k_.function_constants.end(),
+                             [&](const ir::FunctionConstant& f) { return f.name == name; });
+    if (decl != k_.function_constants.end()) {
+      std::string what = fmt::format("the value of function constant `{}`", name);
+      auto add = [&](const YAML::Node& item) {
+        if (auto x = constant_value(*decl, item, what.c_str())) {
+          cv.values.push_back(*x);
+          cv.value_locs.push_back(ctx_.loc(item));
+        }
+      };
+      if (v.IsSequence()) {
+        for (const auto& item : v) add(item);
+      } else {
+        add(v);
+      }
+    }
+    out[name] = std::move(cv);
+  });
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ class Validator {
     check_tunables();
     check_expressions();
     assign_buffer_indices();
+    check_function_constants();
     scan_body();
     if (diags_.has_errors()) return;  // variants evaluate expressions that must be sound
     build_variants();
@@ -223,6 +224,70 @@ class Validator {
       diags_.error(ErrorKind::bad_value, k_.name_loc, "too many buffers for Metal's argument table",
                    fmt::format("at most {} buffers plus the parameter struct", kMaxBufferIndex));
     }
+  }
+
+  // ---- function constants ----
+  void check_function_constants() {
+    std::map<int64_t, const ir::FunctionConstant*> used;
+    for (const auto& f : k_.function_constants) {
+      if (f.index < 0 || f.index > kMaxFunctionConstantIndex) {
+        diags_.error(ErrorKind::bad_value, f.index_loc,
+                     fmt::format("function constant index {} is out of range", f.index),
+                     fmt::format("function constant indices are 0..{}", kMaxFunctionConstantIndex));
+      } else if (auto [it, ok] = used.emplace(f.index, &f); !ok) {
+        diags_.error(ErrorKind::function_constant_index_collision, f.index_loc,
+                     fmt::format("function constant `{}` uses index {}, already taken by `{}`", f.name, f.index,
+                                 it->second->name),
+                     "give each function constant its own index: the host sets values by index");
+      }
+      check_constant_value(f, f.default_value, f.default_loc.line ? f.default_loc : f.loc);
+    }
+  }
+
+  // Integer constants take integers their type can hold; bool and float constants take any value
+  // the parser accepted.
+  void check_constant_value(const ir::FunctionConstant& f, double value, const SourceLoc& loc) {
+    const auto& t = ir::info(f.type);
+    if (t.is_float || f.type == ir::ScalarType::boolean) return;
+    double lo = t.is_signed ? -std::ldexp(1.0, 8 * t.size - 1) : 0;
+    double hi = t.is_signed ? std::ldexp(1.0, 8 * t.size - 1) - 1 : std::ldexp(1.0, 8 * t.size) - 1;
+    if (std::isfinite(value) && std::trunc(value) == value && value >= lo && value <= hi) return;
+    diags_.error(ErrorKind::bad_value, loc, fmt::format("{:g} is not a value of function constant `{}`", value, f.name),
+                 fmt::format("`{}` is {}: an integer from {:.0f} to {:.0f}", f.name, t.spec_name, lo, hi));
+  }
+
+  // `constants:` of a test case (`where` names it) or of the whole plan.
+  void check_test_constants(const std::map<std::string, ir::ConstantValues>& constants, const std::string& where) {
+    for (const auto& [name, cv] : constants) {
+      auto f = std::find_if(k_.function_constants.begin(), k_.function_constants.end(),
+                            [&](const ir::FunctionConstant& x) { return x.name == name; });
+      if (f == k_.function_constants.end()) {
+        unknown_constant(name, cv.loc, where);
+        continue;
+      }
+      if (cv.values.empty()) {
+        diags_.error(ErrorKind::bad_value, cv.loc, fmt::format("{}: `{}` lists no values", where, name),
+                     "give a value, or a list of the values to run every case at");
+      }
+      std::set<double> seen;
+      for (size_t i = 0; i < cv.values.size(); ++i) {
+        check_constant_value(*f, cv.values[i], cv.value_locs[i]);
+        if (!std::isnan(cv.values[i]) && !seen.insert(cv.values[i]).second) {
+          diags_.error(ErrorKind::bad_value, cv.value_locs[i], fmt::format("{}: `{}` lists a value twice", where, name),
+                       "each listed value runs the case once more; list each value once");
+        }
+      }
+    }
+  }
+
+  void unknown_constant(const std::string& name, const SourceLoc& loc, const std::string& where) {
+    std::vector<std::string> names;
+    for (const auto& f : k_.function_constants) names.push_back(f.name);
+    std::string s = support::did_you_mean(name, names);
+    std::string hint = !s.empty()      ? fmt::format("did you mean `{}`?", s)
+                       : names.empty() ? std::string("the kernel declares no function_constants")
+                                       : fmt::format("its function constants are: {}", fmt::join(names, ", "));
+    diags_.error(ErrorKind::test_case, loc, fmt::format("{}: `{}` is not a function constant", where, name), hint);
   }
 
   // ---- body ----
@@ -496,6 +561,7 @@ void Validator::check_tests() {
     diags_.error(ErrorKind::missing_field, k_.name_loc, "the spec declares no test cases",
                  "add `tests: cases:` with at least one edge shape and one realistic shape");
   }
+  check_test_constants(k_.tests.constants, "tests.constants");
   std::set<std::string> names;
   for (const auto& c : k_.tests.cases) {
     check_identifier(c.name, c.loc, "test case");
@@ -547,6 +613,7 @@ void Validator::check_case(const ir::TestCase& c) {
       fail(fmt::format("`{}` is not a scalar", name), "scalars: gives only declared scalars");
     }
   }
+  check_test_constants(c.constants, fmt::format("test case `{}`", c.name));
   if (env.symbols.size() != k_.dims.size()) return;
   for (const auto& p : k_.preconditions) {
     try {

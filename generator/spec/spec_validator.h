@@ -8,6 +8,7 @@
 namespace mtlgen::spec {
 
 inline constexpr int kMaxBufferIndex = 30;           // Metal's buffer argument table has 31 slots
+inline constexpr int64_t kMaxFunctionConstantIndex = 65535;  // MSL's range for [[function_constant(i)]]
 inline constexpr int64_t kMaxThreadgroupBytes = 32768;
 inline constexpr int64_t kMaxThreadsPerThreadgroup = 1024;
 inline constexpr size_t kMaxVariants = 256;

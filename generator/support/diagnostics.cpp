@@ -22,6 +22,7 @@ const char* to_string(ErrorKind kind) {
     case ErrorKind::bad_expression: return "bad-expression";
     case ErrorKind::undefined_symbol: return "undefined-symbol";
     case ErrorKind::buffer_index_collision: return "buffer-index-collision";
+    case ErrorKind::function_constant_index_collision: return "function-constant-index-collision";
     case ErrorKind::threadgroup_size: return "threadgroup-size";
     case ErrorKind::threadgroup_memory: return "threadgroup-memory";
     case ErrorKind::unknown_helper: return "unknown-helper";

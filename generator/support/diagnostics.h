@@ -31,6 +31,7 @@ enum class ErrorKind {
   bad_expression,
   undefined_symbol,
   buffer_index_collision,
+  function_constant_index_collision,
   threadgroup_size,
   threadgroup_memory,
   unknown_helper,

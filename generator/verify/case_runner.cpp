@@ -70,7 +70,8 @@ struct Buffer {
 class CaseRun {
  public:
   explicit CaseRun(const CaseRequest& r)
-      : r_(r), k_(*r.kernel), v_(*r.variant), t_(*r.test), body_line_(body_marker_line(k_)) {}
+      : r_(r), k_(*r.kernel), v_(*r.variant), t_(*r.test), body_line_(body_marker_line(k_)),
+        constants_(r.constants.empty() ? k_.default_constants() : r.constants) {}
 
   CaseResult run() {
     env_ = make_env();
@@ -184,6 +185,7 @@ class CaseRun {
     slots.push_back(params_.data());
     mtlsim::DispatchOptions options = dispatch_options(run);
     if (baseline && r_.exact_races) watch_for_races(options);
+    r_.module->function_constants_fn()(constants_.data());
     double start = monotonic_seconds();
     auto result = mtlsim::dispatch(options, r_.module->thread_fn(v_), slots.data());
     if (baseline) {
@@ -344,7 +346,8 @@ class CaseRun {
     char error[1024] = "";
     double start = monotonic_seconds();
     auto fn = r_.module->reference_fn(reference_symbol(k_, v_));
-    if (fn(slots.data(), elements.data(), params_.data(), params_.data() + dims_bytes, error, sizeof error) != 0) {
+    if (fn(slots.data(), elements.data(), params_.data(), params_.data() + dims_bytes, constants_.data(), error,
+           sizeof error) != 0) {
       result_.status = CaseStatus::error;
       add_problem("error", fmt::format("the reference rejected this case: {}", error));
       return;
@@ -397,6 +400,7 @@ class CaseRun {
   CaseResult result_;
   bool simulator_failed_ = false;
   int body_line_ = 0;
+  ir::ConstantSetting constants_;
 };
 
 }  // namespace

@@ -26,6 +26,7 @@ struct CaseRequest {
   // Run the exact race detector during the forward-order run (the module must be
   // race_instrumented); its findings are `data_race` problems.
   bool exact_races = false;
+  ir::ConstantSetting constants;  // function constant values (Kernel::constant_settings); empty: the defaults
 };
 
 enum class CaseStatus { pass, fail, crash, hang, error };

@@ -81,6 +81,25 @@ std::string template_args(const ir::Kernel& k, const ir::Variant& v, Spelling sp
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// `name = <values[i] converted to its type>` for each function constant; 16-bit floats round
+// through float, as the glue's literals do.
+TemplateData constant_assignments(const ir::Kernel& k, Spelling spelling) {
+  TemplateData list{TemplateData::type::list};
+  for (size_t i = 0; i < k.function_constants.size(); ++i) {
+    const auto& f = k.function_constants[i];
+    const char* type = spelling == Spelling::msl_kernel ? ir::info(f.type).msl : ir::info(f.type).cpp;
+    std::string value = fmt::format("values[{}]", i);
+    bool is_16_bit_float = f.type == ir::ScalarType::f16 || f.type == ir::ScalarType::bf16;
+    if (is_16_bit_float) value = fmt::format("static_cast<float>({})", value);
+    value = f.type == ir::ScalarType::boolean ? value + " != 0" : fmt::format("static_cast<{}>({})", type, value);
+    TemplateData item;
+    item.set("name", f.name);
+    item.set("value", value);
+    list.push_back(item);
+  }
+  return list;
+}
+
 std::string launcher_source(const ir::Kernel& k) {
   TemplateData variants{TemplateData::type::list};
   for (const auto& v : k.variants) {
@@ -95,6 +114,7 @@ std::string launcher_source(const ir::Kernel& k) {
   d.set("kernel", k.name);
   d.set("spec_path", k.spec_path);
   d.set("variants", variants);
+  d.set("constants", constant_assignments(k, Spelling::msl_kernel));
   return support::render_template("sim/launcher.cpp.mustache", d);
 }
 
@@ -125,6 +145,7 @@ std::string bridge_source(const ir::Kernel& k) {
   d.set("kernel", k.name);
   d.set("spec_path", k.spec_path);
   d.set("combos", combos);
+  d.set("constants", constant_assignments(k, Spelling::cpp_reference));
   return support::render_template("sim/reference_bridge.cpp.mustache", d);
 }
 
@@ -224,6 +245,12 @@ mtlsim::KernelThreadFn SimModule::thread_fn(const ir::Variant& v) const {
   void* f = ::dlsym(handle_, ("mtlsim_thread_" + v.entry_point).c_str());
   if (!f) throw std::runtime_error("simulator module lacks entry point " + v.entry_point);
   return reinterpret_cast<mtlsim::KernelThreadFn>(f);
+}
+
+FunctionConstantsFn SimModule::function_constants_fn() const {
+  void* f = ::dlsym(handle_, "mtlsim_set_function_constants");
+  if (!f) throw std::runtime_error("simulator module lacks mtlsim_set_function_constants");
+  return reinterpret_cast<FunctionConstantsFn>(f);
 }
 
 ReferenceFn SimModule::reference_fn(const std::string& symbol) const {

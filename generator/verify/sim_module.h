@@ -10,8 +10,11 @@
 
 namespace mtlgen::verify {
 
+// `constants`: one value per function constant, in declaration order (an ir::ConstantSetting).
 using ReferenceFn = int (*)(void* const* slot, const uint64_t* elements, const void* dims, const void* scalars,
-                            char* error, size_t error_size);
+                            const double* constants, char* error, size_t error_size);
+// Sets the kernel's function constants for the dispatches that follow (process-wide).
+using FunctionConstantsFn = void (*)(const double* constants);
 
 struct ModuleOptions {
   std::filesystem::path cache_dir;  // empty: $MTLGEN_CACHE_DIR, else $XDG_CACHE_HOME/mtlgen, else ~/.cache/mtlgen
@@ -34,6 +37,7 @@ class SimModule {
 
   mtlsim::KernelThreadFn thread_fn(const ir::Variant& variant) const;
   ReferenceFn reference_fn(const std::string& symbol) const;  // see reference_symbol()
+  FunctionConstantsFn function_constants_fn() const;
   bool was_cached() const { return cached_; }
   const std::filesystem::path& path() const { return path_; }
 

@@ -23,6 +23,7 @@ struct WorkItem {
   const ir::Variant* variant;
   const ir::TestCase* test;
   const SimModule* module;
+  ir::ConstantSetting constants;  // one of kernel->constant_settings(*test)
 };
 
 struct Finished {
@@ -39,8 +40,10 @@ std::vector<WorkItem> plan(const std::vector<ir::Kernel>& kernels, const std::ve
       if (!o.all_variants && !v.is_default_tuning) continue;
       for (const auto& t : kernels[k].tests.cases) {
         if (!o.case_filter.empty() && t.name != o.case_filter) continue;
-        if (index++ % static_cast<size_t>(o.shard_count) != static_cast<size_t>(o.shard_index - 1)) continue;
-        items.push_back({&kernels[k], &v, &t, modules[k].get()});
+        for (auto& constants : kernels[k].constant_settings(t)) {
+          if (index++ % static_cast<size_t>(o.shard_count) != static_cast<size_t>(o.shard_index - 1)) continue;
+          items.push_back({&kernels[k], &v, &t, modules[k].get(), std::move(constants)});
+        }
       }
     }
   }
@@ -59,8 +62,10 @@ void print_case(std::ostream& out, size_t done, size_t total, const Finished& f,
   bool ok = f.result.status == CaseStatus::pass;
   if (quiet && ok) return;
   int width = static_cast<int>(std::to_string(total).size());
-  fmt::print(out, "[{:>{}}/{}] {:<5} {} {}{} ({:.2f} s)\n", done, width, total, to_string(f.result.status),
-             f.item.variant->entry_point, f.item.test->name, stats_text(f.result), f.result.sim_seconds);
+  std::string constants = f.item.kernel->describe(f.item.constants);
+  fmt::print(out, "[{:>{}}/{}] {:<5} {} {}{}{} ({:.2f} s)\n", done, width, total, to_string(f.result.status),
+             f.item.variant->entry_point, f.item.test->name, constants.empty() ? "" : " [" + constants + "]",
+             stats_text(f.result), f.result.sim_seconds);
   for (const auto& p : f.result.problems) {
     fmt::print(out, "    {}:{}: [{}] {}\n", f.item.kernel->spec_path, f.item.test->loc.line, p.checker, p.message);
   }
@@ -75,7 +80,7 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
   while (!pending.empty() || !running.empty()) {
     while (!pending.empty() && static_cast<int>(running.size()) < jobs) {
       const WorkItem& w = items[pending.front()];
-      CaseRequest request{w.kernel, w.variant, w.test, w.module, o.seed, o.workers, o.exact_races};
+      CaseRequest request{w.kernel, w.variant, w.test, w.module, o.seed, o.workers, o.exact_races, w.constants};
       running.emplace_back(pending.front(), start_case(request, o.timeout_seconds));
       pending.pop_front();
     }
@@ -111,6 +116,22 @@ void print_summary(std::ostream& out, const std::vector<ir::Kernel>& kernels, co
   }
 }
 
+// The function constants a case ran with, by name, as JSON booleans, integers or numbers.
+nlohmann::json constants_json(const ir::Kernel& k, const ir::ConstantSetting& setting) {
+  nlohmann::json j = nlohmann::json::object();
+  for (size_t i = 0; i < k.function_constants.size() && i < setting.size(); ++i) {
+    const auto& f = k.function_constants[i];
+    if (f.type == ir::ScalarType::boolean) {
+      j[f.name] = setting[i] != 0;
+    } else if (ir::info(f.type).is_float) {
+      j[f.name] = setting[i];
+    } else {
+      j[f.name] = static_cast<int64_t>(setting[i]);
+    }
+  }
+  return j;
+}
+
 void write_json(const std::string& path, const std::vector<Finished>& finished) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& f : finished) {
@@ -118,6 +139,7 @@ void write_json(const std::string& path, const std::vector<Finished>& finished) 
     c["kernel"] = f.item.kernel->name;
     c["entry_point"] = f.item.variant->entry_point;
     c["case"] = f.item.test->name;
+    c["constants"] = constants_json(*f.item.kernel, f.item.constants);
     j.push_back(std::move(c));
   }
   support::write_file_atomically(path, j.dump(2) + "\n");

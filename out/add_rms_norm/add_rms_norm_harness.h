@@ -178,7 +178,7 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[2]),
             h::view<float>(buffers[3]),
             h::view<float>(buffers[4]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=half") {
@@ -188,7 +188,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
             h::view<mtlgen::half>(buffers[4]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=bfloat") {
@@ -198,7 +198,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
             h::view<mtlgen::bfloat>(buffers[4]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
     } catch (const std::exception& e) {

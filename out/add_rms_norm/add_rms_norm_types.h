@@ -3,7 +3,8 @@
 //
 // add_rms_norm: h[r, i] = T(x[r, i] + residual[r, i]); out[r, i] = h[r, i] / sqrt(mean(h[r, :]^2) + eps) * w[i], f32 accumulation.
 // Host-side description of the kernel shared by the C++ reference, the Objective-C++ glue and the
-// simulator: dims, scalars, tunables, the parameter struct, constraints, dispatch and cost.
+// simulator: dims, scalars, function constants, tunables, the parameter struct, constraints, dispatch
+// and cost.
 #pragma once
 
 #include <array>
@@ -26,6 +27,11 @@ struct Dims {
 // Values passed by value to the kernel.
 struct Scalars {
   float eps = 1e-06f;  // added to the mean square before the root
+};
+
+// Function constants ([[function_constant(i)]] in add_rms_norm.metal), defaulting to the spec's defaults:
+// fixed when the pipelines are created; the reference computes with the same values.
+struct FunctionConstants {
 };
 
 // Tunables, defaulting to the spec's defaults.

@@ -178,7 +178,7 @@ class Harness final : public h::Kernel {
             h::view<const uint32_t>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
             h::view<mtlgen::half>(buffers[4]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=float,C=bfloat") {
@@ -188,7 +188,7 @@ class Harness final : public h::Kernel {
             h::view<const uint32_t>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
             h::view<mtlgen::bfloat>(buffers[4]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=half,C=half") {
@@ -198,7 +198,7 @@ class Harness final : public h::Kernel {
             h::view<const uint32_t>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
             h::view<mtlgen::half>(buffers[4]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=half,C=bfloat") {
@@ -208,7 +208,7 @@ class Harness final : public h::Kernel {
             h::view<const uint32_t>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
             h::view<mtlgen::bfloat>(buffers[4]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=bfloat,C=half") {
@@ -218,7 +218,7 @@ class Harness final : public h::Kernel {
             h::view<const uint32_t>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
             h::view<mtlgen::half>(buffers[4]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=bfloat,C=bfloat") {
@@ -228,7 +228,7 @@ class Harness final : public h::Kernel {
             h::view<const uint32_t>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
             h::view<mtlgen::bfloat>(buffers[4]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
     } catch (const std::exception& e) {

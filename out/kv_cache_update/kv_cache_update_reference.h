@@ -13,7 +13,8 @@
 
 namespace mtlgen::kernels::kv_cache_update {
 
-// Checks dims (std::invalid_argument in the spec's wording) and buffer sizes, then computes.
+// Checks dims (std::invalid_argument in the spec's wording) and buffer sizes, then computes what the
+// kernel computes when its pipelines are created with `function_constants`.
 template <typename T, typename C>
 void reference(const Dims& dims,
     std::span<const T> k,
@@ -21,48 +22,48 @@ void reference(const Dims& dims,
     std::span<const uint32_t> position,
     std::span<C> k_cache,
     std::span<C> v_cache,
-    const Scalars& scalars = {});
+    const Scalars& scalars = {}, const FunctionConstants& function_constants = {});
 extern template void reference<float, mtlgen::half>(const Dims&,
     std::span<const float>,
     std::span<const float>,
     std::span<const uint32_t>,
     std::span<mtlgen::half>,
     std::span<mtlgen::half>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 extern template void reference<float, mtlgen::bfloat>(const Dims&,
     std::span<const float>,
     std::span<const float>,
     std::span<const uint32_t>,
     std::span<mtlgen::bfloat>,
     std::span<mtlgen::bfloat>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 extern template void reference<mtlgen::half, mtlgen::half>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
     std::span<const uint32_t>,
     std::span<mtlgen::half>,
     std::span<mtlgen::half>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 extern template void reference<mtlgen::half, mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
     std::span<const uint32_t>,
     std::span<mtlgen::bfloat>,
     std::span<mtlgen::bfloat>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 extern template void reference<mtlgen::bfloat, mtlgen::half>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
     std::span<const uint32_t>,
     std::span<mtlgen::half>,
     std::span<mtlgen::half>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 extern template void reference<mtlgen::bfloat, mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
     std::span<const uint32_t>,
     std::span<mtlgen::bfloat>,
     std::span<mtlgen::bfloat>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 
 }  // namespace mtlgen::kernels::kv_cache_update

@@ -3,7 +3,8 @@
 //
 // kv_cache_update: k_cache[h, position, :] = k[h, :], v_cache[h, position, :] = v[h, :] (converted to the cache type); nothing else changes; a position >= capacity writes nothing.
 // Host-side description of the kernel shared by the C++ reference, the Objective-C++ glue and the
-// simulator: dims, scalars, tunables, the parameter struct, constraints, dispatch and cost.
+// simulator: dims, scalars, function constants, tunables, the parameter struct, constraints, dispatch
+// and cost.
 #pragma once
 
 #include <array>
@@ -26,6 +27,11 @@ struct Dims {
 
 // Values passed by value to the kernel.
 struct Scalars {
+};
+
+// Function constants ([[function_constant(i)]] in kv_cache_update.metal), defaulting to the spec's defaults:
+// fixed when the pipelines are created; the reference computes with the same values.
+struct FunctionConstants {
 };
 
 // Tunables, defaulting to the spec's defaults.

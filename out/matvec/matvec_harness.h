@@ -168,7 +168,7 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[0]),
             h::view<const float>(buffers[1]),
             h::view<float>(buffers[2]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=half") {
@@ -176,7 +176,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[0]),
             h::view<const mtlgen::half>(buffers[1]),
             h::view<mtlgen::half>(buffers[2]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=bfloat") {
@@ -184,7 +184,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[0]),
             h::view<const mtlgen::bfloat>(buffers[1]),
             h::view<mtlgen::bfloat>(buffers[2]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
     } catch (const std::exception& e) {

@@ -3,7 +3,8 @@
 //
 // matvec: y[r] = sum_c W[r, c] * x[c], W row-major [rows, cols], accumulated in f32, y rounded to T.
 // Host-side description of the kernel shared by the C++ reference, the Objective-C++ glue and the
-// simulator: dims, scalars, tunables, the parameter struct, constraints, dispatch and cost.
+// simulator: dims, scalars, function constants, tunables, the parameter struct, constraints, dispatch
+// and cost.
 #pragma once
 
 #include <array>
@@ -25,6 +26,11 @@ struct Dims {
 
 // Values passed by value to the kernel.
 struct Scalars {
+};
+
+// Function constants ([[function_constant(i)]] in matvec.metal), defaulting to the spec's defaults:
+// fixed when the pipelines are created; the reference computes with the same values.
+struct FunctionConstants {
 };
 
 // Tunables, defaulting to the spec's defaults.

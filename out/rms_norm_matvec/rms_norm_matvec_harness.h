@@ -178,7 +178,7 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[1]),
             h::view<const float>(buffers[2]),
             h::view<float>(buffers[3]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=half") {
@@ -187,7 +187,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[1]),
             h::view<const mtlgen::half>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=bfloat") {
@@ -196,7 +196,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[1]),
             h::view<const mtlgen::bfloat>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
     } catch (const std::exception& e) {

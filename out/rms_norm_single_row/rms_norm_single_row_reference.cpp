@@ -14,7 +14,7 @@ void reference(const Dims& dims,
     std::span<const T> x,
     std::span<const T> w,
     std::span<T> out,
-    [[maybe_unused]] const Scalars& scalars) {
+    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants) {
   check_dims(dims);
   mtlgen::require_elements(x.size(), x_elements(dims), kName, "x");
   mtlgen::require_elements(w.size(), w_elements(dims), kName, "w");
@@ -39,16 +39,16 @@ template void reference<float>(const Dims&,
     std::span<const float>,
     std::span<const float>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 template void reference<mtlgen::half>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
     std::span<mtlgen::half>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 template void reference<mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
     std::span<mtlgen::bfloat>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 
 }  // namespace mtlgen::kernels::rms_norm_single_row

@@ -14,7 +14,7 @@ void reference(const Dims& dims,
     std::span<const T> x,
     std::span<const uint32_t> positions,
     std::span<T> out,
-    [[maybe_unused]] const Scalars& scalars) {
+    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants) {
   check_dims(dims);
   mtlgen::require_elements(x.size(), x_elements(dims), kName, "x");
   mtlgen::require_elements(positions.size(), positions_elements(dims), kName, "positions");
@@ -46,16 +46,16 @@ template void reference<float>(const Dims&,
     std::span<const float>,
     std::span<const uint32_t>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 template void reference<mtlgen::half>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const uint32_t>,
     std::span<mtlgen::half>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 template void reference<mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const uint32_t>,
     std::span<mtlgen::bfloat>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 
 }  // namespace mtlgen::kernels::rope

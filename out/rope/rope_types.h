@@ -3,7 +3,8 @@
 //
 // rope: out = x with each pair (x_a, x_b) of every head rotated by scale * positions[token] * base^(-2i / head_dim); traditional or split-half pairs.
 // Host-side description of the kernel shared by the C++ reference, the Objective-C++ glue and the
-// simulator: dims, scalars, tunables, the parameter struct, constraints, dispatch and cost.
+// simulator: dims, scalars, function constants, tunables, the parameter struct, constraints, dispatch
+// and cost.
 #pragma once
 
 #include <array>
@@ -29,6 +30,11 @@ struct Scalars {
   float base = 10000.0f;  // rope theta: the frequency of pair i is base^(-2i / head_dim)
   float scale = 1.0f;  // multiplies the position (linear position scaling)
   uint32_t traditional = 0u;  // 1: adjacent pairs (2i, 2i+1); 0: split-half pairs (i, i + head_dim/2), NeoX style
+};
+
+// Function constants ([[function_constant(i)]] in rope.metal), defaulting to the spec's defaults:
+// fixed when the pipelines are created; the reference computes with the same values.
+struct FunctionConstants {
 };
 
 // Tunables, defaulting to the spec's defaults.

@@ -177,7 +177,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[1]),
             h::view<const mtlgen::bfloat>(buffers[2]),
             h::view<float>(buffers[3]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=float,KV=half") {
@@ -186,7 +186,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[1]),
             h::view<const mtlgen::half>(buffers[2]),
             h::view<float>(buffers[3]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=half,KV=bfloat") {
@@ -195,7 +195,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[1]),
             h::view<const mtlgen::bfloat>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=half,KV=half") {
@@ -204,7 +204,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[1]),
             h::view<const mtlgen::half>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=bfloat,KV=bfloat") {
@@ -213,7 +213,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[1]),
             h::view<const mtlgen::bfloat>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=bfloat,KV=half") {
@@ -222,7 +222,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[1]),
             h::view<const mtlgen::half>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
     } catch (const std::exception& e) {

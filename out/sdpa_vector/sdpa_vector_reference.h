@@ -13,49 +13,50 @@
 
 namespace mtlgen::kernels::sdpa_vector {
 
-// Checks dims (std::invalid_argument in the spec's wording) and buffer sizes, then computes.
+// Checks dims (std::invalid_argument in the spec's wording) and buffer sizes, then computes what the
+// kernel computes when its pipelines are created with `function_constants`.
 template <typename T, typename KV>
 void reference(const Dims& dims,
     std::span<const T> q,
     std::span<const KV> k_cache,
     std::span<const KV> v_cache,
     std::span<T> out,
-    const Scalars& scalars = {});
+    const Scalars& scalars = {}, const FunctionConstants& function_constants = {});
 extern template void reference<float, mtlgen::bfloat>(const Dims&,
     std::span<const float>,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 extern template void reference<float, mtlgen::half>(const Dims&,
     std::span<const float>,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 extern template void reference<mtlgen::half, mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
     std::span<mtlgen::half>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 extern template void reference<mtlgen::half, mtlgen::half>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
     std::span<mtlgen::half>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 extern template void reference<mtlgen::bfloat, mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
     std::span<mtlgen::bfloat>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 extern template void reference<mtlgen::bfloat, mtlgen::half>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
     std::span<mtlgen::bfloat>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 
 }  // namespace mtlgen::kernels::sdpa_vector

@@ -3,7 +3,8 @@
 //
 // sdpa_vector: out[h] = softmax(scale * K[g] q[h]) V[g], g = h / (n_heads / n_kv_heads), keys 0..kv_len-1, f32 online softmax.
 // Host-side description of the kernel shared by the C++ reference, the Objective-C++ glue and the
-// simulator: dims, scalars, tunables, the parameter struct, constraints, dispatch and cost.
+// simulator: dims, scalars, function constants, tunables, the parameter struct, constraints, dispatch
+// and cost.
 #pragma once
 
 #include <array>
@@ -29,6 +30,11 @@ struct Dims {
 // Values passed by value to the kernel.
 struct Scalars {
   float scale = 0.0f;  // multiplies q.k; 0 (the default) means 1 / sqrt(head_dim)
+};
+
+// Function constants ([[function_constant(i)]] in sdpa_vector.metal), defaulting to the spec's defaults:
+// fixed when the pipelines are created; the reference computes with the same values.
+struct FunctionConstants {
 };
 
 // Tunables, defaulting to the spec's defaults.

@@ -173,7 +173,7 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[1]),
             h::view<const float>(buffers[2]),
             h::view<float>(buffers[3]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=half") {
@@ -182,7 +182,7 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[1]),
             h::view<const float>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=bfloat") {
@@ -191,7 +191,7 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[1]),
             h::view<const float>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
     } catch (const std::exception& e) {

@@ -15,7 +15,7 @@ void reference(const Dims& dims,
     std::span<const float> block_max,
     std::span<const float> block_sum,
     std::span<T> out,
-    [[maybe_unused]] const Scalars& scalars) {
+    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants) {
   check_dims(dims);
   mtlgen::require_elements(partial_out.size(), partial_out_elements(dims), kName, "partial_out");
   mtlgen::require_elements(block_max.size(), block_max_elements(dims), kName, "block_max");
@@ -46,18 +46,18 @@ template void reference<float>(const Dims&,
     std::span<const float>,
     std::span<const float>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 template void reference<mtlgen::half>(const Dims&,
     std::span<const float>,
     std::span<const float>,
     std::span<const float>,
     std::span<mtlgen::half>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 template void reference<mtlgen::bfloat>(const Dims&,
     std::span<const float>,
     std::span<const float>,
     std::span<const float>,
     std::span<mtlgen::bfloat>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 
 }  // namespace mtlgen::kernels::sdpa_vector_2pass_merge

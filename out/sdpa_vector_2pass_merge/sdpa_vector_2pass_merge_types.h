@@ -3,7 +3,8 @@
 //
 // sdpa_vector_2pass_merge: out[h] = sum_b w_b partial_out[h, b] / sum_b w_b block_sum[h, b], w_b = exp(block_max[h, b] - max_b block_max[h, b]) (0 for a block without keys).
 // Host-side description of the kernel shared by the C++ reference, the Objective-C++ glue and the
-// simulator: dims, scalars, tunables, the parameter struct, constraints, dispatch and cost.
+// simulator: dims, scalars, function constants, tunables, the parameter struct, constraints, dispatch
+// and cost.
 #pragma once
 
 #include <array>
@@ -26,6 +27,11 @@ struct Dims {
 
 // Values passed by value to the kernel.
 struct Scalars {
+};
+
+// Function constants ([[function_constant(i)]] in sdpa_vector_2pass_merge.metal), defaulting to the spec's defaults:
+// fixed when the pipelines are created; the reference computes with the same values.
+struct FunctionConstants {
 };
 
 // Tunables, defaulting to the spec's defaults.

@@ -186,7 +186,7 @@ class Harness final : public h::Kernel {
             h::view<float>(buffers[3]),
             h::view<float>(buffers[4]),
             h::view<float>(buffers[5]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=float,KV=half") {
@@ -197,7 +197,7 @@ class Harness final : public h::Kernel {
             h::view<float>(buffers[3]),
             h::view<float>(buffers[4]),
             h::view<float>(buffers[5]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=half,KV=bfloat") {
@@ -208,7 +208,7 @@ class Harness final : public h::Kernel {
             h::view<float>(buffers[3]),
             h::view<float>(buffers[4]),
             h::view<float>(buffers[5]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=half,KV=half") {
@@ -219,7 +219,7 @@ class Harness final : public h::Kernel {
             h::view<float>(buffers[3]),
             h::view<float>(buffers[4]),
             h::view<float>(buffers[5]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=bfloat,KV=bfloat") {
@@ -230,7 +230,7 @@ class Harness final : public h::Kernel {
             h::view<float>(buffers[3]),
             h::view<float>(buffers[4]),
             h::view<float>(buffers[5]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
       if (types == "T=bfloat,KV=half") {
@@ -241,7 +241,7 @@ class Harness final : public h::Kernel {
             h::view<float>(buffers[3]),
             h::view<float>(buffers[4]),
             h::view<float>(buffers[5]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
     } catch (const std::exception& e) {

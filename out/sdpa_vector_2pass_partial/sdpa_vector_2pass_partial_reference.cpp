@@ -17,7 +17,7 @@ void reference(const Dims& dims,
     std::span<float> partial_out,
     std::span<float> block_max,
     std::span<float> block_sum,
-    [[maybe_unused]] const Scalars& scalars) {
+    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants) {
   check_dims(dims);
   mtlgen::require_elements(q.size(), q_elements(dims), kName, "q");
   mtlgen::require_elements(k_cache.size(), k_cache_elements(dims), kName, "k_cache");
@@ -71,7 +71,7 @@ template void reference<float, mtlgen::bfloat>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 template void reference<float, mtlgen::half>(const Dims&,
     std::span<const float>,
     std::span<const mtlgen::half>,
@@ -79,7 +79,7 @@ template void reference<float, mtlgen::half>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 template void reference<mtlgen::half, mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::bfloat>,
@@ -87,7 +87,7 @@ template void reference<mtlgen::half, mtlgen::bfloat>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 template void reference<mtlgen::half, mtlgen::half>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
@@ -95,7 +95,7 @@ template void reference<mtlgen::half, mtlgen::half>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 template void reference<mtlgen::bfloat, mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
@@ -103,7 +103,7 @@ template void reference<mtlgen::bfloat, mtlgen::bfloat>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 template void reference<mtlgen::bfloat, mtlgen::half>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::half>,
@@ -111,6 +111,6 @@ template void reference<mtlgen::bfloat, mtlgen::half>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 
 }  // namespace mtlgen::kernels::sdpa_vector_2pass_partial

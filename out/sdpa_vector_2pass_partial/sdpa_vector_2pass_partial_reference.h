@@ -13,7 +13,8 @@
 
 namespace mtlgen::kernels::sdpa_vector_2pass_partial {
 
-// Checks dims (std::invalid_argument in the spec's wording) and buffer sizes, then computes.
+// Checks dims (std::invalid_argument in the spec's wording) and buffer sizes, then computes what the
+// kernel computes when its pipelines are created with `function_constants`.
 template <typename T, typename KV>
 void reference(const Dims& dims,
     std::span<const T> q,
@@ -22,7 +23,7 @@ void reference(const Dims& dims,
     std::span<float> partial_out,
     std::span<float> block_max,
     std::span<float> block_sum,
-    const Scalars& scalars = {});
+    const Scalars& scalars = {}, const FunctionConstants& function_constants = {});
 extern template void reference<float, mtlgen::bfloat>(const Dims&,
     std::span<const float>,
     std::span<const mtlgen::bfloat>,
@@ -30,7 +31,7 @@ extern template void reference<float, mtlgen::bfloat>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 extern template void reference<float, mtlgen::half>(const Dims&,
     std::span<const float>,
     std::span<const mtlgen::half>,
@@ -38,7 +39,7 @@ extern template void reference<float, mtlgen::half>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 extern template void reference<mtlgen::half, mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::bfloat>,
@@ -46,7 +47,7 @@ extern template void reference<mtlgen::half, mtlgen::bfloat>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 extern template void reference<mtlgen::half, mtlgen::half>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
@@ -54,7 +55,7 @@ extern template void reference<mtlgen::half, mtlgen::half>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 extern template void reference<mtlgen::bfloat, mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
@@ -62,7 +63,7 @@ extern template void reference<mtlgen::bfloat, mtlgen::bfloat>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 extern template void reference<mtlgen::bfloat, mtlgen::half>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::half>,
@@ -70,6 +71,6 @@ extern template void reference<mtlgen::bfloat, mtlgen::half>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 
 }  // namespace mtlgen::kernels::sdpa_vector_2pass_partial

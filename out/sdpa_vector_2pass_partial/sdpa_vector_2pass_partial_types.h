@@ -3,7 +3,8 @@
 //
 // sdpa_vector_2pass_partial: Per (head, block): block_max = max s_j, block_sum = sum exp(s_j - block_max), partial_out = sum exp(s_j - block_max) V[j], s_j = scale * q[h].K[g, j].
 // Host-side description of the kernel shared by the C++ reference, the Objective-C++ glue and the
-// simulator: dims, scalars, tunables, the parameter struct, constraints, dispatch and cost.
+// simulator: dims, scalars, function constants, tunables, the parameter struct, constraints, dispatch
+// and cost.
 #pragma once
 
 #include <array>
@@ -30,6 +31,11 @@ struct Dims {
 // Values passed by value to the kernel.
 struct Scalars {
   float scale = 0.0f;  // multiplies q.k; 0 (the default) means 1 / sqrt(head_dim)
+};
+
+// Function constants ([[function_constant(i)]] in sdpa_vector_2pass_partial.metal), defaulting to the spec's defaults:
+// fixed when the pipelines are created; the reference computes with the same values.
+struct FunctionConstants {
 };
 
 // Tunables, defaulting to the spec's defaults.

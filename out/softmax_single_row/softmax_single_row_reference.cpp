@@ -13,7 +13,7 @@ template <typename T>
 void reference(const Dims& dims,
     std::span<const T> x,
     std::span<T> out,
-    [[maybe_unused]] const Scalars& scalars) {
+    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants) {
   check_dims(dims);
   mtlgen::require_elements(x.size(), x_elements(dims), kName, "x");
   mtlgen::require_elements(out.size(), out_elements(dims), kName, "out");
@@ -33,14 +33,14 @@ void reference(const Dims& dims,
 template void reference<float>(const Dims&,
     std::span<const float>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 template void reference<mtlgen::half>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<mtlgen::half>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 template void reference<mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<mtlgen::bfloat>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 
 }  // namespace mtlgen::kernels::softmax_single_row

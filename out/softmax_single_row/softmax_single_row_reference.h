@@ -13,23 +13,24 @@
 
 namespace mtlgen::kernels::softmax_single_row {
 
-// Checks dims (std::invalid_argument in the spec's wording) and buffer sizes, then computes.
+// Checks dims (std::invalid_argument in the spec's wording) and buffer sizes, then computes what the
+// kernel computes when its pipelines are created with `function_constants`.
 template <typename T>
 void reference(const Dims& dims,
     std::span<const T> x,
     std::span<T> out,
-    const Scalars& scalars = {});
+    const Scalars& scalars = {}, const FunctionConstants& function_constants = {});
 extern template void reference<float>(const Dims&,
     std::span<const float>,
     std::span<float>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 extern template void reference<mtlgen::half>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<mtlgen::half>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 extern template void reference<mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<mtlgen::bfloat>,
-    const Scalars&);
+    const Scalars&, const FunctionConstants&);
 
 }  // namespace mtlgen::kernels::softmax_single_row

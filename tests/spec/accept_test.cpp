@@ -99,6 +99,14 @@ TEST(AcceptEveryKey, FillsEveryPartOfTheIr) {
   EXPECT_EQ(ties.inputs.at("y").b, 0.5);
   EXPECT_EQ(ties.inputs.at("x").set.at(0), 7.0);
   EXPECT_EQ(ties.scalars.at("count"), 3);
+  // Function constants: tests.constants sweeps use_mask for cases that do not set it; a case's own
+  // values replace the plan's; unset constants keep their defaults.
+  EXPECT_EQ(k->tests.constants.at("use_mask").values, (std::vector<double>{1, 0}));
+  EXPECT_EQ(k->constant_settings(k->tests.cases[0]), (std::vector<ir::ConstantSetting>{{1, 0.5}, {0, 0.5}}));
+  EXPECT_EQ(k->constant_settings(ties), (std::vector<ir::ConstantSetting>{{0, 0.25}, {0, -1}}));
+  EXPECT_EQ(k->describe(k->constant_settings(ties)[1]), "use_mask=false, bias=-1");
+  EXPECT_EQ(k->default_constants(), (ir::ConstantSetting{1, 0.5}));
+  EXPECT_EQ(ties.constants.at("bias").value_locs[1].line, ties.constants.at("bias").loc.line);
   // 2 types x 1 type x 2 TG x 2 VEC
   ASSERT_EQ(k->variants.size(), 8u);
   EXPECT_EQ(k->variants.front().entry_point, "every_key_f32_i32_tg32_vec1");

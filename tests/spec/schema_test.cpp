@@ -330,7 +330,8 @@ TEST(SchemaValidation, StructurallyWrongSpecsDoNotValidate) {
                            "missing_top_level_field", "precondition_missing_message", "invalid_identifier",
                            "unknown_access", "unknown_distribution", "unknown_element_type", "scalar_type_not_4_bytes",
                            "buffer_index_out_of_range", "tunable_values_not_distinct", "type_parameter_without_types",
-                           "empty_buffer_shape", "no_test_cases"}) {
+                           "empty_buffer_shape", "no_test_cases", "function_constant_index_out_of_range",
+                           "test_case_constant_value_twice", "test_case_constant_without_values"}) {
     fs::path p = spec_test_dir() / "rejects" / (std::string(name) + ".yaml");
     ASSERT_TRUE(fs::exists(p)) << p;
     EXPECT_FALSE(schema_errors(p).empty()) << name << " validates against the schema";

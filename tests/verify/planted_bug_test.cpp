@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "cli/driver.h"
@@ -63,14 +64,15 @@ struct VerifyRun {
   std::string printed;
 };
 
-VerifyRun verify(const fs::path& spec, bool exact_races) {
+// `tag` keeps the JSON files of tests that verify the same spec apart (ctest runs tests in parallel).
+VerifyRun verify(const fs::path& spec, bool exact_races, const std::string& tag = "") {
   verify::VerifyOptions o;
   o.inputs = {spec.string()};
   o.timeout_seconds = 5;  // the endless-loop bug must be cut off quickly
   o.exact_races = exact_races;
   o.module.cache_dir = MTLGEN_TEST_CACHE_DIR;
   o.json_path = (fs::temp_directory_path() / ("mtlgen-verify-" + spec.parent_path().filename().string() + "-" +
-                                              spec.stem().string() + (exact_races ? "-exact" : "") + ".json"))
+                                              spec.stem().string() + (exact_races ? "-exact" : "") + tag + ".json"))
                     .string();
   fs::remove(o.json_path);
   std::ostringstream out, err;
@@ -134,6 +136,21 @@ TEST_P(PlantedBug, CorrectTwinPasses) {
     SCOPED_TRACE("--races exact");
     expect_pass(verify(spec, true));
   }
+}
+
+// A bug in the branch a function constant's default does not take: the run at the default passes,
+// and exactly the runs whose case sets use_bias: false fail.
+TEST(FunctionConstantBug, IsCaughtOnlyWhereACaseSetsTheConstant) {
+  VerifyRun run = verify("tests/verify/bugs/function_constant_branch.yaml", false, "-constants");
+  ASSERT_EQ(run.results.size(), 6u) << run.printed;  // default_constants, no_bias, each_weight at 2 x 2 settings
+  std::set<double> weights;
+  for (const auto& c : run.results) {
+    bool at_default = c.at("constants").at("use_bias").get<bool>();
+    EXPECT_EQ(c.at("status"), at_default ? "PASS" : "FAIL") << c.dump();
+    if (c.at("case") == "default_constants") EXPECT_TRUE(at_default);
+    weights.insert(c.at("constants").at("bias_weight").get<double>());
+  }
+  EXPECT_EQ(weights, (std::set<double>{0.375, 1.0}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Checkers, PlantedBug, ::testing::ValuesIn(names()),

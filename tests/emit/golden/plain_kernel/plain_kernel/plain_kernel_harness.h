@@ -154,7 +154,7 @@ class Harness final : public h::Kernel {
         mtlgen::kernels::plain_kernel::reference(dims,
             h::view<const float>(buffers[0]),
             h::view<float>(buffers[1]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
     } catch (const std::exception& e) {

@@ -12,7 +12,7 @@ namespace mtlgen::kernels::plain_kernel {
 void reference(const Dims& dims,
     std::span<const float> x,
     std::span<float> out,
-    [[maybe_unused]] const Scalars& scalars) {
+    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants) {
   check_dims(dims);
   mtlgen::require_elements(x.size(), x_elements(dims), kName, "x");
   mtlgen::require_elements(out.size(), out_elements(dims), kName, "out");

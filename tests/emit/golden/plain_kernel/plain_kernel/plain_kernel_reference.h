@@ -13,11 +13,12 @@
 
 namespace mtlgen::kernels::plain_kernel {
 
-// Checks dims (std::invalid_argument in the spec's wording) and buffer sizes, then computes.
+// Checks dims (std::invalid_argument in the spec's wording) and buffer sizes, then computes what the
+// kernel computes when its pipelines are created with `function_constants`.
 void reference(const Dims& dims,
     std::span<const float> x,
     std::span<float> out,
-    const Scalars& scalars = {});
+    const Scalars& scalars = {}, const FunctionConstants& function_constants = {});
 
 
 }  // namespace mtlgen::kernels::plain_kernel

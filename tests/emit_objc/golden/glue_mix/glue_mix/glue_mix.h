@@ -13,7 +13,6 @@
 #include <string>
 
 #include "../support/mtlgen_metal.h"
-#include "../support/mtlgen_numeric.h"
 #include "glue_mix_types.h"
 
 namespace mtlgen::kernels::glue_mix {
@@ -43,11 +42,7 @@ class GlueMixKernel {
   };
 
   // Values fixed when the pipelines are created: [[function_constant(i)]] in glue_mix.metal.
-  struct FunctionConstants {
-    bool use_offset = false;  // add `offset` to every element
-    mtlgen::half offset = mtlgen::half(0.5f);
-    uint32_t mode = 3u;
-  };
+  using FunctionConstants = mtlgen::kernels::glue_mix::FunctionConstants;
 
   struct Options {
     FunctionConstants function_constants;

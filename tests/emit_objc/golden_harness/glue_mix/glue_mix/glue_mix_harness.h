@@ -156,7 +156,7 @@ class Harness final : public h::Kernel {
         mtlgen::kernels::glue_mix::reference(dims,
             h::view<const int8_t>(buffers[0]),
             h::view<float>(buffers[1]),
-            Scalars{});
+            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
         return "";
       }
     } catch (const std::exception& e) {
