@@ -42,17 +42,19 @@ namespace {
 
 // One simulated run: lane order, which output poison, whether threadgroup memory starts as NaN
 // poison or as zeros. Run 0 is the baseline compared with the reference.
+using Placement = GuardedBuffer::Placement;
 struct RunSpec {
   mtlsim::LaneOrder order;
   int output_poison;
   bool zeroed_threadgroup_memory;
+  Placement placement;  // end flush catches overruns at once, start flush underruns
   const char* label;
 };
 constexpr RunSpec kRuns[] = {
-    {mtlsim::LaneOrder::forward, 0, false, "forward order"},
-    {mtlsim::LaneOrder::reverse, 1, false, "reverse order"},
-    {mtlsim::LaneOrder::shuffled, 0, false, "shuffled order"},
-    {mtlsim::LaneOrder::forward, 1, true, "zeroed threadgroup memory"},
+    {mtlsim::LaneOrder::forward, 0, false, Placement::flush_end, "forward order"},
+    {mtlsim::LaneOrder::reverse, 1, false, Placement::flush_start, "reverse order"},
+    {mtlsim::LaneOrder::shuffled, 0, false, Placement::flush_end, "shuffled order"},
+    {mtlsim::LaneOrder::forward, 1, true, Placement::flush_end, "zeroed threadgroup memory"},
 };
 
 struct Buffer {
@@ -174,6 +176,7 @@ class CaseRun {
   bool simulate(const RunSpec& run, bool baseline) {
     std::vector<void*> slots;
     for (auto& b : buffers_) {
+      b.sim->place(run.placement);
       if (b.decl->access == ir::Access::write) {
         auto pattern = output_poison(b.type, run.output_poison);
         for (size_t i = 0; i < b.bytes(); ++i) static_cast<uint8_t*>(b.sim->data())[i] = pattern[i % pattern.size()];
@@ -369,24 +372,29 @@ class CaseRun {
     if (tol.max_abs) limits += fmt::format(" max_abs {:g}", *tol.max_abs);
     if (tol.max_rel) limits += fmt::format(" max_rel {:g}", *tol.max_rel);
     if (tol.nmse) limits += fmt::format(" nmse {:g}", *tol.nmse);
-    add_problem("mismatch", fmt::format("{}: output `{}` differs from the reference in {} of {} elements (max abs {:.3g}, "
+    std::string nonfinite =
+        s.nonfinite_mismatches ? fmt::format(" ({} with NaN or inf, not in the stats)", s.nonfinite_mismatches) : "";
+    add_problem("mismatch", fmt::format("{}: output `{}` differs from the reference in {} of {} elements{} (max abs {:.3g}, "
                                         "max rel {:.3g}, nmse {:.3g}; tolerance{}): {}{}{}",
-                                        v_.entry_point, s.buffer, s.mismatches, s.elements, s.max_abs, s.max_rel, s.nmse,
-                                        limits, fmt::join(s.examples, "; "), s.mismatches > s.examples.size() ? "; ..." : "",
-                                        simd_hint()));
+                                        v_.entry_point, s.buffer, s.mismatches, s.elements, nonfinite, s.max_abs, s.max_rel,
+                                        s.nmse, limits, fmt::join(s.examples, "; "),
+                                        s.mismatches > s.examples.size() ? "; ..." : "", simd_hint()));
   }
 
   // The classic: a reduction done with simd_* alone covers 32 threads of a larger threadgroup.
+  // A body with a threadgroup barrier (or a tg_ helper) has a threadgroup stage of its own, so
+  // the hint would only mislead there.
   std::string simd_hint() const {
-    bool simd_reduce = false, tg_helper = !k_.helpers_used.empty();
+    bool simd_reduce = false, tg_stage = !k_.helpers_used.empty();
     for (const char* f : {"simd_sum", "simd_max", "simd_min", "simd_prefix_inclusive_sum"}) {
       simd_reduce = simd_reduce || k_.body.text.find(f) != std::string::npos;
     }
+    tg_stage = tg_stage || k_.body.text.find("threadgroup_barrier") != std::string::npos;
     bool explained = !result_.problems.empty();  // a race or poison report says more
-    if (!simd_reduce || tg_helper || explained || v_.threads_per_threadgroup <= 32) return "";
-    return fmt::format(". Hint: the body reduces with simd_* functions, which cover one simdgroup (32 threads), but "
-                       "this variant runs {} threads per threadgroup; reduce across simdgroups too (tg_sum<TG>, "
-                       "tg_max<TG>, tg_min<TG>)",
+    if (!simd_reduce || tg_stage || explained || v_.threads_per_threadgroup <= 32) return "";
+    return fmt::format(". Hint: the body reduces with simd_* functions and never synchronises its threadgroup; "
+                       "simd_* cover one simdgroup (32 threads), but this variant runs {} threads per threadgroup: "
+                       "reduce across simdgroups too (tg_sum<TG>, tg_max<TG>, tg_min<TG>)",
                        v_.threads_per_threadgroup);
   }
 
@@ -424,7 +432,7 @@ nlohmann::json to_json(const CaseResult& r) {
   j["outputs"] = nlohmann::json::array();
   for (const auto& o : r.outputs) {
     j["outputs"].push_back({{"buffer", o.buffer}, {"elements", o.elements}, {"max_abs", o.max_abs}, {"max_rel", o.max_rel},
-                            {"nmse", o.nmse}, {"mismatches", o.mismatches}});
+                            {"nmse", o.nmse}, {"mismatches", o.mismatches}, {"nonfinite_mismatches", o.nonfinite_mismatches}});
   }
   j["sim_seconds"] = r.sim_seconds;
   j["reference_seconds"] = r.reference_seconds;
@@ -447,6 +455,7 @@ CaseResult case_result_from_json(const nlohmann::json& j) {
     s.max_rel = o.at("max_rel");
     s.nmse = o.at("nmse");
     s.mismatches = o.at("mismatches");
+    s.nonfinite_mismatches = o.at("nonfinite_mismatches");
     r.outputs.push_back(std::move(s));
   }
   r.sim_seconds = j.at("sim_seconds");
@@ -473,6 +482,17 @@ const char* signal_name(int sig) {
   return "a fatal signal";
 }
 
+// What a fault far from every buffer most likely was. The kernel reports an access through a
+// non-canonical pointer (a huge or negative index) as a general protection fault without an address.
+const char* fault_hint(int sig, const siginfo_t* info) {
+  if (sig != SIGSEGV) return "";
+  if (info->si_code == SI_KERNEL) {
+    return " (no address: the pointer was far outside any buffer - an index that overflowed or went negative?)";
+  }
+  if (reinterpret_cast<uintptr_t>(info->si_addr) < 4096) return " (a null pointer)";
+  return " (outside every buffer)";
+}
+
 void on_crash(int sig, siginfo_t* info, void* context) {
   char where[512] = "";
   auto address = reinterpret_cast<uintptr_t>(info->si_addr);
@@ -492,8 +512,8 @@ void on_crash(int sig, siginfo_t* info, void* context) {
   char message[1200];
   int n = known ? std::snprintf(message, sizeof message, "CRASH out-of-bounds %s of %s, by %s of %s", is_write ? "write" : "read",
                                 where, thread, g_entry_point)
-                : std::snprintf(message, sizeof message, "CRASH %s at address %p in %s of %s", signal_name(sig),
-                                info->si_addr, thread, g_entry_point);
+                : std::snprintf(message, sizeof message, "CRASH %s at address %p%s in %s of %s", signal_name(sig),
+                                info->si_addr, fault_hint(sig, info), thread, g_entry_point);
   if (n > 0) (void)!::write(g_report_fd, message, static_cast<size_t>(std::min<int>(n, sizeof message - 1)));
   ::_exit(128 + sig);
 }

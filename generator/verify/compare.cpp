@@ -61,6 +61,9 @@ OutputStats compare_output(const std::string& buffer, ir::ScalarType type, const
       ref2 += want * want;
     }
     if (!element_ok(got, want, tol)) {
+      // max-abs, max-rel and NMSE cover finite pairs only; these are counted apart so that a
+      // report never reads "max abs 0" for an output full of NaN.
+      if (!std::isfinite(got) || !std::isfinite(want)) ++s.nonfinite_mismatches;
       if (s.mismatches++ < 5) {
         s.examples.push_back(fmt::format("{} = {}, expected {}", element_name(buffer, shape, i), value_text(got), value_text(want)));
       }

@@ -15,6 +15,7 @@ struct OutputStats {
   double max_rel = 0;
   double nmse = 0;
   size_t mismatches = 0;
+  size_t nonfinite_mismatches = 0;    // mismatches with NaN or an infinity on either side (not in the stats above)
   std::vector<std::string> examples;  // the first few mismatches, "out[1, 3] = 0.5, expected 0.25"
   bool nmse_failed = false;
 };

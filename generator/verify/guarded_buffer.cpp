@@ -21,19 +21,24 @@ size_t page_size() { return static_cast<size_t>(::sysconf(_SC_PAGESIZE)); }
 GuardedBuffer::GuardedBuffer(std::string name, size_t bytes, size_t element_size)
     : name_(std::move(name)), bytes_(bytes), element_size_(element_size ? element_size : 1) {
   size_t page = page_size();
-  size_t body = (bytes + page - 1) / page * page;
-  mapped_ = body + 2 * page;  // guard page, body, guard page
+  body_ = (bytes + page - 1) / page * page;
+  mapped_ = body_ + 2 * page;  // guard page, body, guard page
   void* m = ::mmap(nullptr, mapped_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) throw std::bad_alloc();
   map_ = static_cast<char*>(m);
-  if (body && ::mprotect(map_ + page, body, PROT_READ | PROT_WRITE) != 0) throw std::bad_alloc();
-  data_ = map_ + page + body - bytes;  // end flush against the trailing guard page
+  if (body_ && ::mprotect(map_ + page, body_, PROT_READ | PROT_WRITE) != 0) throw std::bad_alloc();
+  place(Placement::flush_end);
   for (auto& slot : g_live) {
     if (!slot) {
       slot = this;
       break;
     }
   }
+}
+
+void GuardedBuffer::place(Placement p) {
+  char* body = map_ + page_size();
+  data_ = p == Placement::flush_start ? body : body + body_ - bytes_;
 }
 
 GuardedBuffer::~GuardedBuffer() {
@@ -51,8 +56,8 @@ bool describe_fault(uintptr_t address, char* out, size_t out_size) {
     auto data = reinterpret_cast<intptr_t>(b->data_);
     long long element = (static_cast<intptr_t>(address) - data) / static_cast<intptr_t>(b->element_size_);
     if (static_cast<intptr_t>(address) < data) element = -1 - (data - static_cast<intptr_t>(address) - 1) / static_cast<intptr_t>(b->element_size_);
-    std::snprintf(out, out_size, "element %lld of buffer `%s`, which holds %zu elements", element, b->name_.c_str(),
-                  b->bytes_ / b->element_size_);
+    std::snprintf(out, out_size, "element %lld of buffer `%s`, which holds %zu elements%s", element, b->name_.c_str(),
+                  b->bytes_ / b->element_size_, element < 0 ? " (before its start)" : "");
     return true;
   }
   return false;

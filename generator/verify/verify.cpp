@@ -54,6 +54,7 @@ std::string stats_text(const CaseResult& r) {
   std::string text;
   for (const auto& s : r.outputs) {
     text += fmt::format("  {}: max|d| {:.2g} rel {:.2g} nmse {:.2g}", s.buffer, s.max_abs, s.max_rel, s.nmse);
+    if (s.nonfinite_mismatches) text += fmt::format(" +{} NaN/inf mismatches", s.nonfinite_mismatches);
   }
   return text;
 }

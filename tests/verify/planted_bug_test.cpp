@@ -157,3 +157,18 @@ INSTANTIATE_TEST_SUITE_P(Checkers, PlantedBug, ::testing::ValuesIn(names()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
+
+namespace {
+
+// The mismatch of a reduction done with simd_sum alone tells the user what to change; a body that
+// synchronises its threadgroup has a threadgroup stage of its own and gets no such guess.
+TEST(MismatchHint, SimdOnlyReductionIsToldToReduceAcrossSimdgroups) {
+  VerifyRun run = verify("tests/verify/bugs/simd_sum_only.yaml", false, "-hint");
+  ASSERT_FALSE(run.results.empty()) << run.printed;
+  const auto& problem = run.results[0].at("problems").at(0);
+  EXPECT_EQ(problem.at("checker"), "mismatch");
+  EXPECT_NE(problem.at("message").get<std::string>().find("reduce across simdgroups"), std::string::npos)
+      << problem.dump();
+}
+
+}  // namespace

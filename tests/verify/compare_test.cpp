@@ -1,0 +1,53 @@
+// The comparison of simulated outputs with the reference: what a mismatch report says.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <vector>
+
+#include "verify/compare.h"
+
+namespace mtlgen::verify {
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+OutputStats compare(const std::vector<float>& got, const std::vector<float>& want, double max_abs = 1e-6) {
+  ir::Tolerance tol;
+  tol.max_abs = max_abs;
+  return compare_output("out", ir::ScalarType::f32, {static_cast<int64_t>(got.size())}, got.data(), want.data(),
+                        got.size(), tol);
+}
+
+TEST(CompareOutput, WithinToleranceIsNoMismatch) {
+  OutputStats s = compare({1.0f, 2.0f}, {1.0f, 2.0000005f});
+  EXPECT_EQ(s.mismatches, 0u);
+  EXPECT_GT(s.max_abs, 0.0);
+  EXPECT_LT(s.max_abs, 1e-6);
+}
+
+TEST(CompareOutput, NaNWhereTheReferenceHasANumberIsAnUnboundedError) {
+  OutputStats s = compare({kNaN, 2.0f}, {1.0f, 2.0f});
+  EXPECT_EQ(s.mismatches, 1u);
+  EXPECT_EQ(s.nonfinite_mismatches, 1u);  // counted apart from the finite elements' max abs of 0
+  EXPECT_EQ(s.max_abs, 0.0);
+  ASSERT_EQ(s.examples.size(), 1u);
+  EXPECT_EQ(s.examples[0], "out[0] = nan, expected 1");
+}
+
+TEST(CompareOutput, NaNWhereTheReferenceHasNaNMatches) {
+  OutputStats s = compare({kNaN, 2.0f}, {kNaN, 2.0f});
+  EXPECT_EQ(s.mismatches, 0u);
+  EXPECT_EQ(s.nonfinite_mismatches, 0u);
+  EXPECT_EQ(s.max_abs, 0.0);
+}
+
+TEST(CompareOutput, InfinityMustMatchExactly) {
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(compare({inf}, {inf}).mismatches, 0u);
+  OutputStats s = compare({inf}, {-inf});
+  EXPECT_EQ(s.mismatches, 1u);
+  EXPECT_EQ(s.nonfinite_mismatches, 1u);
+}
+
+}  // namespace
+}  // namespace mtlgen::verify
