@@ -30,7 +30,9 @@ int main(int argc, char** argv) {
   std::string out_dir;
   bool quiet = false;
 
-  auto* generate = app.add_subcommand("generate", "Emit MSL, C++ reference, Objective-C++ glue and manifest.json");
+  auto* generate = app.add_subcommand("generate",
+                                      "Emit MSL, C++ references, Objective-C++ glue and runtime, bench and "
+                                      "autotune programs, their CMakeLists.txt and manifest.json");
   generate->add_option("specs", inputs, "Spec files or directories of *.yaml")->required();
   generate->add_option("-o,--out", out_dir, "Output directory (only files inside it are written)")->required();
   generate->add_flag("-q,--quiet", quiet, "Print nothing on success");
