@@ -114,6 +114,7 @@ class TypesWriter {
       }
     }
     for (const auto& p : k_.preconditions) {
+      if (p.per_variant) continue;
       std::set<std::string> syms;
       p.check.collect_symbols(syms);
       for (const auto& x : k_.dims) {
@@ -124,6 +125,34 @@ class TypesWriter {
     }
     d.set("dim_locals", lines(locals));
     d.set("checks", list);
+    variant_checks(d);
+  }
+
+  // Preconditions over tunables and sizeof(type parameter), for check_dims(dims, tuning, types).
+  void variant_checks(TemplateData& d) const {
+    TemplateData list{TemplateData::type::list};
+    std::vector<const expr::Expr*> used;
+    for (const auto& p : k_.preconditions) {
+      if (!p.per_variant) continue;
+      used.push_back(&p.check);
+      std::string quoted = c_string(p.message);
+      list.push_back(item({{"condition", host_expr(p.check)}, {"message", quoted.substr(1, quoted.size() - 2)}}));
+    }
+    d.set("variant_locals", lines(host_locals(k_, used)));
+    d.set("variant_checks", list);
+    d.set("describe_variant", describe_variant(used));
+  }
+
+  // `"TG=" + std::to_string(tuning.TG) + ...`, naming the variant as Kernel::describe_tuning does.
+  std::string describe_variant(const std::vector<const expr::Expr*>& used) const {
+    std::set<std::string> symbols;
+    for (const auto* e : used) e->collect_symbols(symbols);
+    std::vector<std::string> parts;
+    for (const auto& t : k_.type_params) {
+      if (symbols.count(t.name)) parts.push_back(fmt::format("\"{0}=\" + std::string(mtlgen::dtype_name(types.{0}))", t.name));
+    }
+    for (const auto& t : k_.tunables) parts.push_back(fmt::format("\"{0}=\" + std::to_string(tuning.{0})", t.name));
+    return parts.empty() ? "std::string()" : fmt::format("{}", fmt::join(parts, " + \", \" + "));
   }
 
   TemplateData buffers() const {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace mtlgen::ir {
@@ -44,6 +45,36 @@ const Variant& Kernel::default_variant_for(const std::map<std::string, ScalarTyp
     if (v.is_default_tuning && v.types == types) return v;
   }
   throw std::logic_error("no default variant for a type combination of " + name);
+}
+
+bool Kernel::has_per_variant_preconditions() const {
+  return std::any_of(preconditions.begin(), preconditions.end(), [](const Precondition& p) { return p.per_variant; });
+}
+
+std::string Kernel::variant_violation(const std::map<std::string, int64_t>& dims, const Variant& variant) const {
+  expr::Env env;
+  add_concrete_type_sizes(env.type_sizes);
+  env.symbols.insert(dims.begin(), dims.end());
+  env.symbols.insert(variant.tunables.begin(), variant.tunables.end());
+  for (const auto& [param, type] : variant.types) env.type_sizes[param] = info(type).size;
+  for (const auto& p : preconditions) {
+    if (p.per_variant && !expr::evaluate(p.check, env)) return p.message;
+  }
+  return "";
+}
+
+// Type parameters appear in the description only when a per-variant precondition measures them.
+std::string Kernel::describe_tuning(const Variant& variant) const {
+  std::set<std::string> used;
+  for (const auto& p : preconditions) {
+    if (p.per_variant) p.check.collect_symbols(used);
+  }
+  std::vector<std::string> parts;
+  for (const auto& t : type_params) {
+    if (used.count(t.name)) parts.push_back(fmt::format("{}={}", t.name, info(variant.types.at(t.name)).spec_name));
+  }
+  for (const auto& t : tunables) parts.push_back(fmt::format("{}={}", t.name, variant.tunables.at(t.name)));
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 ConstantSetting Kernel::default_constants() const {

@@ -48,6 +48,9 @@ struct Precondition {
   expr::Expr check;
   std::string message;  // the spec's wording; every target reports it verbatim
   SourceLoc loc;
+  // Mentions a tunable or sizeof(type parameter): a property of each variant, checked with the
+  // chosen tuning (never by the reference alone, which has no tuning).
+  bool per_variant = false;
 };
 
 struct Tunable {
@@ -250,6 +253,13 @@ struct Kernel {
   std::string msl_version;         // e.g. "3.1"
 
   const Variant& default_variant_for(const std::map<std::string, ScalarType>& types) const;
+  bool has_per_variant_preconditions() const;
+  // The message of the first per-variant precondition that `dims` violate at `variant`; "" when
+  // all hold. Throws expr::EvalError when a check cannot be evaluated (division by zero).
+  std::string variant_violation(const std::map<std::string, int64_t>& dims, const Variant& variant) const;
+  // `TG=256, N_READS=8` (and `T=f32` when a per-variant precondition uses sizeof of a type
+  // parameter): how messages name the variant a precondition failed at.
+  std::string describe_tuning(const Variant& variant) const;
   std::string params_struct_name() const { return name + "_params"; }
 
   // Every function constant setting `test` runs at: the product over the constants of the case's

@@ -159,6 +159,16 @@ class Validator {
                  s.empty() ? may_use : fmt::format("did you mean `{}`?", s));
   }
 
+  // Whether `e` names a tunable or a type parameter (in sizeof): its value differs between variants.
+  bool mentions_variant(const expr::Expr& e) const {
+    std::set<std::string> used;
+    e.collect_symbols(used);
+    auto named = [&](const auto& list) {
+      return std::any_of(list.begin(), list.end(), [&](const auto& x) { return used.count(x.name) > 0; });
+    };
+    return named(k_.tunables) || named(k_.type_params);
+  }
+
   // The section that declares `name` ("a dim", "a tunable", ...); null when none does.
   const char* declared_as(const std::string& name) const {
     auto in = [&](const auto& list) {
@@ -179,7 +189,10 @@ class Validator {
       for (const auto& e : b.shape) check_symbols(e, dims | tunables | types, "a buffer shape");
     }
     for (const auto& a : k_.threadgroup_arrays) check_symbols(a.count, tunables | types, "a threadgroup array count");
-    for (const auto& p : k_.preconditions) check_symbols(p.check, dims, "a precondition");
+    for (auto& p : k_.preconditions) {
+      check_symbols(p.check, dims | tunables | types, "a precondition");
+      p.per_variant = mentions_variant(p.check);
+    }
     check_dispatch();
     for (const auto* c : {&k_.cost.bytes_read, &k_.cost.bytes_written, &k_.cost.flops}) {
       if (*c) check_symbols(**c, dims | tunables | types, "a cost formula");
@@ -550,6 +563,7 @@ class Validator {
   // ---- tests ----
   void check_tests();
   void check_case(const ir::TestCase& c);
+  void check_case_runs_somewhere(const ir::TestCase& c, const std::map<std::string, int64_t>& dims);
 
   ir::Kernel& k_;
   Diagnostics& diags_;
@@ -616,12 +630,36 @@ void Validator::check_case(const ir::TestCase& c) {
   check_test_constants(c.constants, fmt::format("test case `{}`", c.name));
   if (env.symbols.size() != k_.dims.size()) return;
   for (const auto& p : k_.preconditions) {
+    if (p.per_variant) continue;
     try {
       if (!expr::evaluate(p.check, env)) fail(fmt::format("violates precondition: {}", p.message), "fix the dims");
     } catch (const expr::EvalError& e) {
       fail(e.message, "fix the dims");
     }
   }
+  if (k_.has_per_variant_preconditions()) check_case_runs_somewhere(c, env.symbols);
+}
+
+// A case that violates a per-variant precondition is skipped on that variant; one that no variant
+// can run verifies nothing, so it is a spec error.
+void Validator::check_case_runs_somewhere(const ir::TestCase& c, const std::map<std::string, int64_t>& dims) {
+  std::string violated;
+  bool runs = false;
+  for (const auto& v : k_.variants) {  // all of them: verify evaluates the checks at every variant
+    try {
+      std::string message = k_.variant_violation(dims, v);
+      runs = runs || message.empty();
+      if (violated.empty()) violated = message;
+    } catch (const expr::EvalError& e) {
+      diags_.error(ErrorKind::test_case, c.loc,
+                   fmt::format("test case `{}`: {} at {}", c.name, e.message, k_.describe_tuning(v)), "fix the dims");
+      return;
+    }
+  }
+  if (runs) return;
+  diags_.error(ErrorKind::test_case, c.loc,
+               fmt::format("test case `{}`: no variant can run it: violates precondition: {}", c.name, violated),
+               "every variant would skip it; fix the dims or widen the tune space");
 }
 
 }  // namespace

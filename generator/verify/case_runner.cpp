@@ -30,6 +30,7 @@ const char* to_string(CaseStatus s) {
     case CaseStatus::crash: return "CRASH";
     case CaseStatus::hang: return "HANG";
     case CaseStatus::error: return "ERROR";
+    case CaseStatus::skipped: return "SKIP";
   }
   return "?";
 }
@@ -443,7 +444,8 @@ nlohmann::json to_json(const CaseResult& r) {
 CaseResult case_result_from_json(const nlohmann::json& j) {
   CaseResult r;
   std::string status = j.at("status");
-  for (auto s : {CaseStatus::pass, CaseStatus::fail, CaseStatus::crash, CaseStatus::hang, CaseStatus::error}) {
+  for (auto s : {CaseStatus::pass, CaseStatus::fail, CaseStatus::crash, CaseStatus::hang, CaseStatus::error,
+                 CaseStatus::skipped}) {
     if (status == to_string(s)) r.status = s;
   }
   for (const auto& p : j.at("problems")) r.problems.push_back({p.at("checker"), p.at("message")});

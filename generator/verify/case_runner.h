@@ -29,7 +29,8 @@ struct CaseRequest {
   ir::ConstantSetting constants;  // function constant values (Kernel::constant_settings); empty: the defaults
 };
 
-enum class CaseStatus { pass, fail, crash, hang, error };
+// skipped: the variant's preconditions exclude the case's dims; it was not run (not a failure).
+enum class CaseStatus { pass, fail, crash, hang, error, skipped };
 const char* to_string(CaseStatus s);
 
 struct Problem {

@@ -24,12 +24,27 @@ struct WorkItem {
   const ir::TestCase* test;
   const SimModule* module;
   ir::ConstantSetting constants;  // one of kernel->constant_settings(*test)
+  std::string skip_reason;        // a precondition of the variant excludes the case: not run
 };
 
 struct Finished {
   WorkItem item;
   CaseResult result;
 };
+
+// "<message> at TG=256, N_READS=4" when a per-variant precondition excludes the case, else "".
+// (The front end evaluated these checks at every variant, so they cannot fail to evaluate here.)
+std::string skip_reason(const ir::Kernel& k, const ir::Variant& v, const ir::TestCase& t) {
+  std::string message = k.variant_violation(t.dims, v);
+  return message.empty() ? "" : fmt::format("{} at {}", message, k.describe_tuning(v));
+}
+
+CaseResult skipped(const std::string& reason) {
+  CaseResult r;
+  r.status = CaseStatus::skipped;
+  r.problems.push_back({"precondition", reason});
+  return r;
+}
 
 std::vector<WorkItem> plan(const std::vector<ir::Kernel>& kernels, const std::vector<std::unique_ptr<SimModule>>& modules,
                            const VerifyOptions& o) {
@@ -42,7 +57,7 @@ std::vector<WorkItem> plan(const std::vector<ir::Kernel>& kernels, const std::ve
         if (!o.case_filter.empty() && t.name != o.case_filter) continue;
         for (auto& constants : kernels[k].constant_settings(t)) {
           if (index++ % static_cast<size_t>(o.shard_count) != static_cast<size_t>(o.shard_index - 1)) continue;
-          items.push_back({&kernels[k], &v, &t, modules[k].get(), std::move(constants)});
+          items.push_back({&kernels[k], &v, &t, modules[k].get(), std::move(constants), skip_reason(kernels[k], v, t)});
         }
       }
     }
@@ -60,8 +75,13 @@ std::string stats_text(const CaseResult& r) {
 }
 
 void print_case(std::ostream& out, size_t done, size_t total, const Finished& f, bool quiet) {
-  bool ok = f.result.status == CaseStatus::pass;
+  bool ok = f.result.status == CaseStatus::pass || f.result.status == CaseStatus::skipped;
   if (quiet && ok) return;
+  if (f.result.status == CaseStatus::skipped) {
+    fmt::print(out, "[{:>{}}/{}] {:<5} {} {}: skipped: {}\n", done, static_cast<int>(std::to_string(total).size()), total,
+               to_string(f.result.status), f.item.variant->entry_point, f.item.test->name, f.item.skip_reason);
+    return;
+  }
   int width = static_cast<int>(std::to_string(total).size());
   std::string constants = f.item.kernel->describe(f.item.constants);
   fmt::print(out, "[{:>{}}/{}] {:<5} {} {}{}{} ({:.2f} s)\n", done, width, total, to_string(f.result.status),
@@ -78,6 +98,12 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
   std::deque<size_t> pending;
   for (size_t i = 0; i < items.size(); ++i) pending.push_back(i);
   std::vector<std::pair<size_t, RunningCase>> running;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].skip_reason.empty()) continue;
+    finished.push_back({items[i], skipped(items[i].skip_reason)});
+    print_case(out, finished.size(), items.size(), finished.back(), o.quiet);
+  }
+  std::erase_if(pending, [&](size_t i) { return !items[i].skip_reason.empty(); });
   while (!pending.empty() || !running.empty()) {
     while (!pending.empty() && static_cast<int>(running.size()) < jobs) {
       const WorkItem& w = items[pending.front()];
@@ -102,18 +128,47 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
   return finished;
 }
 
+struct Tally {
+  std::set<std::string> variants, cases;
+  int passed = 0, failed = 0, skipped = 0;
+};
+
+Tally tally(const ir::Kernel& k, const std::vector<Finished>& finished) {
+  Tally t;
+  for (const auto& f : finished) {
+    if (f.item.kernel != &k) continue;
+    t.variants.insert(f.item.variant->entry_point);
+    t.cases.insert(f.item.test->name);
+    CaseStatus s = f.result.status;
+    (s == CaseStatus::pass ? t.passed : s == CaseStatus::skipped ? t.skipped : t.failed)++;
+  }
+  return t;
+}
+
 void print_summary(std::ostream& out, const std::vector<ir::Kernel>& kernels, const std::vector<Finished>& finished) {
-  fmt::print(out, "\n{:<16} {:>9} {:>6} {:>7} {:>7}\n", "kernel", "variants", "cases", "passed", "failed");
+  fmt::print(out, "\n{:<16} {:>9} {:>6} {:>7} {:>7} {:>8}\n", "kernel", "variants", "cases", "passed", "failed", "skipped");
   for (const auto& k : kernels) {
-    std::set<std::string> variants, cases;
-    int passed = 0, failed = 0;
-    for (const auto& f : finished) {
-      if (f.item.kernel != &k) continue;
-      variants.insert(f.item.variant->entry_point);
-      cases.insert(f.item.test->name);
-      (f.result.status == CaseStatus::pass ? passed : failed)++;
-    }
-    fmt::print(out, "{:<16} {:>9} {:>6} {:>7} {:>7}\n", k.name, variants.size(), cases.size(), passed, failed);
+    Tally t = tally(k, finished);
+    fmt::print(out, "{:<16} {:>9} {:>6} {:>7} {:>7} {:>8}\n", k.name, t.variants.size(), t.cases.size(), t.passed,
+               t.failed, t.skipped);
+  }
+}
+
+// A case every chosen variant skipped verified nothing: say so (under --variant default, the
+// default tuning may not admit a case that other tunings run).
+void warn_unrun_cases(std::ostream& err, const std::vector<Finished>& finished, bool all_variants) {
+  std::map<std::pair<const ir::Kernel*, const ir::TestCase*>, const Finished*> unrun;
+  std::set<std::pair<const ir::Kernel*, const ir::TestCase*>> ran;
+  for (const auto& f : finished) {
+    auto key = std::make_pair(f.item.kernel, f.item.test);
+    if (f.result.status != CaseStatus::skipped) ran.insert(key);
+    else unrun.emplace(key, &f);
+  }
+  for (const auto& [key, f] : unrun) {
+    if (ran.count(key)) continue;
+    fmt::print(err, "{}:{}: warning: test case `{}` ran on no variant (skipped: {}){}\n", key.first->spec_path,
+               key.second->loc.line, key.second->name, f->item.skip_reason,
+               all_variants ? "" : "; `--variant all` runs it on the tunings that admit it");
   }
 }
 
@@ -141,6 +196,7 @@ void write_json(const std::string& path, const std::vector<Finished>& finished) 
     c["entry_point"] = f.item.variant->entry_point;
     c["case"] = f.item.test->name;
     c["constants"] = constants_json(*f.item.kernel, f.item.constants);
+    if (!f.item.skip_reason.empty()) c["skip_reason"] = f.item.skip_reason;
     j.push_back(std::move(c));
   }
   support::write_file_atomically(path, j.dump(2) + "\n");
@@ -173,9 +229,14 @@ int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
   auto finished = run_all(items, o, out);
   print_summary(out, kernels, finished);
   if (!o.json_path.empty()) write_json(o.json_path, finished);
-  size_t failed = std::count_if(finished.begin(), finished.end(),
-                                [](const Finished& f) { return f.result.status != CaseStatus::pass; });
-  fmt::print(out, "{} passed, {} failed\n", finished.size() - failed, failed);
+  // A shard sees a slice of the variants: a case skipped here may run in another shard.
+  if (o.shard_count <= 1) warn_unrun_cases(err, finished, o.all_variants);
+  auto count = [&](auto pred) { return std::count_if(finished.begin(), finished.end(), pred); };
+  size_t skipped = count([](const Finished& f) { return f.result.status == CaseStatus::skipped; });
+  size_t failed = count([](const Finished& f) {
+    return f.result.status != CaseStatus::pass && f.result.status != CaseStatus::skipped;
+  });
+  fmt::print(out, "{} passed, {} failed, {} skipped\n", finished.size() - failed - skipped, failed, skipped);
   return failed ? driver::kVerifyFailed : driver::kOk;
 }
 

@@ -232,7 +232,7 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
                         tuning:(const MTGKvCacheUpdateTuning&)tuning
                          error:(NSError**)error {
   try {
-    kernel::check_dims(dims);
+    kernel::check_dims(dims, tuning, types);
   } catch (const std::invalid_argument& e) {
     return MTGFail(error, MTGErrorInvalidDims, e.what());
   }

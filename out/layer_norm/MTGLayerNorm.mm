@@ -225,7 +225,7 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                         tuning:(const MTGLayerNormTuning&)tuning
                          error:(NSError**)error {
   try {
-    kernel::check_dims(dims);
+    kernel::check_dims(dims, tuning, types);
   } catch (const std::invalid_argument& e) {
     return MTGFail(error, MTGErrorInvalidDims, e.what());
   }

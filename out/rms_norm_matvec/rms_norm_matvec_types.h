@@ -71,6 +71,13 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
   mtlgen::require(cols <= 268435456, kName, "cols must be at most 268435456", describe(dims));
 }
 
+// Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
+// these with the tuning it encodes, the reference, which has no tuning, only the ones above.
+inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+                       [[maybe_unused]] const Types& types = {}) {
+  check_dims(dims);
+}
+
 // Elements each buffer's shape needs.
 inline int64_t w_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {

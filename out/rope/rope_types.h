@@ -78,6 +78,13 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
   mtlgen::require(head_dim % 2 == 0, kName, "head_dim must be a multiple of 2", describe(dims));
 }
 
+// Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
+// these with the tuning it encodes, the reference, which has no tuning, only the ones above.
+inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+                       [[maybe_unused]] const Types& types = {}) {
+  check_dims(dims);
+}
+
 // Elements each buffer's shape needs.
 inline int64_t x_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {

@@ -89,6 +89,15 @@ class Harness final : public h::Kernel {
     return "";
   }
 
+  std::string admits(const h::Values& values, size_t variant) const override {
+    try {
+      check_dims(DimsFrom(values), [MTGSdpaVector2passMerge tuningOfVariant:variant], [MTGSdpaVector2passMerge typesOfVariant:variant]);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  }
+
   std::vector<h::BufferSpec> buffers(const h::Values& values, size_t variant) const override {
     const Dims dims = DimsFrom(values);
     [[maybe_unused]] const Types types = [MTGSdpaVector2passMerge typesOfVariant:variant];

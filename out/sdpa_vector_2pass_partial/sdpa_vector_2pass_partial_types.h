@@ -90,6 +90,13 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
   mtlgen::require(capacity >= kv_len, kName, "the cache must hold kv_len rows per head", describe(dims));
 }
 
+// Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
+// these with the tuning it encodes, the reference, which has no tuning, only the ones above.
+inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+                       [[maybe_unused]] const Types& types = {}) {
+  check_dims(dims);
+}
+
 // Elements each buffer's shape needs.
 inline int64_t q_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {

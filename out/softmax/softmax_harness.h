@@ -94,6 +94,15 @@ class Harness final : public h::Kernel {
     return "";
   }
 
+  std::string admits(const h::Values& values, size_t variant) const override {
+    try {
+      check_dims(DimsFrom(values), [MTGSoftmax tuningOfVariant:variant], [MTGSoftmax typesOfVariant:variant]);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  }
+
   std::vector<h::BufferSpec> buffers(const h::Values& values, size_t variant) const override {
     const Dims dims = DimsFrom(values);
     [[maybe_unused]] const Types types = [MTGSoftmax typesOfVariant:variant];

@@ -98,7 +98,7 @@ TEST(ObjcEmitter, ChecksBeforeEncodingAndRoundsThreadgroupMemory) {
   for (const auto& g : all_glue()) {
     const std::string& mm = g.implementation;
     size_t first_encode = mm.find("[encoder set");
-    for (const char* check : {"kernel::check_dims(dims)", "MTGCheckThreadgroupSize(", "MTGCheckBuffers(kernel::kName"}) {
+    for (const char* check : {"kernel::check_dims(dims, tuning, types)", "MTGCheckThreadgroupSize(", "MTGCheckBuffers(kernel::kName"}) {
       EXPECT_LT(mm.find(check), first_encode) << g.kernel.name << ": " << check;
     }
     EXPECT_NE(mm.find("@autoreleasepool"), std::string::npos);

@@ -58,16 +58,27 @@ TEST(SoftmaxOnlineReference, RowsWithoutAFiniteMaximumAreNaN) {
   }
 }
 
+// The reference has no tuning: it checks the dims' own bounds; the capacity of a variant is checked
+// by check_dims(dims, tuning), as the glue calls it, in the spec's wording with the tuning named.
 TEST(SoftmaxSingleRowReference, PreconditionUsesTheSpecsWording) {
   namespace k = mtlgen::kernels::softmax_single_row;
-  std::vector<float> x(8193), out(8193);
+  std::vector<float> x(16385), out(16385);
   try {
-    k::reference<float>(k::Dims{1, 8193}, std::span<const float>(x), std::span<float>(out));
-    FAIL() << "n = 8193 was accepted";
+    k::reference<float>(k::Dims{1, 16385}, std::span<const float>(x), std::span<float>(out));
+    FAIL() << "n = 16385 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "softmax_single_row: n must be at most 16384 (rows = 1, n = 16385)");
+  }
+  EXPECT_NO_THROW(k::check_dims(k::Dims{1, 1025}));
+  EXPECT_NO_THROW(k::check_dims(k::Dims{1, 1024}, k::Tuning{256, 4}));
+  try {
+    k::check_dims(k::Dims{1, 1025}, k::Tuning{256, 4});
+    FAIL() << "n = 1025 was accepted at TG=256, N_READS=4";
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(),
-                 "softmax_single_row: softmax_single_row holds the row in registers (TG * N_READS = 8192 elements); "
-                 "use softmax_online for rows longer than 8192 (rows = 1, n = 8193)");
+                 "softmax_single_row: softmax_single_row holds the row in registers (TG * N_READS elements); pick a "
+                 "tuning with more capacity, or softmax_online for longer rows (rows = 1, n = 1025 at TG=256, "
+                 "N_READS=4)");
   }
 }
 

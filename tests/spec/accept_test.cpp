@@ -117,5 +117,27 @@ TEST(AcceptEveryKey, FillsEveryPartOfTheIr) {
   EXPECT_EQ(ir::builtin_msl_type(ir::Builtin::thread_index_in_simdgroup, k->dispatch.rank()), "uint");
 }
 
+// A precondition over tunables and sizeof(T) is a property of each variant: the front end marks it,
+// evaluates it at a variant, and names the variant as messages do.
+TEST(AcceptTunableInPrecondition, HoldsPerVariant) {
+  support::Diagnostics diags;
+  auto k = load_spec((spec_test_dir() / "accepts/tunable_in_precondition.yaml").string(), "tunable_in_precondition.yaml",
+                     diags);
+  ASSERT_TRUE(k.has_value()) << diags.format_all();
+  ASSERT_EQ(k->preconditions.size(), 2u);
+  EXPECT_TRUE(k->preconditions[0].per_variant);
+  EXPECT_TRUE(k->has_per_variant_preconditions());
+  ASSERT_EQ(k->variants.size(), 4u);  // f32 tg32, f32 tg64, f16 tg32, f16 tg64
+  const std::map<std::string, int64_t> odd = {{"n", 96}}, long_row = {{"n", 8192 + 64}};
+  EXPECT_EQ(k->variant_violation(odd, k->variants[0]), "");
+  EXPECT_EQ(k->variant_violation(odd, k->variants[1]), "n must be a multiple of TG");
+  // Capacity 256 * TG bytes: 8256 elements exceed it at TG 64 in both types; 4160 fit there in half only.
+  EXPECT_EQ(k->variant_violation(long_row, k->variants[1]), "a row fits in the variant's registers");
+  EXPECT_EQ(k->variant_violation(long_row, k->variants[3]), "a row fits in the variant's registers");
+  EXPECT_EQ(k->variant_violation({{"n", 4160}}, k->variants[3]), "");
+  EXPECT_EQ(k->variant_violation({{"n", 4160}}, k->variants[1]), "a row fits in the variant's registers");
+  EXPECT_EQ(k->describe_tuning(k->variants[1]), "T=float, TG=64");
+}
+
 }  // namespace
 }  // namespace mtlgen::spec::testing

@@ -248,11 +248,11 @@ TEST(ReservedNames, OneFromEachList) {
 }
 
 // Better hints (generator/spec/spec_validator.cpp, check_symbol): when the name is declared but not
-// allowed in this place, the hint suggests a look-alike (`did you mean \`n\`?` for a tunable `TG`
+// allowed in this place, the hint suggests a look-alike (`did you mean \`n\`?` for a scalar `eps`
 // in a precondition) instead of saying what the place may use.
 TEST(Hints, DeclaredNameInTheWrongPlaceSaysWhatIsAllowed) {
   support::Diagnostics diags;
-  load_spec((spec_test_dir() / "rejects/tunable_in_precondition.yaml").string(), "spec.yaml", diags);
+  load_spec((spec_test_dir() / "rejects/scalar_in_precondition.yaml").string(), "spec.yaml", diags);
   ASSERT_EQ(diags.all().size(), 1u);
   EXPECT_EQ(diags.all()[0].hint.find("did you mean"), std::string::npos) << diags.all()[0].hint;
   EXPECT_NE(diags.all()[0].hint.find("dims"), std::string::npos) << diags.all()[0].hint;

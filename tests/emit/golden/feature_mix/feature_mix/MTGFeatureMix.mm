@@ -233,7 +233,7 @@ MTLFunctionConstantValues* MakeConstantValues(const MTGFeatureMixFunctionConstan
                         tuning:(const MTGFeatureMixTuning&)tuning
                          error:(NSError**)error {
   try {
-    kernel::check_dims(dims);
+    kernel::check_dims(dims, tuning, types);
   } catch (const std::invalid_argument& e) {
     return MTGFail(error, MTGErrorInvalidDims, e.what());
   }

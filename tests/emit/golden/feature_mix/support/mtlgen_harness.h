@@ -80,6 +80,8 @@ class Kernel {
   virtual std::vector<Variant> variants() const = 0;
   // Why `dims` violates the spec (unknown or missing names included), or "".
   virtual std::string check(const Values& dims) const = 0;
+  // Why `variant` cannot run at `dims` (a precondition over its tuning fails), or "". check() first.
+  virtual std::string admits(const Values& dims, size_t variant) const = 0;
   // The buffers at `dims`, inputs filled from the spec's default distribution.
   virtual std::vector<BufferSpec> buffers(const Values& dims, size_t variant) const = 0;
   // The spec's cost model: bytes read plus bytes written.

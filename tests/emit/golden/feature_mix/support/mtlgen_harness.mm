@@ -550,6 +550,10 @@ int bench_main(Kernel& kernel, int argc, const char* const* argv, const char* de
     const std::vector<Variant> variants = kernel.variants();
     std::printf("%-16s %-16s %10s %10s %10s %9s %7s\n", "types", "tuning", "median us", "min us", "max us", "GB/s", "% peak");
     for (size_t v : BenchVariants(kernel, o, s.variants)) {
+      if (std::string why = kernel.admits(s.problem.dims, v); !why.empty()) {
+        std::printf("%-16s %-16s skipped: %s\n", Label(variants[v].types), Join(variants[v].tuning).c_str(), why.c_str());
+        continue;
+      }
       Workload w;
       Timing t;
       NSError* failure = nil;
@@ -583,6 +587,10 @@ int autotune_main(Kernel& kernel, int argc, const char* const* argv, const char*
                     "-", "-", "-");
         continue;
       }
+      if (std::string why = kernel.admits(s.problem.dims, v); !why.empty()) {
+        std::printf("%10s %10s %9s %7s %10s  skipped: %s\n", "-", "-", "-", "-", "-", why.c_str());
+        continue;
+      }
       Workload w;
       Timing t;
       NSError* failure = nil;
@@ -599,6 +607,7 @@ int autotune_main(Kernel& kernel, int argc, const char* const* argv, const char*
       }
     }
     if (failed > 0) return Fail(std::to_string(failed) + " variant(s) disagree with the reference; " + o.json + " left as it was");
+    if (best.empty()) return Fail("no selected variant can run these dims; " + o.json + " left as it was");
     for (const auto& [types, b] : best) {
       std::printf("best for %s: %s (%s, %.2f us)\n", Label(types), Join(variants[b.variant].tuning).c_str(),
                   variants[b.variant].entry_point.c_str(), b.timing.median_us);

@@ -63,6 +63,13 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
   mtlgen::require(n >= 1, kName, "n must be at least 1", describe(dims));
 }
 
+// Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
+// these with the tuning it encodes, the reference, which has no tuning, only the ones above.
+inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+                       [[maybe_unused]] const Types& types = {}) {
+  check_dims(dims);
+}
+
 // Elements each buffer's shape needs.
 inline int64_t x_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {

@@ -194,7 +194,7 @@ MTLFunctionConstantValues* MakeConstantValues(const MTGGlueMixFunctionConstants&
                         tuning:(const MTGGlueMixTuning&)tuning
                          error:(NSError**)error {
   try {
-    kernel::check_dims(dims);
+    kernel::check_dims(dims, tuning, types);
   } catch (const std::invalid_argument& e) {
     return MTGFail(error, MTGErrorInvalidDims, e.what());
   }

@@ -1,0 +1,67 @@
+// A test case that violates a precondition over tunables is skipped, visibly, on exactly the
+// variants whose tuning excludes it (tests/verify/skips/capacity.yaml), and run on the others.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/driver.h"
+#include "verify/verify.h"
+
+namespace fs = std::filesystem;
+using namespace mtlgen;
+
+namespace {
+
+struct VerifyRun {
+  int exit_code;
+  nlohmann::json results;
+  std::string out, err;
+};
+
+VerifyRun verify_capacity(bool all_variants) {
+  verify::VerifyOptions o;
+  o.inputs = {"tests/verify/skips/capacity.yaml"};
+  o.all_variants = all_variants;
+  o.module.cache_dir = MTLGEN_TEST_CACHE_DIR;
+  o.json_path = (fs::temp_directory_path() / (std::string("mtlgen-verify-skips-") + (all_variants ? "all" : "default") +
+                                              ".json")).string();
+  fs::remove(o.json_path);
+  std::ostringstream out, err;
+  int rc = verify::run_verify(o, out, err);
+  std::ifstream json(o.json_path);
+  return {rc, json ? nlohmann::json::parse(json) : nlohmann::json::array(), out.str(), err.str()};
+}
+
+TEST(PreconditionSkip, SkipsExactlyTheVariantsWhoseTuningExcludesTheCase) {
+  VerifyRun run = verify_capacity(true);
+  EXPECT_EQ(run.exit_code, driver::kOk) << run.out << run.err;
+  ASSERT_EQ(run.results.size(), 4u) << run.out;  // 2 variants x 2 cases, skipped ones included
+  for (const auto& c : run.results) {
+    bool excluded = c.at("case") == "needs_tg64" && c.at("entry_point") == "capacity_tg32";
+    EXPECT_EQ(c.at("status"), excluded ? "SKIP" : "PASS") << c.dump();
+    EXPECT_EQ(c.contains("skip_reason"), excluded) << c.dump();
+    if (excluded) {
+      EXPECT_EQ(c.at("skip_reason"), "a row holds at most 2 * TG elements at TG=32");
+    }
+  }
+  EXPECT_NE(run.out.find("SKIP  capacity_tg32 needs_tg64: skipped: a row holds at most 2 * TG elements at TG=32"),
+            std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("3 passed, 0 failed, 1 skipped"), std::string::npos) << run.out;
+  EXPECT_EQ(run.err.find("warning"), std::string::npos) << run.err;  // every case ran somewhere
+}
+
+// Under --variant default only TG=32 runs: needs_tg64 runs nowhere, which verify says out loud.
+TEST(PreconditionSkip, WarnsWhenTheDefaultTuningRunsACaseNowhere) {
+  VerifyRun run = verify_capacity(false);
+  EXPECT_EQ(run.exit_code, driver::kOk) << run.out << run.err;
+  ASSERT_EQ(run.results.size(), 2u) << run.out;
+  EXPECT_NE(run.out.find("1 passed, 0 failed, 1 skipped"), std::string::npos) << run.out;
+  EXPECT_NE(run.err.find("capacity.yaml:32: warning: test case `needs_tg64` ran on no variant"), std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("--variant all"), std::string::npos) << run.err;
+}
+
+}  // namespace
