@@ -83,7 +83,11 @@ class ManifestWriter {
 
   Json preconditions() const {
     Json list = Json::array();
-    for (const auto& p : k_.preconditions) list.push_back({{"check", expr::to_source(p.check)}, {"message", p.message}});
+    // per_variant: the check names a tunable or sizeof(type parameter), so it holds or fails per
+    // variant; a tool choosing a tuning for a shape must evaluate it with that tuning.
+    for (const auto& p : k_.preconditions) {
+      list.push_back({{"check", expr::to_source(p.check)}, {"message", p.message}, {"per_variant", p.per_variant}});
+    }
     return list;
   }
 

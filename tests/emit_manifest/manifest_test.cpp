@@ -81,8 +81,18 @@ TEST(Manifest, MirrorsVariantsAndBindingTable) {
     for (size_t p = 0; p < k.preconditions.size(); ++p) {
       EXPECT_EQ(j["preconditions"][p]["check"], expr::to_source(k.preconditions[p].check));
       EXPECT_EQ(j["preconditions"][p]["message"], k.preconditions[p].message);
+      EXPECT_EQ(j["preconditions"][p]["per_variant"], k.preconditions[p].per_variant);
     }
   }
+}
+
+TEST(Manifest, MarksPreconditionsThatHoldPerVariant) {
+  Json single_row = manifest_of(load({"specs/rms_norm_single_row.yaml"}))["kernels"][0];
+  EXPECT_EQ(single_row["preconditions"][0]["check"], "n <= TG * N_READS");
+  EXPECT_EQ(single_row["preconditions"][0]["per_variant"], true);
+  Json sdpa = manifest_of(load({"specs/sdpa_vector.yaml"}))["kernels"][0];
+  EXPECT_EQ(sdpa["preconditions"][0]["check"], "n_heads % n_kv_heads == 0");
+  EXPECT_EQ(sdpa["preconditions"][0]["per_variant"], false);
 }
 
 // generate_all hands the manifest what the other backends wrote instead of running them again:
