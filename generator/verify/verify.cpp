@@ -4,6 +4,7 @@
 #include <fmt/ostream.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <deque>
 #include <fstream>
 #include <map>
@@ -146,10 +147,13 @@ Tally tally(const ir::Kernel& k, const std::vector<Finished>& finished) {
 }
 
 void print_summary(std::ostream& out, const std::vector<ir::Kernel>& kernels, const std::vector<Finished>& finished) {
-  fmt::print(out, "\n{:<16} {:>9} {:>6} {:>7} {:>7} {:>8}\n", "kernel", "variants", "cases", "passed", "failed", "skipped");
+  size_t width = 16;  // the kernel column fits the longest name, so the numbers line up
+  for (const auto& k : kernels) width = std::max(width, k.name.size());
+  fmt::print(out, "\n{:<{}} {:>9} {:>6} {:>7} {:>7} {:>8}\n", "kernel", width, "variants", "cases", "passed", "failed",
+             "skipped");
   for (const auto& k : kernels) {
     Tally t = tally(k, finished);
-    fmt::print(out, "{:<16} {:>9} {:>6} {:>7} {:>7} {:>8}\n", k.name, t.variants.size(), t.cases.size(), t.passed,
+    fmt::print(out, "{:<{}} {:>9} {:>6} {:>7} {:>7} {:>8}\n", k.name, width, t.variants.size(), t.cases.size(), t.passed,
                t.failed, t.skipped);
   }
 }
