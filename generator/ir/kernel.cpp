@@ -51,12 +51,17 @@ bool Kernel::has_per_variant_preconditions() const {
   return std::any_of(preconditions.begin(), preconditions.end(), [](const Precondition& p) { return p.per_variant; });
 }
 
-std::string Kernel::variant_violation(const std::map<std::string, int64_t>& dims, const Variant& variant) const {
+expr::Env Kernel::env_for(const std::map<std::string, int64_t>& dims, const Variant& variant) {
   expr::Env env;
   add_concrete_type_sizes(env.type_sizes);
   env.symbols.insert(dims.begin(), dims.end());
   env.symbols.insert(variant.tunables.begin(), variant.tunables.end());
   for (const auto& [param, type] : variant.types) env.type_sizes[param] = info(type).size;
+  return env;
+}
+
+std::string Kernel::variant_violation(const std::map<std::string, int64_t>& dims, const Variant& variant) const {
+  const expr::Env env = env_for(dims, variant);
   for (const auto& p : preconditions) {
     if (p.per_variant && !expr::evaluate(p.check, env)) return p.message;
   }

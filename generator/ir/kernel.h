@@ -253,6 +253,9 @@ struct Kernel {
   std::string msl_version;         // e.g. "3.1"
 
   const Variant& default_variant_for(const std::map<std::string, ScalarType>& types) const;
+  // The values expressions see for a problem of `dims` at `variant`: dims, tunables, and sizeof of
+  // the variant's type parameters and of every concrete element type.
+  static expr::Env env_for(const std::map<std::string, int64_t>& dims, const Variant& variant);
   bool has_per_variant_preconditions() const;
   // The message of the first per-variant precondition that `dims` violate at `variant`; "" when
   // all hold. Throws expr::EvalError when a check cannot be evaluated (division by zero).

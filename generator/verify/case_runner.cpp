@@ -77,7 +77,7 @@ class CaseRun {
         constants_(r.constants.empty() ? k_.default_constants() : r.constants) {}
 
   CaseResult run() {
-    env_ = make_env();
+    env_ = ir::Kernel::env_for(t_.dims, v_);
     make_buffers();
     params_ = make_params();
     for (size_t i = 0; i < std::size(kRuns); ++i) {
@@ -90,13 +90,6 @@ class CaseRun {
   }
 
  private:
-  expr::Env make_env() const {
-    expr::Env env;
-    for (const auto& [name, value] : t_.dims) env.symbols[name] = value;
-    for (const auto& [name, value] : v_.tunables) env.symbols[name] = value;
-    for (const auto& [name, type] : v_.types) env.type_sizes[name] = ir::info(type).size;
-    return env;
-  }
 
   void make_buffers() {
     uint64_t seed = t_.seed.value_or(k_.tests.seed);
