@@ -78,12 +78,12 @@ std::string stats_text(const CaseResult& r) {
 void print_case(std::ostream& out, size_t done, size_t total, const Finished& f, bool quiet) {
   bool ok = f.result.status == CaseStatus::pass || f.result.status == CaseStatus::skipped;
   if (quiet && ok) return;
+  int width = static_cast<int>(std::to_string(total).size());
   if (f.result.status == CaseStatus::skipped) {
-    fmt::print(out, "[{:>{}}/{}] {:<5} {} {}: skipped: {}\n", done, static_cast<int>(std::to_string(total).size()), total,
-               to_string(f.result.status), f.item.variant->entry_point, f.item.test->name, f.item.skip_reason);
+    fmt::print(out, "[{:>{}}/{}] {:<5} {} {}: skipped: {}\n", done, width, total, to_string(f.result.status),
+               f.item.variant->entry_point, f.item.test->name, f.item.skip_reason);
     return;
   }
-  int width = static_cast<int>(std::to_string(total).size());
   std::string constants = f.item.kernel->describe(f.item.constants);
   fmt::print(out, "[{:>{}}/{}] {:<5} {} {}{}{} ({:.2f} s)\n", done, width, total, to_string(f.result.status),
              f.item.variant->entry_point, f.item.test->name, constants.empty() ? "" : " [" + constants + "]",

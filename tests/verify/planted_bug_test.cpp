@@ -147,7 +147,9 @@ TEST(FunctionConstantBug, IsCaughtOnlyWhereACaseSetsTheConstant) {
   for (const auto& c : run.results) {
     bool at_default = c.at("constants").at("use_bias").get<bool>();
     EXPECT_EQ(c.at("status"), at_default ? "PASS" : "FAIL") << c.dump();
-    if (c.at("case") == "default_constants") EXPECT_TRUE(at_default);
+    if (c.at("case") == "default_constants") {
+      EXPECT_TRUE(at_default);
+    }
     weights.insert(c.at("constants").at("bias_weight").get<double>());
   }
   EXPECT_EQ(weights, (std::set<double>{0.375, 1.0}));
