@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev  # GTest's CMake config spans both
   libcli11-dev nlohmann-json3-dev libkainjow-mustache-dev
   libboost-context-dev
+  libclang-dev libseccomp-dev  # the MSL front end; the verify sandbox
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers)

@@ -28,6 +28,9 @@ const char* to_string(ErrorKind kind) {
     case ErrorKind::unknown_helper: return "unknown-helper";
     case ErrorKind::body_declaration: return "body-declaration";
     case ErrorKind::test_case: return "test-case";
+    case ErrorKind::msl_syntax: return "msl-syntax";
+    case ErrorKind::msl_conformance: return "msl-conformance";
+    case ErrorKind::msl_binding: return "msl-binding";
   }
   return "unknown";
 }

@@ -37,6 +37,9 @@ enum class ErrorKind {
   unknown_helper,
   body_declaration,
   test_case,
+  msl_syntax,       // the MSL does not parse (as C++ with the shim)
+  msl_conformance,  // valid C++ that Metal rejects (cites the MSL specification)
+  msl_binding,      // parameters the host or simulator cannot bind
 };
 
 const char* to_string(ErrorKind kind);

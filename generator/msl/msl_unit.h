@@ -1,0 +1,151 @@
+#pragma once
+// The MSL front end: reads a translation unit of Metal Shading Language with libclang (a spec's
+// emitted .metal and any hand-written .metal alike) and describes what the rest of mtlgen needs:
+// every kernel entry point, each parameter's address space, type and binding, the Metal layout of
+// argument structs, function constants, and the threadgroup variables declared in kernel bodies.
+//
+// How MSL becomes parseable C++ for clang (see msl_parse.cpp): the text is pre-processed with
+// lengths kept (so every line and column stays the user's) — `template [[host_name("x")]]`
+// becomes a GNU `annotate` attribute clang keeps on the explicit instantiation, `[[kernel]]`
+// the `kernel` word — and parsed against the embedded shim <metal_stdlib> with the address-space
+// words defined as empty macros; the tokens still hold them, and this front end reads them there.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/builtins.h"
+#include "support/diagnostics.h"
+
+namespace mtlgen::msl {
+
+using support::SourceLoc;
+
+enum class AddressSpace { none, device, constant, threadgroup, thread };
+const char* to_string(AddressSpace a);  // "device", ..., "" for none
+
+// Metal layout of a type as seen from the host (argument structs passed with setBytes/buffers).
+struct FieldLayout {
+  std::string name;
+  std::string type;   // as spelled after instantiation, e.g. "int64_t", "packed_float3", "Inner"
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint64_t align = 1;
+  uint64_t array_count = 0;  // 0: not an array
+  std::vector<FieldLayout> fields;  // nested struct members
+};
+
+struct StructLayout {
+  std::string name;
+  uint64_t size = 0;
+  uint64_t align = 1;
+  std::vector<FieldLayout> fields;
+};
+
+enum class ParamKind {
+  buffer,            // device/constant pointer or reference  [[buffer(n)]]
+  threadgroup,       // threadgroup pointer                    [[threadgroup(n)]]
+  builtin,           // [[thread_position_in_grid]] and friends
+  texture_or_other,  // anything the simulator cannot bind (textures, samplers, stage_in): reported
+};
+
+struct KernelParam {
+  std::string name;                 // may be empty for an unnamed parameter
+  ParamKind kind = ParamKind::buffer;
+  AddressSpace address_space = AddressSpace::none;
+  std::string type;                 // full instantiated type, e.g. "const device float *"
+  std::string element_type;         // pointee / referent without cv and address space: "float",
+                                    // "half", "char", "Args", "block_q4_0", "atomic<float>"
+  bool is_pointer = false;
+  bool is_reference = false;
+  bool is_const = false;            // const pointee/referent (or `constant` address space)
+  int index = -1;                   // [[buffer(n)]] / [[threadgroup(n)]]; assigned by parameter
+                                    // order when absent (index_explicit false)
+  bool index_explicit = false;
+  std::optional<ir::Builtin> builtin;
+  std::string builtin_type;         // as declared: "uint", "ushort2", "uint3", ...
+  std::string function_constant;    // [[buffer(n), function_constant(name)]]: bound only when true
+  std::optional<StructLayout> layout;  // element_type is a struct: its Metal layout
+  SourceLoc loc;                    // of the parameter's name (or type when unnamed)
+};
+
+// A `threadgroup` variable declared inside a function body (or a helper it calls).
+struct ThreadgroupVariable {
+  std::string name;
+  std::string function;             // enclosing function
+  std::string type;                 // e.g. "float[32]", "float[32][33]", "T[BN * BK]"
+  uint64_t bytes = 0;               // 0 when dependent on a template parameter
+  SourceLoc loc;
+};
+
+struct FunctionConstant {
+  std::string name;
+  std::string type;                 // "bool", "int", "float", "half", "uint", ...
+  int index = -1;                   // [[function_constant(i)]]
+  SourceLoc loc;
+};
+
+struct TemplateArg {
+  std::string name;                 // template parameter name ("T"); "" when unknown
+  std::string value;                // "float", "half", "4", "true"
+};
+
+struct EntryPoint {
+  std::string host_name;            // name the host looks up: host_name, else the function name
+  std::string function;             // the C++ function (template) name
+  std::vector<TemplateArg> template_args;  // for explicit instantiations
+  std::vector<KernelParam> params;  // in declaration order, instantiated
+  std::optional<int> max_total_threads_per_threadgroup;  // [[max_total_threads_per_threadgroup(N)]]
+  SourceLoc loc;                    // of the instantiation (or the kernel definition)
+  SourceLoc definition_loc;         // of the kernel function's name
+};
+
+struct ParseOptions {
+  std::filesystem::path file;       // shown in diagnostics; also where local #includes resolve
+  std::optional<std::string> text;  // contents; read from `file` when absent
+  std::vector<std::filesystem::path> include_dirs;  // further directories for #include "..."
+  std::string msl_version = "3.1";  // as `__METAL_VERSION__` 310 sees it
+  bool conformance = true;          // run the Metal conformance checks (msl/conformance.h)
+};
+
+// A parsed translation unit.
+class Unit {
+ public:
+  ~Unit();
+  Unit(Unit&&) noexcept;
+  Unit& operator=(Unit&&) noexcept;
+
+  const std::vector<EntryPoint>& entry_points() const { return entry_points_; }
+  const EntryPoint* find(const std::string& host_name) const;
+  const std::vector<FunctionConstant>& function_constants() const { return function_constants_; }
+  const std::vector<ThreadgroupVariable>& threadgroup_variables() const { return threadgroup_variables_; }
+  const std::string& text() const { return text_; }  // as read (before the front end's rewrites)
+
+  // The source the simulator compiles with g++ against the shim, same lines as the original:
+  //  * `[[threadgroup(n)]]` respelled `[[mtlsim_tgrp(n)]]` (the shim's `threadgroup` is a macro);
+  //  * every `threadgroup` variable declared in a body becomes a reference to per-threadgroup
+  //    storage: `threadgroup float s[32];` -> `auto& s = ::mtlsim::threadgroup_local<float[32]>([]{}, "s");`
+  //  * `constant` becomes `const` (same width) everywhere except in function-constant
+  //    declarations, which stay assignable so one module serves every value.
+  std::string simulator_source() const;
+
+  struct Impl;
+
+ private:
+  friend Unit parse(const ParseOptions&, support::Diagnostics&);
+  Unit();
+  std::unique_ptr<Impl> impl_;
+  std::vector<EntryPoint> entry_points_;
+  std::vector<FunctionConstant> function_constants_;
+  std::vector<ThreadgroupVariable> threadgroup_variables_;
+  std::string text_;
+};
+
+// Parses `options.file` (or `options.text`). Syntax and type errors, and (with
+// options.conformance) Metal conformance errors, go to `diags` at the user's file:line:col with
+// the offending line; a Unit is returned even then (with what could be read).
+Unit parse(const ParseOptions& options, support::Diagnostics& diags);
+
+}  // namespace mtlgen::msl
