@@ -16,10 +16,29 @@ std::string c_string(const std::string& text) {
       case '\\': out += "\\\\"; break;
       case '\n': out += "\\n"; break;
       case '\t': out += "\\t"; break;
-      default: out += c;
+      case '?': out += out.back() == '?' ? "\\?" : "?"; break;  // `??x` is a trigraph in C++14 (MSL)
+      default:
+        // Octal, not \x: a hex escape would swallow the hex digits that follow it.
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          out += fmt::format("\\{:03o}", static_cast<unsigned char>(c));
+        } else {
+          out += c;
+        }
     }
   }
   return out + "\"";
+}
+
+std::string comment_text(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    bool control = static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    char prev = out.empty() ? ' ' : out.back();
+    if ((prev == '*' && c == '/') || (prev == '/' && c == '*') || (prev == '?' && c == '?')) out += ' ';
+    out += control ? ' ' : c;
+  }
+  while (!out.empty() && (out.back() == '\\' || out.back() == ' ')) out.pop_back();
+  return out;
 }
 
 std::string cpp_literal(ir::ScalarType type, double value) {

@@ -11,6 +11,12 @@ namespace mtlgen::emit {
 // "…" with backslashes, quotes and control characters escaped.
 std::string c_string(const std::string& text);
 
+// Spec text (a summary, a doc, a path) made safe to paste into a `//` or `/* */` comment of C++,
+// Objective-C++ or MSL: one line (control characters become spaces), no `*/` or `/*`, no `??`
+// (a trigraph can end a line with `\`), no trailing backslash (it would splice the next line
+// into the comment). A spec is data; none of it may become code.
+std::string comment_text(const std::string& text);
+
 // A literal of `type` for `value`, e.g. 1e-06f, 0.0f, 7u, -3, std::numeric_limits<float>::infinity().
 std::string cpp_literal(ir::ScalarType type, double value);
 

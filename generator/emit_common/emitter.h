@@ -18,6 +18,9 @@ struct Emitter {
   void (*emit_kernel)(const ir::Kernel& kernel, support::OutputSet& out);
   // Files written once for the whole library (runtime support, manifest); may be null.
   void (*emit_library)(const std::vector<ir::Kernel>& kernels, support::OutputSet& out);
+  // Also run for hand-written kernels (`source:`). The MSL, glue and harness emitters are not
+  // yet: those kernels ship the user's own .metal, and their host glue is future work.
+  bool hand_written_kernels = false;
 };
 
 // The registry: one line per emitter in emitters.cpp.

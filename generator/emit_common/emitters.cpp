@@ -1,4 +1,7 @@
 // The emitter registry: adding a backend is one file plus one line here.
+#include <algorithm>
+#include <iterator>
+
 #include "emit_common/emitter.h"
 #include "emit_manifest/manifest_emitter.h"
 #include "emit_msl/msl_emitter.h"
@@ -11,8 +14,9 @@ namespace mtlgen::emit {
 const std::vector<Emitter>& all_emitters() {
   static const std::vector<Emitter> emitters = {
       {"msl", "Metal kernel source, one entry point per variant", emit_msl, nullptr},
-      {"types", "host-side kernel description shared by reference, glue and simulator", emit_types, emit_host_support},
-      {"reference", "serial C++ reference implementation", emit_reference, nullptr},
+      {"types", "host-side kernel description shared by reference, glue and simulator", emit_types, emit_host_support,
+       true},
+      {"reference", "serial C++ reference implementation", emit_reference, nullptr, true},
       {"objc", "Objective-C++ pipelines and typed encode calls, with a plain C++ facade", emit_objc, emit_objc_support},
       {"harness", "Objective-C++ timing and autotune programs, and the CMake build for macOS", emit_harness,
        emit_harness_support},
@@ -23,9 +27,12 @@ const std::vector<Emitter>& all_emitters() {
 
 support::OutputSet generate_all(const std::vector<ir::Kernel>& kernels) {
   support::OutputSet out;
+  std::vector<ir::Kernel> generated;  // the kernels whose MSL mtlgen writes
+  std::copy_if(kernels.begin(), kernels.end(), std::back_inserter(generated), [](const ir::Kernel& k) { return !k.is_source(); });
   for (const auto& e : all_emitters()) {
-    for (const auto& k : kernels) e.emit_kernel(k, out);
-    if (e.emit_library) e.emit_library(kernels, out);
+    const auto& mine = e.hand_written_kernels ? kernels : generated;
+    for (const auto& k : mine) e.emit_kernel(k, out);
+    if (e.emit_library) e.emit_library(mine, out);
   }
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "emit_common/cpp_text.h"
 #include "emit_common/emitter.h"
 #include "support/text.h"
 
@@ -20,7 +21,7 @@ class MslWriter {
     d.set("msl_version", k_.msl_version);
     d.set("banner", banner(k_, k_.name + ".metal"));
     d.set("kernel", k_.name);
-    d.set("summary", k_.summary);
+    d.set("summary", comment_text(k_.summary));
     d.set("params_struct", k_.params_struct_name());
     d.set("params_index", std::to_string(k_.params_index));
     d.set("params_fields", params_fields());
@@ -33,7 +34,7 @@ class MslWriter {
     d.set("max_threads", max_threads());
     d.set("parameters", parameter_list("    ", ",\n"));
     d.set("prologue", support::string_list(prologue()));
-    d.set("body_origin", fmt::format("{}:{}", k_.spec_path, k_.body.loc.line));
+    d.set("body_origin", comment_text(fmt::format("{}:{}", k_.spec_path, k_.body.loc.line)));
     d.set("body", support::indent_lines(k_.body.text, "  "));
     d.set("variant_axes", variant_axes());
     d.set("macro_params", macro_params());
@@ -98,12 +99,7 @@ class MslWriter {
   std::string macro_params() const { return fmt::format("{}", fmt::join(template_param_names(), ", ")); }
 
   std::string max_threads() const {
-    expr::Expr product = k_.dispatch.threads_per_threadgroup[0];
-    for (size_t i = 1; i < k_.dispatch.threads_per_threadgroup.size(); ++i) {
-      product = expr::Expr::node(expr::Expr::Kind::binary, product.loc,
-                                 {product, k_.dispatch.threads_per_threadgroup[i]});
-      product.op = expr::Op::mul;
-    }
+    expr::Expr product = expr::product(k_.dispatch.threads_per_threadgroup);
     expr::Spelling s;
     s.symbol = [](const std::string& n) { return n; };
     s.size_of = [](const std::string& t) { return "sizeof(" + t + ")"; };

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "emit_common/cpp_text.h"
 #include "emit_common/emitter.h"
 #include "emit_objc/objc_emitter.h"
 #include "emit_objc/objc_text.h"
@@ -45,7 +46,7 @@ class HarnessWriter {
   void run(support::OutputSet& out) const {
     TemplateData d;
     d.set("kernel", k_.name);
-    d.set("summary", k_.summary);
+    d.set("summary", comment_text(k_.summary));
     d.set("class_name", class_name_);
     d.set("ns", "mtlgen::kernels::" + k_.name);
     d.set("seed", std::to_string(k_.tests.seed));

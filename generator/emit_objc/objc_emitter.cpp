@@ -64,7 +64,7 @@ class ObjcWriter {
   TemplateData names() const {
     TemplateData d;
     d.set("kernel", k_.name);
-    d.set("summary", k_.summary);
+    d.set("summary", comment_text(k_.summary));
     d.set("camel", camel_);
     d.set("class_name", class_name_);
     d.set("facade_class", facade_class_);

@@ -19,13 +19,13 @@ class ReferenceWriter {
   void run(support::OutputSet& out) const {
     TemplateData d;
     d.set("kernel", k_.name);
-    d.set("summary", k_.summary);
+    d.set("summary", comment_text(k_.summary));
     d.set("template_decl", template_decl());
     d.set("parameters", parameters());
     d.set("instantiations", instantiations());
     d.set("size_checks", size_checks());
     d.set("locals", support::string_list(locals()));
-    d.set("origin", fmt::format("{}:{}", k_.spec_path, k_.reference.loc.line));
+    d.set("origin", comment_text(fmt::format("{}:{}", k_.spec_path, k_.reference.loc.line)));
     d.set("body", support::indent_lines(k_.reference.text, "  "));
     d.set("banner", banner(k_, k_.name + "_reference.h"));
     out.add(k_.name + "/" + k_.name + "_reference.h", support::render_template("reference/reference.h.mustache", d));

@@ -20,7 +20,7 @@ class TypesWriter {
     TemplateData d;
     d.set("banner", banner(k_, k_.name + "_types.h"));
     d.set("kernel", k_.name);
-    d.set("summary", k_.summary);
+    d.set("summary", comment_text(k_.summary));
     d.set("msl_version", k_.msl_version);
     declarations(d);
     params(d);
@@ -36,10 +36,10 @@ class TypesWriter {
   void declarations(TemplateData& d) const {
     TemplateData dims{TemplateData::type::list}, scalars{TemplateData::type::list};
     TemplateData tunables{TemplateData::type::list}, types{TemplateData::type::list};
-    for (const auto& x : k_.dims) dims.push_back(item({{"name", x.name}, {"doc", x.doc}}));
+    for (const auto& x : k_.dims) dims.push_back(item({{"name", x.name}, {"doc", comment_text(x.doc)}}));
     for (const auto& s : k_.scalars) {
       scalars.push_back(item({{"type", ir::info(s.type).cpp}, {"name", s.name},
-                              {"default", cpp_literal(s.type, s.default_value)}, {"doc", s.doc}}));
+                              {"default", cpp_literal(s.type, s.default_value)}, {"doc", comment_text(s.doc)}}));
     }
     function_constants(d);
     for (const auto& t : k_.tunables) {
@@ -63,7 +63,7 @@ class TypesWriter {
     bool needs_numeric = false;
     for (const auto& f : k_.function_constants) {
       list.push_back(item({{"type", ir::info(f.type).cpp}, {"name", f.name},
-                           {"default", cpp_initializer(f.type, f.default_value)}, {"doc", f.doc}}));
+                           {"default", cpp_initializer(f.type, f.default_value)}, {"doc", comment_text(f.doc)}}));
       needs_numeric = needs_numeric || f.type == ir::ScalarType::f16 || f.type == ir::ScalarType::bf16;
     }
     d.set("function_constants", list);
@@ -159,13 +159,9 @@ class TypesWriter {
     TemplateData list{TemplateData::type::list};
     for (const auto& b : k_.buffers) {
       std::vector<const expr::Expr*> exprs;
-      std::vector<std::string> factors;
-      for (const auto& e : b.shape) {
-        exprs.push_back(&e);
-        std::string text = host_expr(e);
-        factors.push_back(e.kind == expr::Expr::Kind::binary ? "(" + text + ")" : text);
-      }
-      TemplateData t = item({{"name", b.name}, {"count", fmt::format("{}", fmt::join(factors, " * "))}});
+      for (const auto& e : b.shape) exprs.push_back(&e);
+      // One tree, not joined texts: rendering parenthesises each axis by precedence.
+      TemplateData t = item({{"name", b.name}, {"count", host_expr(expr::product(b.shape))}});
       t.set("locals", lines(host_locals(k_, exprs)));
       list.push_back(t);
     }

@@ -76,6 +76,7 @@ class Parser {
   }
 
  private:
+  static constexpr int kMaxDepth = kMaxExpressionDepth;
   static constexpr const char* kGrammarHint =
       "expressions use integers, names, + - * / %, comparisons, && ||, ceil_div(a, b), min(a, b), "
       "max(a, b), sizeof(T)";
@@ -133,6 +134,13 @@ class Parser {
   std::optional<Expr> parse_unary() {
     skip_space();
     size_t start = pos_;
+    // Every nesting level (a parenthesis, a call argument, a unary operator) passes through here;
+    // bounding it keeps a hostile spec from overflowing the stack of this recursive parser.
+    DepthGuard guard(depth_);
+    if (depth_ > kMaxDepth) {
+      return fail(start, fmt::format("expression nests deeper than {} levels", kMaxDepth),
+                  "simplify the expression: split it, or drop redundant parentheses and signs");
+    }
     for (auto [token, kind] : {std::pair{"-", Expr::Kind::negate}, std::pair{"!", Expr::Kind::logical_not}}) {
       if (accept(token)) {
         auto operand = parse_unary();
@@ -215,10 +223,17 @@ class Parser {
     return e;
   }
 
+  struct DepthGuard {
+    explicit DepthGuard(int& depth) : depth_(depth) { ++depth_; }
+    ~DepthGuard() { --depth_; }
+    int& depth_;
+  };
+
   const std::string& text_;
   SourceLoc base_;
   Diagnostics& diags_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 int64_t apply(Op op, int64_t a, int64_t b, const Expr& e) {
@@ -236,6 +251,8 @@ int64_t apply(Op op, int64_t a, int64_t b, const Expr& e) {
     case Op::div:
     case Op::mod:
       if (b == 0) throw EvalError{fmt::format("division by zero in `{}`", to_source(e))};
+      // The one quotient that does not fit: the CPU traps (SIGFPE) on it, for `%` as well.
+      if (a == INT64_MIN && b == -1) throw EvalError{fmt::format("`{}` overflows 64 bits", to_source(e))};
       return op == Op::div ? a / b : a % b;
     case Op::eq: return a == b;
     case Op::ne: return a != b;
@@ -342,7 +359,9 @@ int64_t evaluate(const Expr& e, const Env& env) {
       if (e.func == Func::min) return std::min(a, b);
       if (e.func == Func::max) return std::max(a, b);
       if (b <= 0) throw EvalError{fmt::format("ceil_div by {} in `{}`", b, to_source(e))};
-      return a >= 0 ? (a + b - 1) / b : a / b;
+      // The value of the generated code's (a + b - 1) / b, computed without overflowing for a
+      // near INT64_MAX (for a < 0 the sum cannot overflow).
+      return a >= 0 ? a / b + (a % b != 0) : (a + b - 1) / b;
     }
   }
   return 0;
@@ -361,6 +380,17 @@ std::string render(const Expr& e, const Spelling& s) {
     return std::nullopt;
   };
   return render_with(e, leaf, call, s.ceil_div_fn.empty());
+}
+
+Expr product(const std::vector<Expr>& factors) {
+  if (factors.empty()) return Expr::leaf(Expr::Kind::integer, {}, 1);
+  Expr out = factors[0];
+  for (size_t i = 1; i < factors.size(); ++i) {
+    Expr mul = Expr::node(Expr::Kind::binary, out.loc, {std::move(out), factors[i]});
+    mul.op = Op::mul;
+    out = std::move(mul);
+  }
+  return out;
 }
 
 std::string to_source(const Expr& e) {

@@ -54,6 +54,10 @@ struct Expr {
   bool is_boolean() const;
 };
 
+// Nesting levels (parentheses, call arguments, unary operators) an expression may have; deeper
+// ones are rejected as a located error rather than recursed into.
+inline constexpr int kMaxExpressionDepth = 100;
+
 // Parses `text`, which starts at `loc` in the spec (column advances with the text). Errors go to
 // `diags`; nullopt on failure.
 std::optional<Expr> parse(const std::string& text, const support::SourceLoc& loc,
@@ -81,8 +85,14 @@ struct Spelling {
   std::string ceil_div_fn;     // empty: rendered inline as (a + b - 1) / b
 };
 
-// Renders with minimal parentheses, in C precedence.
+// Renders with minimal parentheses, in C precedence. The text is a complete expression that keeps
+// its meaning as an operand of any C operator only when the caller parenthesises it: to combine
+// expressions, build a tree (e.g. with product()) and render that instead of pasting texts.
 std::string render(const Expr& e, const Spelling& spelling);
+
+// a0 * a1 * ... as one tree (the integer 1 for no factors), so that rendering it parenthesises
+// each factor by precedence: `[a, "ceil_div(n, TG)"]` is `a * ((n + TG - 1) / TG)`.
+Expr product(const std::vector<Expr>& factors);
 
 // The spec's own spelling, for messages and the manifest.
 std::string to_source(const Expr& e);

@@ -73,6 +73,7 @@ struct Buffer {
   bool host_visible = true;       // Shared storage; false = Private (GPU-only)
   int index = -1;                 // [[buffer(index)]]; -1 until assigned
   bool explicit_index = false;
+  bool explicit_access = false;  // hand-written kernels infer access from the source when absent
   SourceLoc index_loc;
   std::string doc;
   SourceLoc loc;
@@ -194,6 +195,71 @@ const HelperInfo& info(Helper h);
 // Function constant values, one per FunctionConstant in declaration order.
 using ConstantSetting = std::vector<double>;
 
+
+// One parameter of the kernel function, in declaration order: the binding table that the MSL
+// emitter, the Objective-C++ glue and the simulator's launcher all follow.
+struct KernelParam {
+  // argument: a `constant` struct or scalar reference of a hand-written kernel, filled by the host
+  // (Variant::arguments[ref]); unbound: a buffer its function constant leaves out (null).
+  enum class Kind { buffer, params, threadgroup_array, builtin, argument, unbound };
+  Kind kind = Kind::buffer;
+  size_t ref = 0;            // index into buffers / threadgroup_arrays / Variant::arguments
+  Builtin builtin = Builtin::thread_position_in_grid;
+  int index = 0;             // [[buffer(i)]] / [[threadgroup(i)]]
+  std::string builtin_type;  // hand-written kernels: the builtin's declared type ("ushort2")
+  std::string name;          // hand-written kernels: the parameter's name in the source
+  bool by_reference = false; // hand-written kernels: `constant Args& args` rather than a pointer
+};
+
+// ---- Kernels written by hand in a .metal file (`source:` instead of `body:`) ----
+
+// One `entries:` item: an entry point of the file and the type parameters and tunables it fixes.
+struct SourceEntry {
+  std::string host_name;
+  std::map<std::string, ScalarType> types;
+  std::map<std::string, int64_t> tunables;
+  SourceLoc loc;
+};
+
+// A value for a `constant` parameter of a hand-written kernel: a field of an argument struct
+// (`args.ne00`) or a whole scalar reference (`eps`). Either an integer expression of dims and
+// tunables, or the name of a spec scalar.
+struct ArgumentValue {
+  std::string target;
+  std::optional<expr::Expr> integer;
+  std::string scalar;
+  SourceLoc loc;
+};
+
+struct SourceKernel {
+  std::string path;  // as written in the spec, relative to it
+  std::string file;  // as opened
+  SourceLoc loc;
+  std::vector<SourceEntry> entries;
+  std::vector<ArgumentValue> arguments;  // as written under `arguments:`
+  std::string simulator_text;            // the file as the simulator compiles it (msl::Unit)
+  // Headers beside the file, by name relative to it, as the simulator compiles them (local
+  // #includes resolve among these).
+  std::map<std::string, std::string> simulator_headers;
+};
+
+// Where one value goes in the bytes of an argument parameter (Metal layout, from the front end).
+struct ArgumentSlot {
+  enum class Kind { signed_int, unsigned_int, floating, boolean };
+  std::string field;  // "ne00", "nb[1]", "inner.x"; "" for a scalar reference
+  uint64_t offset = 0;
+  int size = 4;
+  Kind kind = Kind::unsigned_int;
+  std::optional<expr::Expr> integer;  // the value: an integer expression, or
+  std::string scalar;                 // a spec scalar
+};
+
+struct ArgumentBlob {
+  std::string param;
+  uint64_t bytes = 0;
+  std::vector<ArgumentSlot> slots;
+};
+
 // One compiled entry point: a type for each type parameter and a value for each tunable.
 struct Variant {
   std::map<std::string, ScalarType> types;
@@ -203,16 +269,11 @@ struct Variant {
   std::vector<int64_t> threadgroup_shape;             // evaluated threads_per_threadgroup per axis
   std::vector<int64_t> threadgroup_array_bytes;       // per ThreadgroupArray, unrounded
   bool is_default_tuning = false;                     // all tunables at their defaults
-};
-
-// One parameter of the kernel function, in declaration order: the binding table that the MSL
-// emitter, the Objective-C++ glue and the simulator's launcher all follow.
-struct KernelParam {
-  enum class Kind { buffer, params, threadgroup_array, builtin };
-  Kind kind = Kind::buffer;
-  size_t ref = 0;            // index into buffers / threadgroup_arrays; unused for params
-  Builtin builtin = Builtin::thread_position_in_grid;
-  int index = 0;             // [[buffer(i)]] / [[threadgroup(i)]]
+  // Hand-written kernels: the function the entry point instantiates (`rms<float, 4>`), its
+  // parameters bound to the spec, and the bytes of each argument parameter.
+  std::string source_call;
+  std::vector<KernelParam> source_params;
+  std::vector<ArgumentBlob> arguments;
 };
 
 // A field of the parameter struct: every dim (uint) then every scalar.
@@ -251,6 +312,8 @@ struct Kernel {
   std::vector<KernelParam> params; // binding table
   std::vector<Variant> variants;   // type params x tunables, in a stable order
   std::string msl_version;         // e.g. "3.1"
+  std::optional<SourceKernel> source;  // set: the MSL is a hand-written file, `body` is empty
+  bool is_source() const { return source.has_value(); }
 
   const Variant& default_variant_for(const std::map<std::string, ScalarType>& types) const;
   // The values expressions see for a problem of `dims` at `variant`: dims, tunables, and sizeof of

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/builtins.h"
@@ -29,11 +30,12 @@ const char* to_string(AddressSpace a);  // "device", ..., "" for none
 // Metal layout of a type as seen from the host (argument structs passed with setBytes/buffers).
 struct FieldLayout {
   std::string name;
-  std::string type;   // as spelled after instantiation, e.g. "int64_t", "packed_float3", "Inner"
+  std::string type;   // as spelled after instantiation, e.g. "int64_t", "packed_float3", "Inner";
+                      // for an array, the element type ("uint8_t" for `uint8_t qs[16]`)
   uint64_t offset = 0;
-  uint64_t size = 0;
+  uint64_t size = 0;         // of the whole field (all array elements)
   uint64_t align = 1;
-  uint64_t array_count = 0;  // 0: not an array
+  uint64_t array_count = 0;  // 0: not an array; else the number of elements (all dimensions)
   std::vector<FieldLayout> fields;  // nested struct members
 };
 
@@ -66,6 +68,9 @@ struct KernelParam {
   bool index_explicit = false;
   std::optional<ir::Builtin> builtin;
   std::string builtin_type;         // as declared: "uint", "ushort2", "uint3", ...
+  std::string builtin_attribute;    // the attribute as written: "thread_position_in_grid", and
+                                    // for builtins outside ir::Builtin (builtin empty):
+                                    // "threads_per_simdgroup", "thread_execution_width", ...
   std::string function_constant;    // [[buffer(n), function_constant(name)]]: bound only when true
   std::optional<StructLayout> layout;  // element_type is a struct: its Metal layout
   SourceLoc loc;                    // of the parameter's name (or type when unnamed)
@@ -108,6 +113,7 @@ struct ParseOptions {
   std::vector<std::filesystem::path> include_dirs;  // further directories for #include "..."
   std::string msl_version = "3.1";  // as `__METAL_VERSION__` 310 sees it
   bool conformance = true;          // run the Metal conformance checks (msl/conformance.h)
+  bool require_entry_point = true;  // a file without any kernel is an error (a header is not)
 };
 
 // A parsed translation unit.
@@ -130,6 +136,9 @@ class Unit {
   //  * `constant` becomes `const` (same width) everywhere except in function-constant
   //    declarations, which stay assignable so one module serves every value.
   std::string simulator_source() const;
+  // The same rewrite applied to the local headers the file includes (MLX keeps its kernel
+  // templates in headers), keyed by the path clang opened; only headers that needed a change.
+  std::vector<std::pair<std::filesystem::path, std::string>> simulator_headers() const;
 
   struct Impl;
 

@@ -1,5 +1,6 @@
 #include "spec/front_end.h"
 
+#include "spec/source_binding.h"
 #include "spec/spec_parser.h"
 #include "spec/spec_validator.h"
 #include "support/hash.h"
@@ -16,7 +17,14 @@ std::optional<ir::Kernel> load_spec(const std::string& path, const std::string& 
   kernel.spec_path = display_path;
   kernel.spec_hash = support::hash_hex(text);
   if (!parse_kernel(ctx, *root, kernel)) return std::nullopt;
-  if (!validate_kernel(kernel, diags)) return std::nullopt;
+  if (!kernel.is_source()) {
+    if (!validate_kernel(kernel, diags)) return std::nullopt;
+    return kernel;
+  }
+  std::optional<msl::Unit> unit = read_source(kernel, path, diags);
+  if (!unit) return std::nullopt;
+  auto bind = [&](ir::Kernel& k) { bind_source_variants(k, *unit, diags); };
+  if (!validate_kernel(kernel, diags, bind)) return std::nullopt;
   return kernel;
 }
 

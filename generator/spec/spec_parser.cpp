@@ -3,8 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
+
+#include "spec/names.h"
+#include "support/text.h"
 
 namespace mtlgen::spec {
 
@@ -14,7 +18,8 @@ const std::vector<std::string>& top_level_keys() {
   static const std::vector<std::string> keys = {
       "name",    "summary",           "types",    "dims",      "preconditions", "tunables",
       "buffers", "scalars",           "function_constants", "threadgroup_memory", "dispatch",
-      "body",    "reference",         "cost",     "tests"};
+      "body",    "reference",         "cost",     "tests",
+      "source",  "entries",           "arguments"};
   return keys;
 }
 
@@ -28,6 +33,7 @@ class Parser {
     MapReader top(ctx_, root, "the spec", top_level_keys());
     if (!top.ok()) return;
     if (auto n = top.required("name"); n.IsDefined()) name(n);
+    if (top.optional("source").IsDefined()) k_.source.emplace();  // buffers may then omit type/access
     if (auto n = top.optional("summary"); n.IsDefined()) k_.summary = ctx_.string(n, "summary").value_or("");
     each_entry(top.optional("types"), "types", [&](auto& key, auto& v) { type_param(key, v); });
     each_entry(top.required("dims"), "dims", [&](auto& key, auto& v) { dim(key, v); });
@@ -39,8 +45,14 @@ class Parser {
                [&](auto& key, auto& v) { function_constant(key, v); });
     each_entry(top.optional("threadgroup_memory"), "threadgroup_memory",
                [&](auto& key, auto& v) { threadgroup_array(key, v); });
+    if (auto n = top.optional("source"); n.IsDefined()) source(n, top);  // after types and scalars it names
     if (auto n = top.required("dispatch"); n.IsDefined()) dispatch(n);
-    if (auto n = top.required("body"); n.IsDefined()) code(n, "body", k_.body);
+    if (!k_.source) {
+      if (auto n = top.required("body"); n.IsDefined()) code(n, "body", k_.body);
+    } else if (auto n = top.optional("body"); n.IsDefined()) {
+      ctx_.diags().error(ErrorKind::unknown_key, ctx_.loc(n), "a spec has `body:` or `source:`, not both",
+                         "drop `body:`: the kernel is read from the source file");
+    }
     if (auto n = top.required("reference"); n.IsDefined()) code(n, "reference", k_.reference);
     if (auto n = top.optional("cost"); n.IsDefined()) cost(n);
     if (auto n = top.optional("tests"); n.IsDefined()) tests(n);
@@ -53,6 +65,20 @@ class Parser {
     if (!map.IsDefined() || !ctx_.expect_map(map, what)) return;
     for (auto it = map.begin(); it != map.end(); ++it) fn(it->first, it->second);
   }
+  // Like each_entry for maps whose keys the validator does not check for repeats (a test case's
+  // dims, set, inputs, scalars; tolerances): YAML keeps both, so a repeat is reported here.
+  void each_unique_entry(const YAML::Node& map, const char* what, const EntryFn& fn) {
+    std::set<std::string> seen;
+    each_entry(map, what, [&](const YAML::Node& key, const YAML::Node& value) {
+      if (key.IsScalar() && !seen.insert(key.Scalar()).second) {
+        ctx_.diags().error(ErrorKind::duplicate_name, ctx_.loc(key), fmt::format("`{}` appears twice in {}", key.Scalar(), what),
+                           "YAML keeps only one of them; merge the two entries");
+        return;
+      }
+      fn(key, value);
+    });
+  }
+
   void each_item(const YAML::Node& seq, const char* what, const std::function<void(const YAML::Node&)>& fn) {
     if (!seq.IsDefined() || !ctx_.expect_seq(seq, what)) return;
     for (const auto& item : seq) fn(item);
@@ -124,7 +150,11 @@ class Parser {
   void dim(const YAML::Node& key, const YAML::Node& value) {
     ir::Dim d;
     d.name = key_name(key, d.loc);
-    if (!value.IsNull()) {
+    if (value.IsScalar()) {  // `n: 5`: a value where the dim's bounds belong
+      ctx_.diags().error(ErrorKind::wrong_type, ctx_.loc(value),
+                         fmt::format("dim `{}` must be a mapping of its bounds, not a value", d.name),
+                         fmt::format("write `{}: {{min: 1}}` (or `{}: {{}}`); test cases give the values", d.name, d.name));
+    } else if (!value.IsNull()) {
       MapReader r(ctx_, value, fmt::format("dim `{}`", d.name), {"min", "max", "multiple_of", "doc"});
       if (auto n = r.optional("min"); n.IsDefined()) d.min = ctx_.integer(n, "min").value_or(1);
       if (auto n = r.optional("max"); n.IsDefined()) d.max = ctx_.integer(n, "max");
@@ -164,7 +194,13 @@ class Parser {
     MapReader r(ctx_, value, fmt::format("tunable `{}`", t.name), {"values", "default", "doc"});
     if (!r.ok()) return;
     each_item(r.required("values"), "values", [&](const YAML::Node& v) {
-      if (auto i = ctx_.integer(v, "a tunable value")) t.values.push_back(*i);
+      auto i = ctx_.integer(v, "a tunable value");
+      if (i && *i > UINT32_MAX) {  // tunables are `uint` template arguments in MSL
+        ctx_.diags().error(ErrorKind::bad_value, ctx_.loc(v), fmt::format("tunable value {} does not fit in 32 bits", *i),
+                           "tunables are `uint` constants in the kernel: at most 4294967295");
+      } else if (i) {
+        t.values.push_back(*i);
+      }
     });
     if (auto n = r.required("default"); n.IsDefined()) {
       t.default_value = ctx_.integer(n, "default").value_or(0);
@@ -180,15 +216,29 @@ class Parser {
     MapReader r(ctx_, value, fmt::format("buffer `{}`", b.name),
                 {"type", "shape", "access", "host_visible", "index", "doc"});
     if (!r.ok()) return;
-    if (auto n = r.required("type"); n.IsDefined()) {
-      if (auto t = type_ref(n, "type")) b.type = *t;
+    // A hand-written kernel declares type and access itself; the spec may restate them.
+    auto type = k_.source ? r.optional("type") : r.required("type");
+    if (type.IsDefined()) {
+      if (auto t = type_ref(type, "type")) b.type = *t;
     }
     if (auto n = r.required("shape"); n.IsDefined()) b.shape = expression_list(n, "shape");
-    if (auto n = r.required("access"); n.IsDefined()) b.access = access(n);
+    auto access_node = k_.source ? r.optional("access") : r.required("access");
+    if (access_node.IsDefined()) {
+      b.access = access(access_node);
+      b.explicit_access = true;
+    }
     if (auto n = r.optional("host_visible"); n.IsDefined()) b.host_visible = ctx_.boolean(n, "host_visible").value_or(true);
     if (auto n = r.optional("index"); n.IsDefined()) {
-      b.index = static_cast<int>(ctx_.integer(n, "index").value_or(-1));
-      b.explicit_index = true;
+      int64_t index = ctx_.integer(n, "index").value_or(-1);
+      // Beyond int it would wrap (4294967296 to buffer 0): reported here, then left for the
+      // validator to assign; smaller values it range-checks itself.
+      bool fits = index >= INT32_MIN && index <= INT32_MAX;
+      if (!fits) {
+        ctx_.diags().error(ErrorKind::bad_value, ctx_.loc(n), fmt::format("buffer index {} is out of range", index),
+                           "Metal buffer indices are 0..30");
+      }
+      b.index = fits ? static_cast<int>(index) : -1;
+      b.explicit_index = fits;
       b.index_loc = ctx_.loc(n);
     }
     if (auto n = r.optional("doc"); n.IsDefined()) b.doc = ctx_.string(n, "doc").value_or("");
@@ -290,6 +340,83 @@ class Parser {
     }
   }
 
+  // `source: file.metal` with `entries:` (and optional `arguments:`): a hand-written kernel.
+  void source(const YAML::Node& n, MapReader& top) {
+    ir::SourceKernel src;
+    src.path = ctx_.string(n, "source").value_or("");
+    src.loc = ctx_.value_loc(n);
+    if (auto e = top.required("entries"); e.IsDefined()) entries(e, src);
+    each_entry(top.optional("arguments"), "arguments", [&](auto& key, auto& v) { argument(key, v, src); });
+    *k_.source = std::move(src);
+  }
+
+  // `entries: {rms_f32: {T: float}, rms_f16: {T: half, N_READS: 8}}` or `entries: [kernel_argmax_f32]`.
+  void entries(const YAML::Node& n, ir::SourceKernel& src) {
+    if (n.IsSequence()) {
+      each_item(n, "entries", [&](const YAML::Node& item) {
+        ir::SourceEntry e;
+        e.host_name = ctx_.string(item, "an entry point name").value_or("");
+        e.loc = ctx_.value_loc(item);
+        src.entries.push_back(std::move(e));
+      });
+      return;
+    }
+    each_entry(n, "entries", [&](auto& key, auto& value) {
+      ir::SourceEntry e;
+      e.host_name = key_name(key, e.loc);
+      if (!value.IsNull()) entry_values(value, e);
+      src.entries.push_back(std::move(e));
+    });
+  }
+
+  // Type parameters take element types; anything else is a tunable's value (checked later).
+  void entry_values(const YAML::Node& value, ir::SourceEntry& e) {
+    each_entry(value, "an entry's values", [&](auto& key, auto& v) {
+      SourceLoc loc;
+      std::string name = key_name(key, loc);
+      bool is_type = std::any_of(k_.type_params.begin(), k_.type_params.end(),
+                                 [&](const ir::TypeParam& p) { return p.name == name; });
+      if (!is_type && v.IsScalar() && ir::scalar_type_from_spec(v.Scalar())) is_type = true;
+      if (is_type) {
+        auto text = ctx_.string(v, "a type").value_or("");
+        if (auto t = ir::scalar_type_from_spec(text)) e.types[name] = *t; else unknown_type(v, text);
+      } else if (auto i = ctx_.integer(v, "a tunable value")) {
+        e.tunables[name] = *i;
+      }
+    });
+  }
+
+  // `args: {ne00: n, eps: eps}` fills fields of an argument struct; `axis_size: n` a scalar reference.
+  void argument(const YAML::Node& key, const YAML::Node& value, ir::SourceKernel& src) {
+    SourceLoc loc;
+    std::string param = key_name(key, loc);
+    if (value.IsMap()) {
+      each_entry(value, "an argument's fields", [&](auto& fkey, auto& fvalue) {
+        SourceLoc floc;
+        std::string field = key_name(fkey, floc);
+        argument_value(param + "." + field, fvalue, floc, src);
+      });
+      return;
+    }
+    argument_value(param, value, loc, src);
+  }
+
+  void argument_value(std::string target, const YAML::Node& value, SourceLoc loc, ir::SourceKernel& src) {
+    ir::ArgumentValue a;
+    a.target = std::move(target);
+    a.loc = loc;
+    bool names_scalar = value.IsScalar() && std::any_of(k_.scalars.begin(), k_.scalars.end(),
+                                                        [&](const ir::Scalar& s) { return s.name == value.Scalar(); });
+    if (names_scalar) {
+      a.scalar = value.Scalar();
+    } else if (auto e = expression(value, "an argument value")) {
+      a.integer = *e;
+    } else {
+      return;
+    }
+    src.arguments.push_back(std::move(a));
+  }
+
   void cost(const YAML::Node& n) {
     MapReader r(ctx_, n, "cost", {"bytes_read", "bytes_written", "flops"});
     if (!r.ok()) return;
@@ -300,6 +427,9 @@ class Parser {
 
   void tests(const YAML::Node& n);
   void tolerance(const YAML::Node& key, const YAML::Node& value);
+  std::optional<double> non_negative(const YAML::Node& n, const char* what);
+  void fraction(const YAML::Node& n, const char* what, double& out);
+  void check_case_name(const std::string& name, const SourceLoc& loc);
   std::optional<ir::InputFill> input_fill(const YAML::Node& n);
   void test_case(const YAML::Node& n);
   void constant_values(const YAML::Node& map, std::map<std::string, ir::ConstantValues>& out);
@@ -313,7 +443,7 @@ void Parser::tests(const YAML::Node& n) {
   MapReader r(ctx_, n, "tests", {"seed", "tolerance", "inputs", "constants", "cases"});
   if (!r.ok()) return;
   if (auto s = r.optional("seed"); s.IsDefined()) k_.tests.seed = static_cast<uint64_t>(ctx_.integer(s, "seed").value_or(1));
-  each_entry(r.optional("tolerance"), "tolerance", [&](auto& key, auto& v) { tolerance(key, v); });
+  each_unique_entry(r.optional("tolerance"), "tolerance", [&](auto& key, auto& v) { tolerance(key, v); });
   if (auto i = r.optional("inputs"); i.IsDefined()) {
     if (auto f = input_fill(i)) k_.tests.default_fill = *f;
   }
@@ -332,11 +462,34 @@ void Parser::tolerance(const YAML::Node& key, const YAML::Node& value) {
   MapReader r(ctx_, value, fmt::format("tolerance for {}", type_name), {"max_abs", "max_rel", "nmse", "exact"});
   if (!r.ok()) return;
   ir::Tolerance t;
-  if (auto v = r.optional("max_abs"); v.IsDefined()) t.max_abs = ctx_.number(v, "max_abs");
-  if (auto v = r.optional("max_rel"); v.IsDefined()) t.max_rel = ctx_.number(v, "max_rel");
-  if (auto v = r.optional("nmse"); v.IsDefined()) t.nmse = ctx_.number(v, "nmse");
+  if (auto v = r.optional("max_abs"); v.IsDefined()) t.max_abs = non_negative(v, "max_abs");
+  if (auto v = r.optional("max_rel"); v.IsDefined()) t.max_rel = non_negative(v, "max_rel");
+  if (auto v = r.optional("nmse"); v.IsDefined()) t.nmse = non_negative(v, "nmse");
   if (auto v = r.optional("exact"); v.IsDefined()) t.exact = ctx_.boolean(v, "exact").value_or(false);
   k_.tests.tolerances[*type] = t;
+}
+
+// A finite number >= 0 (a tolerance, a standard deviation); NaN would make every comparison pass.
+std::optional<double> Parser::non_negative(const YAML::Node& n, const char* what) {
+  auto v = ctx_.number(n, what);
+  if (v && !(std::isfinite(*v) && *v >= 0)) {
+    ctx_.diags().error(ErrorKind::bad_value, ctx_.loc(n), fmt::format("{} must be a finite number >= 0, not {}", what, *v),
+                       "write 0 or a positive number; nan and inf are not allowed here");
+    return std::nullopt;
+  }
+  return v;
+}
+
+// A share of elements: a number in [0, 1].
+void Parser::fraction(const YAML::Node& n, const char* what, double& out) {
+  auto v = ctx_.number(n, what);
+  if (!v) return;
+  if (!(*v >= 0 && *v <= 1)) {
+    ctx_.diags().error(ErrorKind::bad_value, ctx_.loc(n), fmt::format("`{}` must be a fraction from 0 to 1, not {}", what, *v),
+                       "e.g. `nan: 0.01` replaces 1% of the elements");
+    return;
+  }
+  out = *v;
 }
 
 std::optional<ir::InputFill> Parser::input_fill(const YAML::Node& n) {
@@ -361,24 +514,46 @@ std::optional<ir::InputFill> Parser::input_fill(const YAML::Node& n) {
     if (auto v = r.optional(key); v.IsDefined()) out = ctx_.number(v, key).value_or(out);
   };
   bool normal = f.dist == ir::Distribution::normal;
-  if (normal) { f.a = 0; f.b = 1; num("mean", f.a); num("std", f.b); }
-  if (f.dist == ir::Distribution::uniform) { f.a = -1; f.b = 1; num("min", f.a); num("max", f.b); }
+  if (normal) {
+    f.a = 0;
+    f.b = 1;
+    num("mean", f.a);
+    if (auto v = r.optional("std"); v.IsDefined()) f.b = non_negative(v, "std").value_or(f.b);
+  }
+  if (f.dist == ir::Distribution::uniform) {
+    f.a = -1;
+    f.b = 1;
+    num("min", f.a);
+    num("max", f.b);
+    if (!(f.a <= f.b)) {
+      auto min = r.optional("min");
+      ctx_.diags().error(ErrorKind::bad_value, ctx_.loc(min.IsDefined() ? min : n),
+                         fmt::format("uniform min {} is above max {}", f.a, f.b),
+                         "give min <= max, both finite");
+    }
+  }
   if (f.dist == ir::Distribution::constant) { num("value", f.a); }
   if (f.dist == ir::Distribution::iota) { f.a = 0; f.b = 1; num("start", f.a); num("step", f.b); }
   if (f.dist == ir::Distribution::choice) {
-    each_item(r.required("values"), "values", [&](const YAML::Node& v) {
+    auto values = r.required("values");
+    each_item(values, "values", [&](const YAML::Node& v) {
       if (auto x = ctx_.number(v, "a value")) f.values.push_back(*x);
     });
+    if (values.IsSequence() && values.size() == 0) {
+      ctx_.diags().error(ErrorKind::bad_value, ctx_.loc(values), "`choice` lists no values",
+                         "e.g. `values: [0, 1, -1]`");
+    }
   }
-  each_entry(r.optional("set"), "set", [&](auto& key, auto& v) {
+  each_unique_entry(r.optional("set"), "set", [&](auto& key, auto& v) {
     auto index = ctx_.integer(key, "an element index");
     auto value = ctx_.number(v, "a value");
     if (index && value) f.set[*index] = *value;
   });
   reject_other_distribution_keys(r.node(), d);
-  num("nan", f.nan_fraction);
-  num("inf", f.inf_fraction);
-  num("-inf", f.neg_inf_fraction);
+  for (auto [key, out] : {std::pair{"nan", &f.nan_fraction}, std::pair{"inf", &f.inf_fraction},
+                          std::pair{"-inf", &f.neg_inf_fraction}}) {
+    if (auto v = r.optional(key); v.IsDefined()) fraction(v, key, *out);
+  }
   return f;
 }
 
@@ -403,18 +578,21 @@ void Parser::test_case(const YAML::Node& n) {
   if (!r.ok()) return;
   ir::TestCase c;
   c.loc = ctx_.loc(n);
-  if (auto v = r.required("name"); v.IsDefined()) c.name = ctx_.string(v, "name").value_or("");
-  each_entry(r.required("dims"), "dims", [&](auto& key, auto& v) {
+  if (auto v = r.required("name"); v.IsDefined()) {
+    c.name = ctx_.string(v, "name").value_or("");
+    check_case_name(c.name, ctx_.value_loc(v));
+  }
+  each_unique_entry(r.required("dims"), "dims", [&](auto& key, auto& v) {
     SourceLoc loc;
     std::string name = key_name(key, loc);
     if (auto i = ctx_.integer(v, "a dim value")) c.dims[name] = *i;
   });
-  each_entry(r.optional("inputs"), "inputs", [&](auto& key, auto& v) {
+  each_unique_entry(r.optional("inputs"), "inputs", [&](auto& key, auto& v) {
     SourceLoc loc;
     std::string name = key_name(key, loc);
     if (auto f = input_fill(v)) c.inputs[name] = *f;
   });
-  each_entry(r.optional("scalars"), "scalars", [&](auto& key, auto& v) {
+  each_unique_entry(r.optional("scalars"), "scalars", [&](auto& key, auto& v) {
     SourceLoc loc;
     std::string name = key_name(key, loc);
     if (auto x = ctx_.number(v, "a scalar value")) c.scalars[name] = *x;
@@ -426,15 +604,40 @@ void Parser::test_case(const YAML::Node& n) {
   k_.tests.cases.push_back(std::move(c));
 }
 
+// Located at the name itself (the validator only knows the case's `{`); `--case NAME` and the
+// generated harness use it as an identifier.
+void Parser::check_case_name(const std::string& name, const SourceLoc& loc) {
+  if (!support::is_identifier(name)) {
+    ctx_.diags().error(ErrorKind::invalid_identifier, loc, fmt::format("`{}` is not a valid test case name", name),
+                       "names start with a letter or `_` and contain only letters, digits and `_`");
+  } else if (const char* by = reserved_by(name)) {
+    ctx_.diags().error(ErrorKind::reserved_identifier, loc, fmt::format("`{}` is reserved by {}", name, by),
+                       fmt::format("rename the test case, e.g. `{}_`", name));
+  }
+}
+
 // `{use_bias: false, mode: [0, 3]}`: a value or a list of values per function constant. Names that
 // are no function constant keep no values; the validator reports them with a did-you-mean.
+// `true`/`false` values make a bool constant; anything else is read as a number.
+ir::ScalarType source_constant_type(const YAML::Node& v) {
+  const YAML::Node& first = v.IsSequence() && v.size() > 0 ? v[0] : v;
+  bool is_bool = first.IsScalar() && (first.Scalar() == "true" || first.Scalar() == "false");
+  return is_bool ? ir::ScalarType::boolean : ir::ScalarType::f32;
+}
+
 void Parser::constant_values(const YAML::Node& map, std::map<std::string, ir::ConstantValues>& out) {
   each_entry(map, "constants", [&](auto& key, auto& v) {
     ir::ConstantValues cv;
     std::string name = key_name(key, cv.loc);
-    auto decl = std::find_if(k_.function_constants.begin(), k_.function_constants.end(),
-                             [&](const ir::FunctionConstant& f) { return f.name == name; });
-    if (decl != k_.function_constants.end()) {
+    auto found = std::find_if(k_.function_constants.begin(), k_.function_constants.end(),
+                              [&](const ir::FunctionConstant& f) { return f.name == name; });
+    const ir::FunctionConstant* decl = found == k_.function_constants.end() ? nullptr : &*found;
+    // A hand-written kernel's constants are declared in its source, read after parsing.
+    ir::FunctionConstant from_source;
+    from_source.name = name;
+    from_source.type = source_constant_type(v);
+    if (!decl && k_.source) decl = &from_source;
+    if (decl) {
       std::string what = fmt::format("the value of function constant `{}`", name);
       auto add = [&](const YAML::Node& item) {
         if (auto x = constant_value(*decl, item, what.c_str())) {

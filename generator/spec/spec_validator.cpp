@@ -24,18 +24,20 @@ std::string lower(std::string s) {
 
 class Validator {
  public:
-  Validator(ir::Kernel& k, Diagnostics& d) : k_(k), diags_(d) {}
+  Validator(ir::Kernel& k, Diagnostics& d, VariantBinder bind) : k_(k), diags_(d), bind_variants_(std::move(bind)) {}
 
   void run() {
     check_names();
     check_type_refs();
     check_tunables();
     check_expressions();
-    assign_buffer_indices();
+    if (!k_.is_source()) assign_buffer_indices();  // a hand-written kernel's come from its source
     check_function_constants();
-    scan_body();
+    if (!k_.is_source()) scan_body();
     if (diags_.has_errors()) return;  // variants evaluate expressions that must be sound
     build_variants();
+    if (bind_variants_) bind_variants_(k_);
+    if (diags_.has_errors()) return;
     build_bindings();
     check_tests();
   }
@@ -431,15 +433,28 @@ class Validator {
     return env;
   }
 
+  // Types x tune points, counted before either list is built: 8 type parameters x 10 types
+  // would be 10^8 maps. Saturates instead of overflowing.
+  uint64_t variant_count() const {
+    uint64_t count = 1;
+    auto times = [&](size_t n) {
+      if (__builtin_mul_overflow(count, std::max<uint64_t>(n, 1), &count)) count = UINT64_MAX;
+    };
+    for (const auto& p : k_.type_params) times(p.types.size());
+    for (const auto& t : k_.tunables) times(t.values.size());
+    return count;
+  }
+
   void build_variants() {
-    auto types = type_combinations();
-    auto points = tune_points();
-    if (types.size() * points.size() > kMaxVariants) {
+    if (uint64_t count = variant_count(); count > kMaxVariants) {
+      std::string how_many = count == UINT64_MAX ? "more than 2^64" : std::to_string(count);
       diags_.error(ErrorKind::bad_value, k_.name_loc,
-                   fmt::format("{} variants; at most {} are allowed", types.size() * points.size(), kMaxVariants),
-                   "trim the type lists or the tunable values");
+                   fmt::format("too many variants: {}; at most {} are allowed", how_many, kMaxVariants),
+                   "trim the type lists or the tunable values (variants = type combinations x tune points)");
       return;
     }
+    auto types = type_combinations();
+    auto points = tune_points();
     std::set<std::string> reported, entry_points;
     for (const auto& tmap : types) {
       for (const auto& point : points) {
@@ -479,15 +494,22 @@ class Validator {
       v.threads_per_threadgroup = 1;
       for (const auto& e : k_.dispatch.threads_per_threadgroup) {
         v.threadgroup_shape.push_back(expr::evaluate(e, env));
-        v.threads_per_threadgroup *= v.threadgroup_shape.back();
+        // [192, 192153584101141163] once wrapped to 64 threads; -1 fails the size check below.
+        if (__builtin_mul_overflow(v.threads_per_threadgroup, v.threadgroup_shape.back(), &v.threads_per_threadgroup)) {
+          v.threads_per_threadgroup = -1;
+        }
       }
       int64_t total = 0;
       for (const auto& a : k_.threadgroup_arrays) {
         int64_t count = evaluate_count(a, env, v);
         if (count <= 0) return std::nullopt;
-        int64_t bytes = count * ir::info(a.type.resolve(types)).size;
+        int64_t bytes = 0;
+        // Saturated rather than wrapped: any byte count this large fails the 32 KiB check.
+        if (__builtin_mul_overflow(count, int64_t{ir::info(a.type.resolve(types)).size}, &bytes) || bytes > INT64_MAX / 2) {
+          bytes = INT64_MAX / 2;
+        }
         v.threadgroup_array_bytes.push_back(bytes);
-        total += round_up_16(bytes);
+        total = std::min(total + round_up_16(bytes), INT64_MAX / 2);
       }
       check_variant_limits(v, total, reported);
     } catch (const expr::EvalError& err) {
@@ -549,9 +571,12 @@ class Validator {
 
   void build_bindings() {
     using Kind = ir::KernelParam::Kind;
-    for (size_t i = 0; i < k_.buffers.size(); ++i) add_param(Kind::buffer, i, k_.buffers[i].index);
+    // The reference sees dims and scalars the same way for every kernel; a hand-written kernel's
+    // own parameters are bound per variant (Variant::source_params).
     for (const auto& d : k_.dims) k_.params_fields.push_back({d.name, ir::ScalarType::u32, true});
     for (const auto& s : k_.scalars) k_.params_fields.push_back({s.name, s.type, false});
+    if (k_.is_source()) return;
+    for (size_t i = 0; i < k_.buffers.size(); ++i) add_param(Kind::buffer, i, k_.buffers[i].index);
     add_param(Kind::params, 0, k_.params_index);
     for (size_t i = 0; i < k_.threadgroup_arrays.size(); ++i) {
       k_.threadgroup_arrays[i].index = static_cast<int>(i);
@@ -564,9 +589,13 @@ class Validator {
   void check_tests();
   void check_case(const ir::TestCase& c);
   void check_case_runs_somewhere(const ir::TestCase& c, const std::map<std::string, int64_t>& dims);
+  void check_case_sizes(const ir::TestCase& c, const std::map<std::string, int64_t>& dims);
+  static std::optional<std::pair<expr::Expr, std::string>> byte_size_problem(const std::vector<expr::Expr>& axes,
+                                                                             int64_t element_size, const expr::Env& env);
 
   ir::Kernel& k_;
   Diagnostics& diags_;
+  VariantBinder bind_variants_;
   std::map<std::string, SourceLoc> declared_;
 };
 
@@ -577,8 +606,7 @@ void Validator::check_tests() {
   }
   check_test_constants(k_.tests.constants, "tests.constants");
   std::set<std::string> names;
-  for (const auto& c : k_.tests.cases) {
-    check_identifier(c.name, c.loc, "test case");
+  for (const auto& c : k_.tests.cases) {  // the parser checked each name, located at the name
     if (!names.insert(c.name).second) {
       diags_.error(ErrorKind::duplicate_name, c.loc, fmt::format("two test cases are named `{}`", c.name),
                    "`mtlgen verify --case NAME` selects cases by name: make each name unique");
@@ -638,6 +666,63 @@ void Validator::check_case(const ir::TestCase& c) {
     }
   }
   if (k_.has_per_variant_preconditions()) check_case_runs_somewhere(c, env.symbols);
+  check_case_sizes(c, env.symbols);
+}
+
+// Every variant that runs the case must be able to size its buffers and grid and count its cost:
+// a shape that divides by zero, or whose byte size overflows (and would wrap to a small
+// allocation), is a spec error here rather than a crash or a silent wrap in generated code.
+void Validator::check_case_sizes(const ir::TestCase& c, const std::map<std::string, int64_t>& dims) {
+  for (const auto& v : k_.variants) {
+    try {
+      if (!k_.variant_violation(dims, v).empty()) continue;  // skipped there
+    } catch (const expr::EvalError&) {
+      continue;  // check_case_runs_somewhere reported it
+    }
+    const expr::Env env = ir::Kernel::env_for(dims, v);
+    auto fail = [&](const expr::Expr& e, const std::string& what) {
+      diags_.error(ErrorKind::test_case, e.loc,
+                   fmt::format("test case `{}`: {} at {}", c.name, what, k_.describe_tuning(v)),
+                   "every size must be computable in 64 bits for every test case: fix the expression or the dims");
+    };
+    for (const auto& b : k_.buffers) {
+      if (auto problem = byte_size_problem(b.shape, ir::info(b.type.resolve(v.types)).size, env)) {
+        return fail(problem->first, fmt::format("buffer `{}`: {}", b.name, problem->second));
+      }
+    }
+    for (const auto* list : {&k_.dispatch.threadgroups}) {
+      if (auto problem = byte_size_problem(*list, 1, env)) return fail(problem->first, "threadgroups: " + problem->second);
+    }
+    for (const auto* cost : {&k_.cost.bytes_read, &k_.cost.bytes_written, &k_.cost.flops}) {
+      if (!*cost) continue;
+      try {
+        expr::evaluate(**cost, env);
+      } catch (const expr::EvalError& e) {
+        return fail(**cost, "cost: " + e.message);
+      }
+    }
+  }
+}
+
+// Why the product of `axes` times `element_size` cannot be computed (the axis at fault and the
+// reason), or nullopt when it can.
+std::optional<std::pair<expr::Expr, std::string>> Validator::byte_size_problem(const std::vector<expr::Expr>& axes,
+                                                                              int64_t element_size,
+                                                                              const expr::Env& env) {
+  int64_t total = element_size;
+  for (const auto& e : axes) {
+    int64_t n = 0;
+    try {
+      n = expr::evaluate(e, env);
+    } catch (const expr::EvalError& err) {
+      return std::pair{e, err.message};
+    }
+    if (n < 0) return std::pair{e, fmt::format("`{}` is {}", expr::to_source(e), n)};
+    if (__builtin_mul_overflow(total, n, &total)) {
+      return std::pair{e, fmt::format("the size overflows 64 bits at `{}` = {}", expr::to_source(e), n)};
+    }
+  }
+  return std::nullopt;
 }
 
 // A case that violates a per-variant precondition is skipped on that variant; one that no variant
@@ -664,9 +749,9 @@ void Validator::check_case_runs_somewhere(const ir::TestCase& c, const std::map<
 
 }  // namespace
 
-bool validate_kernel(ir::Kernel& kernel, Diagnostics& diags) {
+bool validate_kernel(ir::Kernel& kernel, Diagnostics& diags, VariantBinder bind_variants) {
   int before = diags.error_count();
-  Validator(kernel, diags).run();
+  Validator(kernel, diags, std::move(bind_variants)).run();
   return diags.error_count() == before;
 }
 

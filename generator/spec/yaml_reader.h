@@ -47,6 +47,8 @@ class YamlContext {
   std::optional<std::pair<std::string, SourceLoc>> code_block(const YAML::Node& node, const char* what) const;
 
  private:
+  std::optional<size_t> missing_value_offset(int pos) const;
+
   std::string file_;
   std::string text_;
   Diagnostics& diags_;

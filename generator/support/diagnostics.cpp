@@ -113,9 +113,15 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 }  // namespace
 
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  // The edit distance is quadratic: a hostile 100,000-character name must not cost seconds. No
+  // real name is this long, and a typo of one is not worth guessing at.
+  constexpr size_t kMaxLength = 64;
   std::string best;
+  if (word.size() > kMaxLength) return best;
   size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
   for (const auto& c : candidates) {
+    size_t length_gap = c.size() > word.size() ? c.size() - word.size() : word.size() - c.size();
+    if (c.size() > kMaxLength || length_gap >= best_distance) continue;  // the distance is at least the gap
     size_t d = edit_distance(word, c);
     if (d < best_distance) {
       best_distance = d;

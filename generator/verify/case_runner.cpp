@@ -80,6 +80,7 @@ class CaseRun {
     env_ = ir::Kernel::env_for(t_.dims, v_);
     make_buffers();
     params_ = make_params();
+    arguments_ = make_arguments();
     for (size_t i = 0; i < std::size(kRuns); ++i) {
       if (!simulate(kRuns[i], i == 0)) break;
     }
@@ -127,6 +128,34 @@ class CaseRun {
       push(bytes);
     }
     return blob;
+  }
+
+  // The bytes of each argument parameter of a hand-written kernel, laid out as Metal lays out
+  // the struct (offsets from the front end), values from dims, tunables and scalars.
+  std::vector<std::vector<uint8_t>> make_arguments() const {
+    std::vector<std::vector<uint8_t>> blobs;
+    for (const auto& blob : v_.arguments) {
+      std::vector<uint8_t> bytes(std::max<uint64_t>(blob.bytes, 16), 0);
+      for (const auto& slot : blob.slots) store_argument(slot, bytes.data() + slot.offset);
+      blobs.push_back(std::move(bytes));
+    }
+    return blobs;
+  }
+
+  void store_argument(const ir::ArgumentSlot& slot, uint8_t* at) const {
+    using Kind = ir::ArgumentSlot::Kind;
+    if (slot.kind == Kind::floating) {
+      double value = slot.scalar.empty() ? double(expr::evaluate(*slot.integer, env_)) : scalar_value(slot.scalar);
+      store_element(slot.size == 2 ? ir::ScalarType::f16 : ir::ScalarType::f32, at, 0, value);
+      return;
+    }
+    int64_t value = slot.scalar.empty() ? expr::evaluate(*slot.integer, env_) : int64_t(scalar_value(slot.scalar));
+    if (slot.kind == Kind::boolean) value = value != 0;
+    std::memcpy(at, &value, static_cast<size_t>(slot.size));  // little-endian: the low bytes
+  }
+
+  double scalar_value(const std::string& name) const {
+    return t_.scalars.count(name) ? t_.scalars.at(name) : scalar_default(name);
   }
 
   double scalar_default(const std::string& name) const {
@@ -180,6 +209,7 @@ class CaseRun {
       slots.push_back(b.sim->data());
     }
     slots.push_back(params_.data());
+    for (auto& blob : arguments_) slots.push_back(blob.data());
     mtlsim::DispatchOptions options = dispatch_options(run);
     if (baseline && r_.exact_races) watch_for_races(options);
     r_.module->function_constants_fn()(constants_.data());
@@ -250,7 +280,9 @@ class CaseRun {
       out += message.substr(pos, end - pos);
       if (end > at + 5) {
         int line = std::stoi(message.substr(at + 5, end - at - 5));
-        if (body_line_ > 0 && line > body_line_) {
+        if (k_.is_source()) {
+          out += fmt::format(" ({}:{})", k_.source->file, line);  // the simulator keeps the file's lines
+        } else if (body_line_ > 0 && line > body_line_) {
           out += fmt::format(" ({}:{})", k_.spec_path, k_.body.loc.line + line - body_line_ - 1);
         }
       }
@@ -261,6 +293,7 @@ class CaseRun {
 
   // Line of the body marker in the emitted .metal; the body starts on the next line.
   static int body_marker_line(const ir::Kernel& k) {
+    if (k.is_source()) return 0;
     std::string msl = emit::msl_source(k);
     size_t at = msl.find(emit::kBodyMarker);
     return at == std::string::npos ? 0 : static_cast<int>(std::count(msl.begin(), msl.begin() + at, '\n')) + 1;
@@ -399,6 +432,7 @@ class CaseRun {
   expr::Env env_;
   std::vector<Buffer> buffers_;
   std::vector<uint8_t> params_;
+  std::vector<std::vector<uint8_t>> arguments_;  // hand-written kernels' argument parameters
   CaseResult result_;
   bool simulator_failed_ = false;
   int body_line_ = 0;

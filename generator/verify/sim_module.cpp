@@ -104,7 +104,7 @@ std::string launcher_source(const ir::Kernel& k) {
   TemplateData variants{TemplateData::type::list};
   for (const auto& v : k.variants) {
     TemplateData item;
-    item.set("entry_point", v.entry_point);
+    item.set("symbol", launcher_symbol(v));
     std::string args = template_args(k, v, Spelling::msl_kernel);
     item.set("template_args", args.empty() ? std::string() : "<" + args + ">");
     item.set("args", support::string_list(launcher_args(k, v)));
@@ -149,6 +149,45 @@ std::string bridge_source(const ir::Kernel& k) {
   return support::render_template("sim/reference_bridge.cpp.mustache", d);
 }
 
+// ---- hand-written kernels (`source:`): the launcher calls the file's own function ----
+
+// C++ for the value a source kernel's parameter receives. Buffers sit in slot[ref], the argument
+// blobs after the buffers and the reference's parameter struct.
+std::string source_arg(const ir::Kernel& k, const ir::KernelParam& p) {
+  const char* proxy = p.by_reference ? "mtlsim_ref" : "mtlsim_ptr";
+  switch (p.kind) {
+    case ir::KernelParam::Kind::buffer: return fmt::format("{}{{slot[{}]}}", proxy, p.ref);
+    case ir::KernelParam::Kind::argument: return fmt::format("{}{{slot[{}]}}", proxy, k.buffers.size() + 1 + p.ref);
+    case ir::KernelParam::Kind::threadgroup_array: return fmt::format("{}{{tc.threadgroup_memory[{}]}}", proxy, p.ref);
+    case ir::KernelParam::Kind::unbound: return "mtlsim_ptr{nullptr}";
+    case ir::KernelParam::Kind::builtin:
+      return fmt::format("mtlsim::as_builtin<{}>(tc.{})", p.builtin_type, ir::info(p.builtin).attribute);
+    case ir::KernelParam::Kind::params: break;
+  }
+  throw std::logic_error("a hand-written kernel has no generated parameter struct");
+}
+
+std::string source_launcher_source(const ir::Kernel& k) {
+  TemplateData variants{TemplateData::type::list};
+  for (const auto& v : k.variants) {
+    std::vector<std::string> args;
+    for (const auto& p : v.source_params) args.push_back(source_arg(k, p));
+    for (size_t i = 0; i + 1 < args.size(); ++i) args[i] += ",";
+    TemplateData item;
+    item.set("symbol", launcher_symbol(v));
+    item.set("call", v.source_call);
+    item.set("args", support::string_list(args));
+    variants.push_back(item);
+  }
+  TemplateData d;
+  d.set("kernel", k.name);
+  d.set("spec_path", k.spec_path);
+  d.set("source_path", k.source->path);
+  d.set("variants", variants);
+  d.set("constants", constant_assignments(k, Spelling::msl_kernel));
+  return support::render_template("sim/source_launcher.cpp.mustache", d);
+}
+
 // Every source file of the module, by path relative to the build directory.
 support::OutputSet module_sources(const ir::Kernel& k) {
   support::OutputSet generated = emit::generate_all({k});
@@ -163,7 +202,13 @@ support::OutputSet module_sources(const ir::Kernel& k) {
     }
   }
   for (const auto& f : support::mtlgen_verify_files()) files.add("shim/" + std::string(f.path), std::string(f.bytes));
-  files.add("launcher.cpp", launcher_source(k));
+  if (k.is_source()) {
+    for (const auto& [name, text] : k.source->simulator_headers) files.add(k.name + "/" + name, text);
+    files.add(k.name + "/" + k.name + ".metal", k.source->simulator_text);
+    files.add("launcher.cpp", source_launcher_source(k));
+  } else {
+    files.add("launcher.cpp", launcher_source(k));
+  }
   files.add("reference_bridge.cpp", bridge_source(k));
   return files;
 }
@@ -216,6 +261,8 @@ fs::path default_cache_dir() {
   return fs::temp_directory_path() / "mtlgen-cache";
 }
 
+std::string launcher_symbol(const ir::Variant& v) { return "mtlsim_thread_" + v.entry_point; }
+
 std::string reference_symbol(const ir::Kernel& k, const ir::Variant& v) {
   std::string symbol = k.name;
   for (const auto& t : k.type_params) symbol += std::string("_") + ir::info(v.types.at(t.name)).suffix;
@@ -242,7 +289,7 @@ SimModule::~SimModule() {
 }
 
 mtlsim::KernelThreadFn SimModule::thread_fn(const ir::Variant& v) const {
-  void* f = ::dlsym(handle_, ("mtlsim_thread_" + v.entry_point).c_str());
+  void* f = ::dlsym(handle_, launcher_symbol(v).c_str());
   if (!f) throw std::runtime_error("simulator module lacks entry point " + v.entry_point);
   return reinterpret_cast<mtlsim::KernelThreadFn>(f);
 }

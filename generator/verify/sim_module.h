@@ -49,6 +49,9 @@ class SimModule {
 
 std::filesystem::path default_cache_dir();
 
+// Symbol of a variant's launcher (a KernelThreadFn).
+std::string launcher_symbol(const ir::Variant& variant);
+
 // Symbol of a variant's reference entry: one per type combination (tunables do not matter).
 std::string reference_symbol(const ir::Kernel& kernel, const ir::Variant& variant);
 

@@ -347,6 +347,140 @@ TEST(ExprEval, OverflowIsAnEvalError) {
   EXPECT_THROW(eval("-9223372036854775807 - 1 - 1"), EvalError);
 }
 
+// INT64_MIN / -1 does not fit in 64 bits; x86 traps on it (SIGFPE) for `/` and `%` alike.
+TEST(ExprEval, MinimumDividedByMinusOneIsAnEvalErrorNotATrap) {
+  for (const char* text : {"(-9223372036854775807 - 1) / -1", "(-9223372036854775807 - 1) % -1"}) {
+    try {
+      eval(text);
+      ADD_FAILURE() << "no EvalError for " << text;
+    } catch (const EvalError& e) {
+      EXPECT_NE(e.message.find("overflows 64 bits"), std::string::npos) << e.message;
+    }
+  }
+  EXPECT_EQ(eval("(-9223372036854775807 - 1) / 1"), INT64_MIN);
+}
+
+TEST(ExprEval, CeilDivDoesNotOverflowNearTheTop) {
+  EXPECT_EQ(eval("ceil_div(9223372036854775807, 2)"), int64_t{4611686018427387904});
+  EXPECT_EQ(eval("ceil_div(9223372036854775807, 9223372036854775807)"), 1);
+  EXPECT_EQ(eval("ceil_div(0, 5)"), 0);
+}
+
+// ---- product(): factors combined as a tree ----
+
+// Fixed bug (issue 10): a shape `[a, "ceil_div(n, TG)"]` was emitted as `a * (n + TG - 1) / TG`.
+TEST(ExprProduct, EachFactorIsParenthesisedByPrecedence) {
+  std::vector<Expr> shape = {parse_ok("a"), parse_ok("ceil_div(n, TG)")};
+  EXPECT_EQ(render(product(shape), msl()), "a * ((n + TG - 1) / TG)");
+  std::vector<Expr> mixed = {parse_ok("a + b"), parse_ok("-c"), parse_ok("n / 2"), parse_ok("a % b")};
+  std::string text = render(product(mixed), msl());
+  EXPECT_EQ(text, "(a + b) * -c * (n / 2) * (a % b)");
+  Diagnostics d;
+  auto back = parse(text, kAt, d);
+  ASSERT_TRUE(back.has_value()) << d.format_all();
+  EXPECT_EQ(evaluate(*back, env_abc()), (7 + 3) * -2 * (100 / 2) * (7 % 3));
+  EXPECT_EQ(render(product({}), msl()), "1");
+}
+
+// ---- every operator pair: the rendered text means what the tree means ----
+
+// Two trees are the same when kinds, operators, functions and leaves agree all the way down.
+bool same_tree(const Expr& x, const Expr& y) {
+  if (x.kind != y.kind || x.operands.size() != y.operands.size()) return false;
+  if (x.kind == Expr::Kind::integer && x.value != y.value) return false;
+  if ((x.kind == Expr::Kind::symbol || x.kind == Expr::Kind::size_of) && x.name != y.name) return false;
+  if (x.kind == Expr::Kind::binary && x.op != y.op) return false;
+  if (x.kind == Expr::Kind::call && x.func != y.func) return false;
+  for (size_t i = 0; i < x.operands.size(); ++i) {
+    if (!same_tree(x.operands[i], y.operands[i])) return false;
+  }
+  return true;
+}
+
+Expr binary_node(Op op, Expr l, Expr r) {
+  Expr e = Expr::node(Expr::Kind::binary, kAt, {std::move(l), std::move(r)});
+  e.op = op;
+  return e;
+}
+
+// One child of each shape: every binary operator, both unary operators and every call.
+std::vector<Expr> children() {
+  std::vector<Expr> out;
+  auto leaf = [](const char* name) { return Expr::leaf(Expr::Kind::symbol, kAt, 0, name); };
+  for (int op = 0; op <= static_cast<int>(Op::logical_or); ++op) out.push_back(binary_node(Op(op), leaf("a"), leaf("b")));
+  out.push_back(Expr::node(Expr::Kind::negate, kAt, {leaf("a")}));
+  out.push_back(Expr::node(Expr::Kind::logical_not, kAt, {leaf("a")}));
+  for (Func f : {Func::ceil_div, Func::min, Func::max}) {
+    Expr call = Expr::node(Expr::Kind::call, kAt, {leaf("a"), leaf("b")});
+    call.func = f;
+    out.push_back(call);
+  }
+  return out;
+}
+
+// Re-parsing the spec's own spelling must give back the same tree; with ceil_div expanded
+// inline (MSL) the text must evaluate like the tree. Every parent operator x every child, on
+// the left, on the right and under a unary operator.
+TEST(ExprRender, EveryOperatorPairRoundTrips) {
+  std::vector<Expr> parents;
+  for (const Expr& child : children()) {
+    for (int op = 0; op <= static_cast<int>(Op::logical_or); ++op) {
+      parents.push_back(binary_node(Op(op), child, Expr::leaf(Expr::Kind::symbol, kAt, 0, "c")));
+      parents.push_back(binary_node(Op(op), Expr::leaf(Expr::Kind::symbol, kAt, 0, "c"), child));
+    }
+    parents.push_back(Expr::node(Expr::Kind::negate, kAt, {child}));
+    parents.push_back(Expr::node(Expr::Kind::logical_not, kAt, {child}));
+  }
+  for (const Expr& tree : parents) {
+    std::string source = to_source(tree);
+    Diagnostics d;
+    auto back = parse(source, kAt, d);
+    ASSERT_TRUE(back.has_value()) << source << "\n" << d.format_all();
+    EXPECT_TRUE(same_tree(tree, *back)) << source;
+    std::string inline_text = render(tree, msl());
+    auto expanded = parse(inline_text, kAt, d);
+    ASSERT_TRUE(expanded.has_value()) << inline_text << "\n" << d.format_all();
+    for (int64_t a : {-7, 0, 5, 17}) {
+      Env env;
+      env.symbols = {{"a", a}, {"b", 3}, {"c", 2}};
+      int64_t want = 0;
+      try {
+        want = evaluate(tree, env);
+      } catch (const EvalError&) {
+        continue;  // ceil_div of a negative divisor: no value to compare
+      }
+      EXPECT_EQ(evaluate(*expanded, env), want) << source << " rendered as " << inline_text << " at a=" << a;
+    }
+  }
+}
+
+// ---- nesting depth: a located error, not a stack overflow ----
+
+TEST(ExprSyntax, DeepParenthesesAreALocatedError) {
+  std::string text = std::string(1070, '(') + "a" + std::string(1070, ')');
+  auto d = parse_error(text);
+  EXPECT_EQ(d.kind, ErrorKind::bad_expression);
+  EXPECT_EQ(d.loc.line, 3);
+  EXPECT_EQ(d.loc.column, 10 + kMaxExpressionDepth);  // where the level past the limit starts
+  EXPECT_NE(d.message.find("nests deeper than"), std::string::npos) << d.message;
+  EXPECT_FALSE(d.hint.empty());
+}
+
+TEST(ExprSyntax, LongChainsOfUnaryOperatorsAreALocatedError) {
+  for (char op : {'-', '!'}) {
+    std::string text = std::string(100000, op) + "a";
+    auto d = parse_error(text);
+    EXPECT_EQ(d.loc.column, 10 + kMaxExpressionDepth) << op;
+    EXPECT_NE(d.message.find("nests deeper than"), std::string::npos) << d.message;
+  }
+}
+
+TEST(ExprSyntax, NestingUpToTheLimitIsAccepted) {
+  int depth = kMaxExpressionDepth - 1;  // the outermost level is the expression itself
+  std::string text = std::string(depth, '(') + "a" + std::string(depth, ')');
+  EXPECT_EQ(eval(text), 7);
+}
+
 // ---- syntax errors: kind, message, hint and the column of the offending character ----
 
 TEST(ExprSyntax, ErrorsPointAtTheOffendingCharacter) {

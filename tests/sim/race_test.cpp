@@ -236,6 +236,50 @@ TEST(Races, ElementSizeIsTheGranule) {
   EXPECT_EQ(detect(o, launch_bytes, out.data()).races.size(), 1u);
 }
 
+// ---- threadgroup variables declared in the body ----
+
+struct VariableArgs {
+  float* out;
+  uint mode;
+};
+
+void launch_variable_exchange(const ThreadContext& tc, void* user) {
+  auto& a = *static_cast<VariableArgs*>(user);
+  variable_exchange(a.out, a.mode, tc.thread_index_in_threadgroup, tc.thread_position_in_grid.x);
+}
+
+class VariableRaceTest : public ::testing::TestWithParam<LaneOrder> {};
+
+TEST_P(VariableRaceTest, MissingBarrierOverAVariableIsReportedByName) {
+  std::vector<float> out(3 * 64);
+  VariableArgs args{out.data(), 0};
+  DispatchOptions o = test::grid_1d(3, 64, "variable_exchange");
+  o.order = GetParam();
+  const DispatchResult r = detect(o, launch_variable_exchange, &args);
+  ASSERT_EQ(r.races.size(), 1u) << describe_races(r, "variable_exchange");
+  const DataRace& race = r.races[0];
+  EXPECT_EQ(race.memory, "sums");
+  EXPECT_TRUE(race.threadgroup_memory);
+  EXPECT_TRUE(race.threadgroup_variable);
+  EXPECT_TRUE(race.same_threadgroup());
+  const RaceAccess& w = race.earlier.write ? race.earlier : race.later;
+  const RaceAccess& rd = race.earlier.write ? race.later : race.earlier;
+  EXPECT_EQ(w.line, mark("variable_write"));
+  EXPECT_EQ(rd.line, mark("variable_read"));
+  EXPECT_EQ(race.element, w.thread_index);
+  EXPECT_EQ(race.occurrences, 3u * 64u);  // every thread of every threadgroup: fresh per threadgroup
+  const std::string text = describe(race, "variable_exchange");
+  EXPECT_TRUE(contains(text, "threadgroup variable `sums`")) << text;
+  EXPECT_TRUE(contains(text, "threadgroup_barrier(mem_flags::mem_threadgroup) between the ")) << text;
+  std::printf("example report: %s\n", text.c_str());
+
+  args.mode = 1;
+  const DispatchResult ordered = detect(o, launch_variable_exchange, &args);
+  EXPECT_EQ(ordered.races_total, 0u) << describe_races(ordered, "variable_exchange");
+}
+
+INSTANTIATE_TEST_SUITE_P(Orders, VariableRaceTest, ::testing::ValuesIn(test::kAllOrders));
+
 // Without detect_races the instrumented kernel runs unchecked, also on several workers.
 TEST(Races, OffByDefault) {
   AccumulateArgs args{0, 1};

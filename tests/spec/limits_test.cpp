@@ -150,6 +150,74 @@ TEST(Limits, ExpansionBoundHoldsWhenTheLimitIsReachedAtAKey) {
   EXPECT_LT(seconds, 0.5) << "the expansion walk was not bounded";
 }
 
+// The did-you-mean edit distance is quadratic; a 100,000-character name once took 18 s.
+TEST(Limits, HugeUnknownNameIsReportedQuicklyWithoutASuggestion) {
+  std::string text = kMinimalSpec;
+  text.replace(text.find("x: {type: float"), 15, "x: {type: " + std::string(100000, 'f'));
+  auto start = std::chrono::steady_clock::now();
+  auto r = load_text(text);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_FALSE(r.kernel);
+  auto* d = only_error(r);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->kind, support::ErrorKind::undefined_symbol);
+  EXPECT_EQ(d->loc.line, 7);
+  EXPECT_EQ(d->loc.column, 13);
+  EXPECT_EQ(d->hint.find("did you mean"), std::string::npos) << d->hint;
+  EXPECT_LT(seconds, 0.5) << "did-you-mean was not bounded";
+}
+
+TEST(Limits, DidYouMeanStillSuggestsForOrdinaryNames) {
+  EXPECT_EQ(support::did_you_mean("flaot", {"float", "half"}), "float");
+  EXPECT_EQ(support::did_you_mean(std::string(65, 'f'), {std::string(65, 'f')}), "");
+  EXPECT_EQ(support::did_you_mean("x", {std::string(100000, 'x')}), "");
+}
+
+// yaml-cpp reads a file with CR-only line endings as one line; say so at the first CR.
+TEST(Limits, CrOnlyLineEndingsAreOneLocatedError) {
+  std::string text = kMinimalSpec;
+  std::replace(text.begin(), text.end(), '\n', '\r');
+  auto r = load_text(text);
+  EXPECT_FALSE(r.kernel);
+  auto* d = only_error(r);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->kind, support::ErrorKind::yaml_syntax);
+  EXPECT_EQ(d->loc.line, 1);
+  EXPECT_EQ(d->loc.column, 12);  // after `name: scale`
+  EXPECT_NE(d->message.find("CR-only"), std::string::npos) << d->message;
+  EXPECT_FALSE(d->hint.empty());
+}
+
+TEST(Limits, CrlfLineEndingsLoad) {
+  std::string text;
+  for (char c : std::string(kMinimalSpec)) text += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  auto r = load_text(text);
+  EXPECT_TRUE(r.kernel) << r.diags.format_all();
+}
+
+TEST(Limits, EmptyFileIsOneLocatedError) {
+  auto r = load_text("");
+  EXPECT_FALSE(r.kernel);
+  auto* d = only_error(r);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->kind, support::ErrorKind::missing_field);
+  EXPECT_EQ(d->loc.line, 1);
+  EXPECT_EQ(d->loc.column, 1);
+  EXPECT_FALSE(d->hint.empty());
+}
+
+TEST(Limits, DeepNestingIsReportedAsNesting) {
+  std::string text = "name: scale\ndims: " + std::string(300, '[') + std::string(300, ']') + "\n";
+  auto r = load_text(text);
+  EXPECT_FALSE(r.kernel);
+  auto* d = only_error(r);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->kind, support::ErrorKind::yaml_syntax);
+  EXPECT_EQ(d->loc.line, 2);
+  EXPECT_EQ(d->loc.column, 7 + 64);  // the bracket that opens level 65
+  EXPECT_NE(d->message.find("nests deeper than 64 levels"), std::string::npos) << d->message;
+}
+
 TEST(Limits, DeepNestingIsAYamlErrorNotACrash) {
   std::string text = "name: " + std::string(100000, '[') + std::string(100000, ']') + "\n";
   auto r = load_text(text);

@@ -43,6 +43,7 @@ const char* to_string(SimIssue::Kind kind) noexcept {
     case SimIssue::Kind::simd_divergence: return "simd_divergence";
     case SimIssue::Kind::deadlock: return "deadlock";
     case SimIssue::Kind::poison_in_collective: return "poison_in_collective";
+    case SimIssue::Kind::threadgroup_memory_limit: return "threadgroup_memory_limit";
   }
   return "?";
 }
@@ -56,7 +57,14 @@ const char* op_name(Op op) noexcept {
       "simd_shuffle_up", "simd_shuffle_xor", "simd_shuffle_rotate_down", "simd_shuffle_rotate_up",
       "simd_broadcast", "simd_broadcast_first", "simd_prefix_inclusive_sum",
       "simd_prefix_exclusive_sum", "simd_prefix_inclusive_product", "simd_prefix_exclusive_product",
-      "simd_any", "simd_all", "simd_ballot", "simd_is_first", "simd_active_threads_mask"};
+      "simd_any", "simd_all", "simd_ballot", "simd_is_first", "simd_active_threads_mask",
+      "simd_shuffle_and_fill_down", "simd_shuffle_and_fill_up", "quad_sum", "quad_product", "quad_min",
+      "quad_max", "quad_and", "quad_or", "quad_xor", "quad_broadcast_first", "quad_prefix_inclusive_sum",
+      "quad_prefix_exclusive_sum", "quad_prefix_inclusive_product", "quad_prefix_exclusive_product",
+      "quad_shuffle", "quad_broadcast", "quad_shuffle_down", "quad_shuffle_up", "quad_shuffle_xor",
+      "quad_shuffle_rotate_down", "quad_shuffle_rotate_up", "quad_shuffle_and_fill_down",
+      "quad_shuffle_and_fill_up", "quad_any", "quad_all"};
+  static_assert(std::size(names) == size_t(Op::quad_all) + 1, "one name per Op");
   const size_t i = size_t(op);
   return i < std::size(names) ? names[i] : "?";
 }
@@ -118,6 +126,7 @@ DispatchJob::DispatchJob(const DispatchOptions& o, KernelThreadFn f, void* u)
     for (size_t i = 0; i < a.bytes; ++i) poisoned_image[offset + i] = pattern[i % pattern.size()];
     offset = (offset + a.bytes + 15) & ~size_t(15);  // Metal aligns threadgroup arrays to 16
   }
+  array_bytes = offset;
   if (offset > 64 * 1024)
     throw std::invalid_argument(fmt::format("mtlsim: kernel '{}': {} bytes of threadgroup memory", o.kernel_name, offset));
   poisoned_image.resize(std::max<size_t>(offset, 1));

@@ -86,7 +86,8 @@ RaceDetector::~RaceDetector() {
   if (race_hooks.detector == this) race_hooks = RaceHooks{};
 }
 
-void RaceDetector::add_region(std::string name, const void* data, size_t bytes, size_t element_size, Space space) {
+void RaceDetector::add_region(std::string name, const void* data, size_t bytes, size_t element_size, Space space,
+                              bool variable) {
   if (bytes == 0 || data == nullptr) return;
   element_size = std::max<size_t>(element_size, 1);
   const size_t elements = (bytes + element_size - 1) / element_size;
@@ -96,10 +97,11 @@ void RaceDetector::add_region(std::string name, const void* data, size_t bytes, 
     throw std::invalid_argument(fmt::format("mtlsim: kernel '{}': no memory for the race detector's shadow of `{}` "
                                             "({} elements)", opts_.kernel_name, name, elements));
   const auto lo = reinterpret_cast<uintptr_t>(data);
-  regions_.push_back({lo, lo + bytes, element_size, space, std::move(name), std::unique_ptr<Cell[], FreeDeleter>(shadow)});
+  regions_.push_back(
+      {lo, lo + bytes, element_size, space, variable, std::move(name), std::unique_ptr<Cell[], FreeDeleter>(shadow)});
 }
 
-void RaceDetector::start(void* const* threadgroup_arrays) {
+void RaceDetector::start(void* const* threadgroup_arrays, const void* variable_arena, size_t arena_bytes) {
   for (size_t i = 0; i < opts_.threadgroup_arrays.size(); ++i) {
     const ThreadgroupArraySpec& a = opts_.threadgroup_arrays[i];
     add_region(a.name.empty() ? fmt::format("threadgroup array {}", i) : a.name, threadgroup_arrays[i], a.bytes,
@@ -110,11 +112,19 @@ void RaceDetector::start(void* const* threadgroup_arrays) {
     lo[r.space] = std::min(lo[r.space], r.lo);
     hi[r.space] = std::max(hi[r.space], r.hi);
   }
+  // Variables are placed while the dispatch runs: watch their whole arena from the start.
+  const auto arena = reinterpret_cast<uintptr_t>(variable_arena);
+  lo[kThreadgroup] = std::min(lo[kThreadgroup], arena);
+  hi[kThreadgroup] = std::max(hi[kThreadgroup], arena + arena_bytes);
   RaceHooks h;
   window(lo[kDevice], hi[kDevice], h.device_lo, h.device_span);
   window(lo[kThreadgroup], hi[kThreadgroup], h.tg_lo, h.tg_span);
   h.detector = this;
   race_hooks = h;
+}
+
+void RaceDetector::add_threadgroup_variable(const char* name, const void* data, size_t bytes, size_t element_size) {
+  add_region(name, data, bytes, element_size, kThreadgroup, true);
 }
 
 void RaceDetector::begin_threadgroup(uint64_t linear) {
@@ -243,6 +253,7 @@ void RaceDetector::report(size_t region_index, size_t element, const Access& ear
   DataRace race;
   race.memory = r.name;
   race.threadgroup_memory = r.space == kThreadgroup;
+  race.threadgroup_variable = r.variable;
   race.element = element;
   race.earlier = describe_access(earlier);
   race.later = describe_access(now);

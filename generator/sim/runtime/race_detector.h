@@ -44,8 +44,11 @@ class RaceDetector {
   RaceDetector(const RaceDetector&) = delete;
   RaceDetector& operator=(const RaceDetector&) = delete;
 
-  // Worker hooks. start() registers this worker's threadgroup arrays and activates the hooks.
-  void start(void* const* threadgroup_arrays);
+  // Worker hooks. start() registers this worker's threadgroup arrays, puts the arena of its
+  // threadgroup variables in the threadgroup window, and activates the hooks.
+  void start(void* const* threadgroup_arrays, const void* variable_arena, size_t arena_bytes);
+  // A threadgroup variable got its place in the arena (once per site and dispatch).
+  void add_threadgroup_variable(const char* name, const void* data, size_t bytes, size_t element_size);
   void begin_threadgroup(uint64_t linear);
   void threadgroup_barrier(uint32_t flags);
   void simdgroup_barrier(uint32_t simdgroup, uint32_t flags);
@@ -85,6 +88,7 @@ class RaceDetector {
     uintptr_t lo, hi;
     size_t element_size;
     Space space;
+    bool variable;  // a threadgroup variable declared in the kernel body
     std::string name;
     std::unique_ptr<Cell[], FreeDeleter> shadow;
   };
@@ -97,7 +101,8 @@ class RaceDetector {
     void add(uint32_t flags);
   };
 
-  void add_region(std::string name, const void* data, size_t bytes, size_t element_size, Space space);
+  void add_region(std::string name, const void* data, size_t bytes, size_t element_size, Space space,
+                  bool variable = false);
   void on_element(Region& r, size_t region_index, size_t element, const Access& now);
   void add_read(Cell& c, const Access& now, Space space) const;
   bool ordered(const Access& earlier, const Access& now, Space space) const;

@@ -113,6 +113,11 @@ void resolve_object(const std::string& object, std::vector<Lookup>& lookups) {
   for (size_t i = 0; i < lookups.size() && i < chains.size(); ++i) *lookups[i].lines = metal_lines(chains[i]);
 }
 
+const char* memory_kind(const DataRace& r) {
+  if (r.threadgroup_variable) return "threadgroup variable";
+  return r.threadgroup_memory ? "threadgroup array" : "buffer";
+}
+
 std::string memory_flag(bool threadgroup_memory) { return threadgroup_memory ? "mem_threadgroup" : "mem_device"; }
 
 std::string where(const RaceAccess& a) {
@@ -221,7 +226,7 @@ std::string describe(const DataRace& r, const std::string& kernel_name) {
   const auto [a, b] = in_source_order(r);
   return fmt::format("data_race: kernel '{}': {} at {} by {} and {} at {} by {} race on element {} of {} `{}`{}. {}",
                      kernel_name.empty() ? "<unnamed>" : kernel_name, kind(*a), where(*a), who(*a, nullptr), kind(*b),
-                     where(*b), who(*b, a), r.element, r.threadgroup_memory ? "threadgroup array" : "buffer", r.memory,
+                     where(*b), who(*b, a), r.element, memory_kind(r), r.memory,
                      times, fix(r));
 }
 

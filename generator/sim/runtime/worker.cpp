@@ -1,6 +1,7 @@
 #include "worker.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
@@ -63,9 +64,14 @@ void Worker::prepare_dispatch() {
   const DispatchOptions& o = job_->opts;
   size_ = uint32_t(o.threads_per_threadgroup.volume());
   simdgroups_ = (size_ + kSimdWidth - 1) / kSimdWidth;
-  tg_memory_.resize(job_->poisoned_image.size());
+  const size_t image_bytes = job_->poisoned_image.size();
+  tg_memory_.resize(image_bytes + ThreadgroupVariables::kArenaBytes);
   tg_pointers_.clear();
   for (size_t off : job_->array_offsets) tg_pointers_.push_back(tg_memory_.data() + off);
+  // 64-aligned, so the 16-byte alignment of small variables costs no padding.
+  const auto arena_at = (reinterpret_cast<uintptr_t>(tg_memory_.data()) + image_bytes + 63) & ~uintptr_t(63);
+  unsigned char* arena = reinterpret_cast<unsigned char*>(arena_at);
+  variables_.start_dispatch(arena, job_->array_bytes, o.zero_threadgroup_variables);
   const Dim3 tpt = o.threads_per_threadgroup, grid = o.threadgroups;
   for (uint32_t i = 0; i < size_; ++i) {
     Lane& l = lanes_[i];
@@ -92,7 +98,7 @@ void Worker::prepare_dispatch() {
   }
   if (o.order != LaneOrder::shuffled) build_order(0);
   race_ = job_->race.get();
-  if (race_) race_->start(tg_pointers_.data());
+  if (race_) race_->start(tg_pointers_.data(), arena, ThreadgroupVariables::kMetalLimitBytes);
 }
 
 // order_: the lane order of the threadgroup; simd_order_: the same order grouped by simdgroup
@@ -128,7 +134,8 @@ void Worker::reset_threadgroup(uint64_t linear) {
   barrier_flags_ = ~0u;
   barrier_mismatch_ = abandoned_ = false;
   if (race_) race_->begin_threadgroup(linear);
-  if (!tg_memory_.empty()) std::memcpy(tg_memory_.data(), job_->poisoned_image.data(), tg_memory_.size());
+  std::memcpy(tg_memory_.data(), job_->poisoned_image.data(), job_->poisoned_image.size());
+  variables_.start_threadgroup();
   if (job_->opts.order == LaneOrder::shuffled) build_order(linear);
   std::memcpy(queue_, order_, size_ * sizeof(uint16_t));
   queue_head_ = 0;
@@ -221,6 +228,14 @@ ctx::fiber Worker::lane_main(Lane& me, ctx::fiber&& from) {
     lane_returned(me);
     switch_to(pop(), &me);
   }
+}
+
+// The first thread of the threadgroup to reach a variable's declaration.
+void* Worker::enter_variable(const ThreadgroupVariableSite& site) {
+  const ThreadgroupVariables::Placement p = variables_.enter(site);
+  if (p.storage == nullptr) report_memory_limit(site, p.total_bytes);
+  if (p.new_place && race_) race_->add_threadgroup_variable(site.name, p.storage, site.bytes, site.element_size);
+  return p.storage;
 }
 
 void Worker::abandon(Lane& me) {
@@ -317,6 +332,15 @@ void simd_rendezvous(Lane& me, Op op, int line, CompleteFn complete) {
 }
 
 void threadgroup_barrier(Lane& me, int line, uint32_t flags) { tls_worker->barrier_arrive(me, line, flags); }
+
+void* threadgroup_variable(const ThreadgroupVariableSite& site) {
+  if (__builtin_expect(tls_lane == nullptr, 0)) {
+    std::fprintf(stderr, "mtlsim: threadgroup variable `%s` (line %d) declared outside mtlsim::dispatch; kernels "
+                 "that declare threadgroup variables must run through the simulator runtime\n", site.name, site.line);
+    std::abort();
+  }
+  return tls_worker->threadgroup_variable(site);
+}
 
 }  // namespace mtlsim::detail
 

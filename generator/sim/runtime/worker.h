@@ -15,6 +15,7 @@
 #include "race_detector.h"
 #include "report.h"
 #include "stack_pool.h"
+#include "threadgroup_variables.h"
 
 namespace mtlsim::detail {
 
@@ -29,6 +30,7 @@ struct DispatchJob {
   std::atomic<uint64_t> next_threadgroup{0};
   PoisonSet poison;
   std::vector<size_t> array_offsets;         // into one threadgroup's memory block
+  size_t array_bytes = 0;                    // all arrays, as Metal counts them (16-byte aligned)
   std::vector<unsigned char> poisoned_image; // a freshly poisoned memory block
   IssueSink sink;
   std::unique_ptr<RaceDetector> race;  // with DispatchOptions::detect_races (one worker)
@@ -71,6 +73,11 @@ class Worker {
   void simd_arrive(Lane& me, Op op, int line, CompleteFn complete);
   void barrier_arrive(Lane& me, int line, uint32_t flags);
   const ThreadContext& context(const Lane& lane) const { return contexts_[lane.index]; }
+  // This threadgroup's storage for a threadgroup variable site (see ThreadgroupVariables).
+  void* threadgroup_variable(const ThreadgroupVariableSite& site) {
+    if (void* storage = variables_.find(site.id)) return storage;
+    return enter_variable(site);
+  }
 
  private:
   struct LaneEntry;
@@ -89,6 +96,7 @@ class Worker {
   boost::context::fiber lane_main(Lane& me, boost::context::fiber&& from);
   const ThreadContext& start_context(const Lane& me);
   [[noreturn]] void abandon(Lane& me);
+  void* enter_variable(const ThreadgroupVariableSite& site);
 
   void push(uint32_t lane) { queue_[queue_tail_++ & (kMaxThreads - 1)] = uint16_t(lane); }
   int pop() { return queue_head_ == queue_tail_ ? -1 : queue_[queue_head_++ & (kMaxThreads - 1)]; }
@@ -106,6 +114,7 @@ class Worker {
   [[noreturn]] void report_poison(SimdGroup& sg, Lane& me, PoisonHit hit);
   [[noreturn]] void report_barrier_divergence(Lane& me);
   [[noreturn]] void report_early_exit(Lane& me);
+  [[noreturn]] void report_memory_limit(const ThreadgroupVariableSite& site, size_t total_bytes);
   void report_stall();
 
   DispatchJob* job_ = nullptr;
@@ -121,7 +130,8 @@ class Worker {
   SimdGroup simds_[kMaxSimdgroups];
   uint16_t order_[kMaxThreads], simd_order_[kMaxThreads], queue_[kMaxThreads];
   uint32_t queue_head_ = 0, queue_tail_ = 0;
-  std::vector<unsigned char> tg_memory_;
+  std::vector<unsigned char> tg_memory_;  // the arrays, then the variables' arena
+  ThreadgroupVariables variables_;
   std::vector<void*> tg_pointers_;
 
   boost::context::fiber scheduler_;  // the worker thread's own context while a fiber runs

@@ -84,6 +84,17 @@ void Worker::report_early_exit(Lane& me) {
   abandon(me);
 }
 
+void Worker::report_memory_limit(const ThreadgroupVariableSite& site, size_t total_bytes) {
+  Lane& me = *tls_lane;
+  report(SimIssue::Kind::threadgroup_memory_limit, site.line, me.index,
+         fmt::format("threadgroup variable `{}` (line {}, {} bytes) brings threadgroup memory to {} bytes ({} in "
+                     "[[threadgroup(n)]] arrays, the rest in variables declared in the kernel); Metal allows at most "
+                     "{} bytes (32 KiB) per threadgroup. Use smaller tiles, or reuse one buffer across phases.",
+                     site.name, site.line, site.bytes, total_bytes, job_->array_bytes,
+                     ThreadgroupVariables::kMetalLimitBytes));
+  abandon(me);
+}
+
 // Called by the scheduler when no fiber is ready but some have not returned.
 void Worker::report_stall() {
   for (uint32_t s = 0; s < simdgroups_; ++s) {

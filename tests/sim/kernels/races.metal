@@ -65,3 +65,19 @@ using namespace metal;
 [[kernel]] void byte_stores(device uchar* out [[buffer(0)]], uint gid [[thread_position_in_grid]]) {
   out[gid] = uchar(gid);
 }
+
+// neighbour_exchange over a threadgroup variable declared in the body (as the MSL front end
+// rewrites `threadgroup float sums[64];`), plus a 2-D tile whose half-vectors are written by two
+// threads each (components of one vector are separate elements: no race).
+// mode 0: no barrier; 1: threadgroup_barrier(mem_threadgroup).
+[[kernel]] void variable_exchange(device float* out [[buffer(0)]],
+                                  constant uint& mode [[buffer(1)]],
+                                  uint i [[thread_index_in_threadgroup]],
+                                  uint gid [[thread_position_in_grid]]) {
+  auto& sums = ::mtlsim::threadgroup_local<float[64]>([]{}, "sums");  // threadgroup float sums[64];
+  auto& pairs = ::mtlsim::threadgroup_local<float2[2][16]>([]{}, "pairs");  // threadgroup float2 pairs[2][16];
+  sums[i] = float(i);  // MARK:variable_write
+  pairs[i / 32][i % 32 / 2][i % 2] = float(i);
+  if (mode == 1) threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[gid] = sums[(i + 1) % 64];  // MARK:variable_read
+}

@@ -25,6 +25,13 @@
 // * threadgroup_barrier releases when every thread that has not returned has arrived.
 // * Threadgroup memory (DispatchOptions::threadgroup_arrays) is allocated per worker and
 //   filled with a poison pattern (default: the NaN poison_bits_f32()) at threadgroup start.
+// * Threadgroup variables declared in kernel bodies (mtlsim::threadgroup_local, what the MSL
+//   front end makes of `threadgroup float sums[32];`) live in a per-worker arena: a site gets its
+//   place the first time any threadgroup of the worker reaches it (and keeps it for the rest of
+//   the dispatch), and its storage is filled, when the first thread of each threadgroup reaches
+//   the declaration, with the poison of its innermost element type (f32, half or bfloat; f32
+//   for others) or with zeros (DispatchOptions::zero_threadgroup_variables). All threads of a
+//   threadgroup share it; other threadgroups (on other workers, or later) have their own.
 //
 // Reported issues (SimIssue); the offending threadgroup is abandoned (its fibers are never
 // resumed and their stacks are reused), the others keep running:
@@ -36,13 +43,14 @@
 // * poison_in_collective: a simd function received a float/half/bfloat value whose bits are
 //   a threadgroup poison pattern: uninitialised threadgroup memory reached it.
 // * deadlock: no fiber can run but not all have returned.
+// * threadgroup_memory_limit: a threadgroup variable would bring threadgroup arrays plus the
+//   variables reached so far past Metal's 32 KiB.
 // Only the first DispatchOptions::max_issues are kept (issues_total counts all).
 //
 // Exact race detection (DispatchOptions::detect_races): see "Data races" below.
 //
-// Limits: at most 1024 threads per threadgroup; `threadgroup` variables declared inside a
-// kernel body are not shared (pass them as [[threadgroup(n)]] parameters); an exception
-// escaping a kernel terminates the process.
+// Limits: at most 1024 threads per threadgroup; an exception escaping a kernel terminates the
+// process.
 #pragma once
 
 #include <cstddef>
@@ -97,9 +105,12 @@ struct DispatchOptions {
   size_t max_issues = 20;   // also the number of distinct DataRaces kept
   // Exact race detection: needs the kernel compiled with g++ -fsanitize=thread (not linked with
   // libtsan; this runtime provides the __tsan_* entry points). Runs on one worker whatever
-  // `workers` says. Watches race_buffers and every threadgroup array.
+  // `workers` says. Watches race_buffers, every threadgroup array and every threadgroup variable.
   bool detect_races = false;
   std::vector<TrackedBuffer> race_buffers;
+  // Fill threadgroup variables declared in kernel bodies with zeros instead of poison: their
+  // counterpart of ThreadgroupArraySpec::poison = {0} (verify's "zeroed threadgroup memory" run).
+  bool zero_threadgroup_variables = false;
 };
 
 struct SimIssue {
@@ -109,6 +120,7 @@ struct SimIssue {
     simd_divergence,
     deadlock,
     poison_in_collective,
+    threadgroup_memory_limit,
   };
   Kind kind;
   std::string message;  // complete: names kernel, line, threadgroup, threads, and a fix
@@ -124,7 +136,8 @@ const char* to_string(SimIssue::Kind kind) noexcept;
 // order. Access a happens before a later access b when
 //   * both are by the same thread; or
 //   * both are in one threadgroup and a threadgroup_barrier whose mem_flags cover the memory
-//     (mem_device for buffers, mem_threadgroup for threadgroup arrays) completed between them; or
+//     (mem_device for buffers, mem_threadgroup for threadgroup arrays and variables) completed
+//     between them; or
 //   * both are in one simdgroup and a simdgroup_barrier with such flags completed between them.
 // Threadgroups are never ordered with each other; simd-group functions order nothing; relaxed
 // atomics never race with atomics but order nothing either. Two accesses to one element race
@@ -146,8 +159,9 @@ struct RaceAccess {
 };
 
 struct DataRace {
-  std::string memory;              // buffer or threadgroup array name
+  std::string memory;              // buffer, threadgroup array or threadgroup variable name
   bool threadgroup_memory = false;
+  bool threadgroup_variable = false;  // threadgroup memory declared in the kernel body
   uint64_t element = 0;            // index of the first racing element (element_size units)
   RaceAccess earlier, later;       // in simulated execution order
   // Same threadgroup only: a barrier ran between the two accesses, but not one whose mem_flags
@@ -177,7 +191,9 @@ struct DispatchResult {
 
 // Runs fn(ctx, user) for every thread of the grid. Throws std::invalid_argument for an
 // empty grid, more than 1024 threads per threadgroup, or more than 64 KiB of threadgroup
-// memory. Concurrent calls are serialised; a kernel must not call dispatch() itself.
+// memory in threadgroup_arrays (threadgroup variables beyond Metal's 32 KiB are reported as
+// threadgroup_memory_limit instead). Concurrent calls are serialised; a kernel must not call
+// dispatch() itself.
 DispatchResult dispatch(const DispatchOptions& options, KernelThreadFn fn, void* user);
 
 }  // namespace mtlsim

@@ -39,6 +39,31 @@ enum class Op : uint8_t {
   simd_ballot,
   simd_is_first,
   simd_active_threads_mask,
+  simd_shuffle_and_fill_down,
+  simd_shuffle_and_fill_up,
+  quad_sum,
+  quad_product,
+  quad_min,
+  quad_max,
+  quad_and,
+  quad_or,
+  quad_xor,
+  quad_broadcast_first,
+  quad_prefix_inclusive_sum,
+  quad_prefix_exclusive_sum,
+  quad_prefix_inclusive_product,
+  quad_prefix_exclusive_product,
+  quad_shuffle,
+  quad_broadcast,
+  quad_shuffle_down,
+  quad_shuffle_up,
+  quad_shuffle_xor,
+  quad_shuffle_rotate_down,
+  quad_shuffle_rotate_up,
+  quad_shuffle_and_fill_down,
+  quad_shuffle_and_fill_up,
+  quad_any,
+  quad_all,
 };
 const char* op_name(Op op) noexcept;
 
@@ -101,6 +126,28 @@ void simd_rendezvous(Lane& me, Op op, int line, CompleteFn complete);
 // `flags`: the barrier's metal::mem_flags (the race detector orders only the memory they name).
 void threadgroup_barrier(Lane& me, int line, uint32_t flags);
 [[noreturn]] void outside_dispatch(Op op, int line);
+
+// ---- threadgroup variables declared in kernel bodies (mtlsim/msl_threadgroup.h) ----
+
+// Which NaN poison fills a fresh variable: that of its innermost element type.
+enum class PoisonKind : uint8_t { f32, f16, bf16 };
+
+// One declaration site (per template instantiation), built once on its first execution.
+struct ThreadgroupVariableSite {
+  const char* name;       // the variable's name in the kernel, for reports
+  uint32_t bytes;         // sizeof(T)
+  uint32_t alignment;     // alignof(T), at least 16 (Metal aligns threadgroup allocations to 16)
+  uint32_t element_size;  // race detection granule: alignof of the innermost scalar or struct
+  int line;               // the declaration's source line
+  PoisonKind poison;
+  uint32_t id;            // process-wide index of the site, from new_threadgroup_variable_id()
+};
+
+uint32_t new_threadgroup_variable_id();
+// This threadgroup's storage for the site: the same for every thread of the threadgroup, filled
+// with poison (or zeros, DispatchOptions::zero_threadgroup_variables) when the first thread of
+// the threadgroup reaches the declaration.
+void* threadgroup_variable(const ThreadgroupVariableSite& site);
 
 inline Lane& current_lane(Op op, int line) {
   Lane* lane = tls_lane;

@@ -56,6 +56,14 @@ struct elem_of { using type = T; };
 template <class T, int N>
 struct elem_of<metal::vec<T, N>> { using type = T; };
 
+// A lane's two inputs to simd_shuffle_and_fill_*; checked for poison like two values of T.
+template <class T>
+struct FillPair {
+  T data, fill;
+};
+template <class T>
+struct elem_of<FillPair<T>> { using type = typename elem_of<T>::type; };
+
 template <class T>
 inline constexpr bool is_poisonable_v = metal::is_msl_float_v<typename elem_of<T>::type>;
 
@@ -142,65 +150,110 @@ struct And { template <class T> static T apply(const T& a, const T& b) { return 
 struct Or { template <class T> static T apply(const T& a, const T& b) { return T(a | b); } };
 struct Xor { template <class T> static T apply(const T& a, const T& b) { return T(a ^ b); } };
 
-template <class Combine>
+// Lanes of group g (W = 32: the simdgroup; W = 4: quad g) as a bit mask.
+template <uint32_t W>
+constexpr uint32_t group_mask(uint32_t g) {
+  return W == kSimdWidth ? ~0u : ((1u << W) - 1) << (g * W);
+}
+
+template <class Combine, uint32_t W = kSimdWidth>
 struct Reduce {
   template <class T>
   static void run(const T* in, T* out, const uint32_t*, uint32_t arrived) {
-    T acc = in[__builtin_ctz(arrived)];
-    if (arrived == ~0u) {
+    if (W == kSimdWidth && arrived == ~0u) {
+      T acc = in[0];
       for (uint32_t l = 1; l < kSimdWidth; ++l) acc = Combine::apply(acc, in[l]);
-    } else {
-      for (uint32_t m = arrived & (arrived - 1); m; m &= m - 1) acc = Combine::apply(acc, in[__builtin_ctz(m)]);
+      for (uint32_t l = 0; l < kSimdWidth; ++l) out[l] = acc;
+      return;
     }
-    for (uint32_t l = 0; l < kSimdWidth; ++l) out[l] = acc;
+    for (uint32_t g = 0; g < kSimdWidth / W; ++g) {
+      const uint32_t lanes = arrived & group_mask<W>(g);
+      if (lanes == 0) continue;
+      T acc = in[__builtin_ctz(lanes)];
+      for (uint32_t m = lanes & (lanes - 1); m; m &= m - 1) acc = Combine::apply(acc, in[__builtin_ctz(m)]);
+      for (uint32_t m = lanes; m; m &= m - 1) out[__builtin_ctz(m)] = acc;
+    }
   }
 };
 
-template <class Combine, bool Inclusive, int Identity>
+template <class Combine, bool Inclusive, int Identity, uint32_t W = kSimdWidth>
 struct Prefix {
   template <class T>
   static void run(const T* in, T* out, const uint32_t*, uint32_t arrived) {
-    T acc = T(Identity);
-    for (uint32_t m = arrived; m; m &= m - 1) {
-      const int l = __builtin_ctz(m);
-      if (Inclusive) acc = Combine::apply(acc, in[l]);
-      out[l] = acc;
-      if (!Inclusive) acc = Combine::apply(acc, in[l]);
+    for (uint32_t g = 0; g < kSimdWidth / W; ++g) {
+      T acc = T(Identity);
+      for (uint32_t m = arrived & group_mask<W>(g); m; m &= m - 1) {
+        const int l = __builtin_ctz(m);
+        if (Inclusive) acc = Combine::apply(acc, in[l]);
+        out[l] = acc;
+        if (!Inclusive) acc = Combine::apply(acc, in[l]);
+      }
     }
   }
 };
 
-using PrefixInclusiveSum = Prefix<Plus, true, 0>;
-using PrefixExclusiveSum = Prefix<Plus, false, 0>;
-using PrefixInclusiveProduct = Prefix<Times, true, 1>;
-using PrefixExclusiveProduct = Prefix<Times, false, 1>;
+template <uint32_t W = kSimdWidth>
+using PrefixInclusiveSum = Prefix<Plus, true, 0, W>;
+template <uint32_t W = kSimdWidth>
+using PrefixExclusiveSum = Prefix<Plus, false, 0, W>;
+template <uint32_t W = kSimdWidth>
+using PrefixInclusiveProduct = Prefix<Times, true, 1, W>;
+template <uint32_t W = kSimdWidth>
+using PrefixExclusiveProduct = Prefix<Times, false, 1, W>;
 
-// Source lane for lane l given the per-lane operand; out-of-range means "own value".
-struct SrcAbsolute { static int src(int, uint32_t a) { return int(a); } };
-struct SrcDown { static int src(int l, uint32_t a) { return l + int(a); } };
-struct SrcUp { static int src(int l, uint32_t a) { return l - int(a); } };
-struct SrcXor { static int src(int l, uint32_t a) { return l ^ int(a); } };
-struct SrcRotDown { static int src(int l, uint32_t a) { return int((uint32_t(l) + a) % kSimdWidth); } };
-struct SrcRotUp { static int src(int l, uint32_t a) { return int((uint32_t(l) + kSimdWidth - a % kSimdWidth) % kSimdWidth); } };
+// Source lane for lane l of a group of W lanes, given the per-lane operand: its index in the
+// group, or out of [0, W) (the caller keeps its own value).
+struct SrcAbsolute { static int src(int, uint32_t a, uint32_t) { return int(a); } };
+struct SrcDown { static int src(int i, uint32_t a, uint32_t) { return i + int(a); } };
+struct SrcUp { static int src(int i, uint32_t a, uint32_t) { return i - int(a); } };
+struct SrcXor { static int src(int i, uint32_t a, uint32_t) { return i ^ int(a); } };
+struct SrcRotDown { static int src(int i, uint32_t a, uint32_t w) { return int((uint32_t(i) + a) % w); } };
+struct SrcRotUp { static int src(int i, uint32_t a, uint32_t w) { return int((uint32_t(i) + w - a % w) % w); } };
 
-template <class Src>
+template <class Src, uint32_t W = kSimdWidth>
 struct Shuffle {
   template <class T>
   static void run(const T* in, T* out, const uint32_t* arg, uint32_t arrived) {
     for (uint32_t m = arrived; m; m &= m - 1) {
-      const int l = __builtin_ctz(m);
-      const int s = Src::src(l, arg[l]);
-      const bool ok = s >= 0 && s < int(kSimdWidth) && (arrived >> s & 1u);
-      out[l] = ok ? in[s] : in[l];
+      const int l = __builtin_ctz(m), base = l - l % int(W);
+      const int s = Src::src(l - base, arg[l], W);
+      const bool ok = s >= 0 && s < int(W) && (arrived >> (base + s) & 1u);
+      out[l] = ok ? in[base + s] : in[l];
     }
   }
 };
 
+// simd_shuffle_and_fill_down/up: arg = delta | modulo << 16 (modulo 0: the group). Within each
+// segment of `modulo` lanes, lane i takes data from lane i + delta (down) or i - delta (up) of
+// its segment; positions past the segment's end (start) take `fill` from the segment's first
+// (last) lanes. An inactive source lane yields the caller's own data.
+template <bool Down, uint32_t W = kSimdWidth>
+struct ShuffleAndFill {
+  template <class T>
+  static void run(const FillPair<T>* in, T* out, const uint32_t* arg, uint32_t arrived) {
+    for (uint32_t m = arrived; m; m &= m - 1) {
+      const int l = __builtin_ctz(m), delta = int(arg[l] & 0xffffu);
+      const int seg = (arg[l] >> 16) == 0 || (arg[l] >> 16) > W ? int(W) : int(arg[l] >> 16);
+      const int base = l - l % seg, i = l - base;
+      const int j = Down ? i + delta : i - delta;
+      const bool from_data = j >= 0 && j < seg;
+      const int s = base + (from_data ? j : Down ? j - seg : j + seg);
+      const bool ok = s >= base && s < base + seg && (arrived >> s & 1u);
+      out[l] = !ok ? in[l].data : from_data ? in[s].data : in[s].fill;
+    }
+  }
+};
+
+template <uint32_t W = kSimdWidth>
 struct BroadcastFirst {
   template <class T>
   static void run(const T* in, T* out, const uint32_t*, uint32_t arrived) {
-    const T first = in[__builtin_ctz(arrived)];
-    for (uint32_t m = arrived; m; m &= m - 1) out[__builtin_ctz(m)] = first;
+    for (uint32_t g = 0; g < kSimdWidth / W; ++g) {
+      const uint32_t lanes = arrived & group_mask<W>(g);
+      if (lanes == 0) continue;
+      const T first = in[__builtin_ctz(lanes)];
+      for (uint32_t m = lanes; m; m &= m - 1) out[__builtin_ctz(m)] = first;
+    }
   }
 };
 
@@ -212,16 +265,24 @@ struct Vote {
     return v;
   }
 };
+template <uint32_t W = kSimdWidth>
 struct AnyPolicy {
   static void run(const bool* in, bool* out, const uint32_t*, uint32_t arrived) {
-    const bool r = Vote::ballot(in, arrived) != 0;
-    for (uint32_t m = arrived; m; m &= m - 1) out[__builtin_ctz(m)] = r;
+    for (uint32_t g = 0; g < kSimdWidth / W; ++g) {
+      const uint32_t lanes = arrived & group_mask<W>(g);
+      const bool r = Vote::ballot(in, lanes) != 0;
+      for (uint32_t m = lanes; m; m &= m - 1) out[__builtin_ctz(m)] = r;
+    }
   }
 };
+template <uint32_t W = kSimdWidth>
 struct AllPolicy {
   static void run(const bool* in, bool* out, const uint32_t*, uint32_t arrived) {
-    const bool r = Vote::ballot(in, arrived) == arrived;
-    for (uint32_t m = arrived; m; m &= m - 1) out[__builtin_ctz(m)] = r;
+    for (uint32_t g = 0; g < kSimdWidth / W; ++g) {
+      const uint32_t lanes = arrived & group_mask<W>(g);
+      const bool r = Vote::ballot(in, lanes) == lanes;
+      for (uint32_t m = lanes; m; m &= m - 1) out[__builtin_ctz(m)] = r;
+    }
   }
 };
 struct BallotPolicy {
@@ -239,6 +300,9 @@ struct IsFirstPolicy {
 struct NoData {
   static void run(const bool*, bool*, const uint32_t*, uint32_t) {}
 };
+
+inline constexpr uint32_t kQuadWidth = 4;
+#define MTLSIM_COMMA ,
 
 template <class T>
 concept simd_value = (metal::msl_scalar<T> || metal::is_vec_v<T>) && sizeof(T) <= kSlotBytes;
@@ -269,11 +333,25 @@ MTLSIM_SIMD_UNARY(simd_max, Reduce<Max>)
 MTLSIM_SIMD_UNARY(simd_and, Reduce<And>)
 MTLSIM_SIMD_UNARY(simd_or, Reduce<Or>)
 MTLSIM_SIMD_UNARY(simd_xor, Reduce<Xor>)
-MTLSIM_SIMD_UNARY(simd_broadcast_first, BroadcastFirst)
-MTLSIM_SIMD_UNARY(simd_prefix_inclusive_sum, PrefixInclusiveSum)
-MTLSIM_SIMD_UNARY(simd_prefix_exclusive_sum, PrefixExclusiveSum)
-MTLSIM_SIMD_UNARY(simd_prefix_inclusive_product, PrefixInclusiveProduct)
-MTLSIM_SIMD_UNARY(simd_prefix_exclusive_product, PrefixExclusiveProduct)
+MTLSIM_SIMD_UNARY(simd_broadcast_first, BroadcastFirst<>)
+MTLSIM_SIMD_UNARY(simd_prefix_inclusive_sum, PrefixInclusiveSum<>)
+MTLSIM_SIMD_UNARY(simd_prefix_exclusive_sum, PrefixExclusiveSum<>)
+MTLSIM_SIMD_UNARY(simd_prefix_inclusive_product, PrefixInclusiveProduct<>)
+MTLSIM_SIMD_UNARY(simd_prefix_exclusive_product, PrefixExclusiveProduct<>)
+// Quad functions work within each quad (4 consecutive lanes). They meet, like simd functions,
+// as a rendezvous of the whole simdgroup: every active lane must call the same one.
+MTLSIM_SIMD_UNARY(quad_sum, Reduce<Plus MTLSIM_COMMA kQuadWidth>)
+MTLSIM_SIMD_UNARY(quad_product, Reduce<Times MTLSIM_COMMA kQuadWidth>)
+MTLSIM_SIMD_UNARY(quad_min, Reduce<Min MTLSIM_COMMA kQuadWidth>)
+MTLSIM_SIMD_UNARY(quad_max, Reduce<Max MTLSIM_COMMA kQuadWidth>)
+MTLSIM_SIMD_UNARY(quad_and, Reduce<And MTLSIM_COMMA kQuadWidth>)
+MTLSIM_SIMD_UNARY(quad_or, Reduce<Or MTLSIM_COMMA kQuadWidth>)
+MTLSIM_SIMD_UNARY(quad_xor, Reduce<Xor MTLSIM_COMMA kQuadWidth>)
+MTLSIM_SIMD_UNARY(quad_broadcast_first, BroadcastFirst<kQuadWidth>)
+MTLSIM_SIMD_UNARY(quad_prefix_inclusive_sum, PrefixInclusiveSum<kQuadWidth>)
+MTLSIM_SIMD_UNARY(quad_prefix_exclusive_sum, PrefixExclusiveSum<kQuadWidth>)
+MTLSIM_SIMD_UNARY(quad_prefix_inclusive_product, PrefixInclusiveProduct<kQuadWidth>)
+MTLSIM_SIMD_UNARY(quad_prefix_exclusive_product, PrefixExclusiveProduct<kQuadWidth>)
 #undef MTLSIM_SIMD_UNARY
 
 #define MTLSIM_SIMD_SHUFFLE(name, src)                                                        \
@@ -289,15 +367,46 @@ MTLSIM_SIMD_SHUFFLE(simd_shuffle_up, SrcUp)
 MTLSIM_SIMD_SHUFFLE(simd_shuffle_xor, SrcXor)
 MTLSIM_SIMD_SHUFFLE(simd_shuffle_rotate_down, SrcRotDown)
 MTLSIM_SIMD_SHUFFLE(simd_shuffle_rotate_up, SrcRotUp)
+MTLSIM_SIMD_SHUFFLE(quad_shuffle, SrcAbsolute MTLSIM_COMMA kQuadWidth)
+MTLSIM_SIMD_SHUFFLE(quad_broadcast, SrcAbsolute MTLSIM_COMMA kQuadWidth)
+MTLSIM_SIMD_SHUFFLE(quad_shuffle_down, SrcDown MTLSIM_COMMA kQuadWidth)
+MTLSIM_SIMD_SHUFFLE(quad_shuffle_up, SrcUp MTLSIM_COMMA kQuadWidth)
+MTLSIM_SIMD_SHUFFLE(quad_shuffle_xor, SrcXor MTLSIM_COMMA kQuadWidth)
+MTLSIM_SIMD_SHUFFLE(quad_shuffle_rotate_down, SrcRotDown MTLSIM_COMMA kQuadWidth)
+MTLSIM_SIMD_SHUFFLE(quad_shuffle_rotate_up, SrcRotUp MTLSIM_COMMA kQuadWidth)
 #undef MTLSIM_SIMD_SHUFFLE
+
+// simd_shuffle_and_fill_down(data, filling_data, delta[, modulo]) and _up, and their quad_ twins.
+#define MTLSIM_SHUFFLE_AND_FILL(name, down, width)                                                       \
+  template <mtlsim::detail::simd_value T>                                                                \
+    requires(sizeof(T) * 2 <= mtlsim::detail::kSlotBytes)                                                \
+  inline T name(T data, T filling_data, ushort delta, ushort modulo = 0, int line = __builtin_LINE()) { \
+    using namespace mtlsim::detail;                                                                      \
+    return simd_collective<FillPair<T>, T, ShuffleAndFill<down, width>>(                                 \
+        Op::name, FillPair<T>{data, filling_data}, uint32_t(delta) | uint32_t(modulo) << 16, line);      \
+  }
+MTLSIM_SHUFFLE_AND_FILL(simd_shuffle_and_fill_down, true, mtlsim::kSimdWidth)
+MTLSIM_SHUFFLE_AND_FILL(simd_shuffle_and_fill_up, false, mtlsim::kSimdWidth)
+MTLSIM_SHUFFLE_AND_FILL(quad_shuffle_and_fill_down, true, mtlsim::detail::kQuadWidth)
+MTLSIM_SHUFFLE_AND_FILL(quad_shuffle_and_fill_up, false, mtlsim::detail::kQuadWidth)
+#undef MTLSIM_SHUFFLE_AND_FILL
+#undef MTLSIM_COMMA
 
 inline bool simd_any(bool v, int line = __builtin_LINE()) {
   using namespace mtlsim::detail;
-  return simd_collective<bool, bool, AnyPolicy>(Op::simd_any, v, 0, line);
+  return simd_collective<bool, bool, AnyPolicy<>>(Op::simd_any, v, 0, line);
 }
 inline bool simd_all(bool v, int line = __builtin_LINE()) {
   using namespace mtlsim::detail;
-  return simd_collective<bool, bool, AllPolicy>(Op::simd_all, v, 0, line);
+  return simd_collective<bool, bool, AllPolicy<>>(Op::simd_all, v, 0, line);
+}
+inline bool quad_any(bool v, int line = __builtin_LINE()) {
+  using namespace mtlsim::detail;
+  return simd_collective<bool, bool, AnyPolicy<kQuadWidth>>(Op::quad_any, v, 0, line);
+}
+inline bool quad_all(bool v, int line = __builtin_LINE()) {
+  using namespace mtlsim::detail;
+  return simd_collective<bool, bool, AllPolicy<kQuadWidth>>(Op::quad_all, v, 0, line);
 }
 inline simd_vote simd_ballot(bool v, int line = __builtin_LINE()) {
   using namespace mtlsim::detail;

@@ -1,0 +1,135 @@
+#pragma once
+// Internals of the MSL front end shared by its translation units (not part of the contract).
+#include <clang-c/Index.h>
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "msl/msl_unit.h"
+
+namespace mtlgen::msl {
+
+// Where the embedded shim lives for clang: a directory that exists only as CXUnsavedFiles.
+inline constexpr std::string_view kShimDir = "/.mtlgen-embedded/shim";
+// `[[threadgroup(n)]]` as the parse and the simulator spell it (the shim's `threadgroup` is an
+// empty macro); same length as `threadgroup`.
+inline constexpr std::string_view kThreadgroupAttribute = "mtlsim_tgrp";
+
+std::string str(CXString s);  // takes ownership
+std::string spelling(CXCursor c);
+std::string spelling(CXType t);
+
+// One token of a user file, with its byte range in that file.
+struct Token {
+  std::string text;
+  CXTokenKind kind = CXToken_Punctuation;
+  unsigned begin = 0;
+  unsigned end = 0;
+};
+
+// A file the user wrote (the main file or a local header): its text and tokens.
+struct UserFile {
+  std::string path;      // as clang names it
+  std::string display;   // as diagnostics name it (ParseOptions::file for the main file)
+  std::string text;      // as parsed (after the pre-pass: same length as the original)
+  std::vector<Token> tokens;
+  bool is_main = false;
+
+  // Index of the first token starting at or after `offset` (tokens.size() if none).
+  size_t token_at(unsigned offset) const;
+  std::string_view slice(unsigned begin, unsigned end) const;
+};
+
+// A file location resolved to where the user sees it (macro expansions: the invocation).
+struct FilePos {
+  const UserFile* file = nullptr;  // null: not in a user file (the shim, the system headers)
+  unsigned offset = 0;
+  SourceLoc loc;
+};
+
+// A replacement in a user file for the simulator's copy (original offsets).
+struct Edit {
+  unsigned begin = 0;
+  unsigned end = 0;
+  std::string text;
+};
+
+// State of one parse, shared by the describing passes.
+class Context {
+ public:
+  Context(CXTranslationUnit tu, std::string main_path, std::string display);
+
+  CXTranslationUnit tu() const { return tu_; }
+  FilePos pos(CXSourceLocation l);
+  FilePos pos(CXCursor c) { return pos(clang_getCursorLocation(c)); }
+  FilePos begin(CXCursor c) { return pos(clang_getRangeStart(clang_getCursorExtent(c))); }
+  FilePos end(CXCursor c) { return pos(clang_getRangeEnd(clang_getCursorExtent(c))); }
+  bool in_user_file(CXCursor c) { return pos(c).file != nullptr; }
+  const std::map<std::string, UserFile>& files() const { return files_; }
+  const std::string& main_display() const { return display_; }
+
+  std::map<std::string, std::vector<Edit>> edits;  // by UserFile::path
+
+ private:
+  const UserFile* user_file(CXFile f);
+  CXTranslationUnit tu_;
+  std::string main_path_;
+  std::string display_;
+  std::map<std::string, UserFile> files_;  // user files met so far, by path
+  std::map<std::string, bool> is_user_;     // by path
+};
+
+// What a Unit keeps of its parse for simulator_source() (the translation unit is gone by then).
+struct Unit::Impl {
+  std::string main_path;                       // clang's name of the main file
+  std::map<std::string, std::string> headers;  // local headers' original text, by clang's name
+  std::map<std::string, std::vector<Edit>> edits;  // by clang's file name
+};
+
+// Index of the first of the decl-specifier words (`threadgroup`, `const`, `static`, ...) that
+// end right before tokens[first]; they are empty macros or keywords that extents leave out.
+size_t specifier_start(const UserFile& f, size_t first);
+
+// Pre-pass (msl_prepass.cpp): MSL attribute spellings clang would drop, respelled in place
+// with the same length so every line and column stays the user's.
+std::string respell_msl_attributes(std::string text);
+// The -D definitions that give the respelled words their meaning in the parse.
+std::vector<std::string> prepass_macro_definitions();
+
+// Clang's errors as located msl_syntax diagnostics (msl_diagnostics.cpp).
+void report_clang_diagnostics(Context& ctx, support::Diagnostics& diags);
+
+// Description passes (msl_describe.cpp, msl_params.cpp, msl_layout.cpp).
+// Where a body's threadgroup declaration lies, for the simulator rewrite.
+struct ThreadgroupSite {
+  std::string file;     // UserFile::path
+  unsigned begin = 0;   // first decl-specifier word (`threadgroup`, `const`, ...)
+  unsigned end = 0;     // end of the declarator (before `;` or `,`)
+  std::string name;
+  std::string type;     // specifiers without `threadgroup`, plus the array suffix
+};
+struct SourceRange {
+  std::string file;
+  unsigned begin = 0;
+  unsigned end = 0;
+};
+struct Description {
+  std::vector<EntryPoint> entry_points;
+  std::vector<FunctionConstant> function_constants;
+  std::vector<ThreadgroupVariable> threadgroup_variables;
+  std::vector<ThreadgroupSite> threadgroup_sites;
+  std::vector<SourceRange> function_constant_decls;  // `constant` stays assignable there
+};
+Description describe(Context& ctx);
+std::vector<KernelParam> describe_params(Context& ctx, CXCursor function);
+bool is_user_record(CXType t);  // declared in a user file (not the shim, not a system header)
+std::optional<StructLayout> metal_struct_layout(CXType record);
+std::string msl_type_name(std::string clang_spelling);
+
+// Simulator rewrite (msl_rewrite.cpp): fills ctx.edits from the description and the tokens.
+void plan_simulator_edits(Context& ctx, const Description& d);
+std::string apply_edits(const std::string& text, std::vector<Edit> edits);
+
+}  // namespace mtlgen::msl

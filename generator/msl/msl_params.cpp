@@ -1,0 +1,197 @@
+// Kernel parameters: type and constness from the (instantiated) AST; address space and the
+// [[...]] attributes from the tokens of the parameter's declaration, since clang drops both.
+#include <charconv>
+#include <regex>
+#include <set>
+
+#include "ir/builtins.h"
+#include "msl/msl_internal.h"
+
+namespace mtlgen::msl {
+
+namespace {
+
+struct Attribute {
+  std::string name;
+  std::string args;  // text inside the parentheses, "" when none
+};
+
+struct ParamSyntax {
+  std::vector<std::string> declaration;  // tokens outside [[...]]
+  std::vector<Attribute> attributes;
+};
+
+bool opens(const std::string& t) { return t == "(" || t == "[" || t == "{" || t == "<"; }
+bool closes(const std::string& t) { return t == ")" || t == "]" || t == "}" || t == ">"; }
+
+// Reads `[[a, b(c)]]` starting at tokens[i] == "[" (followed by "["); returns the index after it.
+size_t read_attribute_group(const UserFile& f, size_t i, std::vector<Attribute>& out) {
+  size_t end = i + 2;
+  int depth = 0;
+  Attribute current;
+  for (; end < f.tokens.size(); ++end) {
+    const std::string& t = f.tokens[end].text;
+    if (depth == 0 && t == "]") break;
+    if (depth == 0 && t == ",") {
+      out.push_back(std::move(current));
+      current = {};
+      continue;
+    }
+    if (t == "(" && depth++ == 0) continue;
+    if (t == ")" && --depth == 0) continue;
+    if (depth == 0) current.name += t;
+    else current.args += t;
+  }
+  if (!current.name.empty()) out.push_back(std::move(current));
+  return end + 2;  // past "]]"
+}
+
+// The tokens of one parameter: from its start to the `,` or `)` that ends it.
+ParamSyntax read_param_syntax(Context& ctx, CXCursor parm) {
+  ParamSyntax syntax;
+  FilePos at = ctx.begin(parm);
+  if (!at.file) return syntax;
+  const UserFile& f = *at.file;
+  int depth = 0;
+  // Address-space words are empty macros: the parameter's extent starts after them.
+  for (size_t i = specifier_start(f, f.token_at(at.offset)); i < f.tokens.size();) {
+    const std::string& t = f.tokens[i].text;
+    if (depth == 0 && (t == "," || t == ")")) break;
+    if (depth == 0 && t == "[" && i + 1 < f.tokens.size() && f.tokens[i + 1].text == "[") {
+      i = read_attribute_group(f, i, syntax.attributes);
+      continue;
+    }
+    if (opens(t)) ++depth;
+    if (closes(t)) --depth;
+    if (t == ">>") depth -= 2;
+    syntax.declaration.push_back(t);
+    ++i;
+  }
+  return syntax;
+}
+
+AddressSpace address_space_of(const std::vector<std::string>& tokens) {
+  for (const auto& t : tokens) {
+    if (t == "device") return AddressSpace::device;
+    if (t == "constant") return AddressSpace::constant;
+    if (t == "threadgroup") return AddressSpace::threadgroup;
+    if (t == "thread") return AddressSpace::thread;
+  }
+  return AddressSpace::none;
+}
+
+// Builtin attributes outside ir::Builtin that a kernel may still declare.
+bool is_other_builtin(const std::string& attribute) {
+  static const std::set<std::string> kOthers = {
+      "threads_per_simdgroup", "thread_execution_width", "quadgroup_index_in_threadgroup",
+      "thread_index_in_quadgroup", "quadgroups_per_threadgroup", "dispatch_threads_per_threadgroup",
+      "dispatch_simdgroups_per_threadgroup", "dispatch_quadgroups_per_threadgroup", "grid_origin",
+      "grid_size"};
+  return kOthers.count(attribute) > 0;
+}
+
+std::optional<ir::Builtin> builtin_of_attribute(const std::string& attribute) {
+  for (const auto& b : ir::all_builtins())
+    if (attribute == b.attribute) return b.builtin;
+  return std::nullopt;
+}
+
+std::optional<int> to_int(const std::string& s) {
+  int v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::string strip_qualifiers(std::string type) {
+  static const std::regex kQualifier(R"(\b(const|volatile)\s*)");
+  type = std::regex_replace(type, kQualifier, "");
+  while (!type.empty() && type.back() == ' ') type.pop_back();
+  return type;
+}
+
+void apply_attributes(KernelParam& p, const std::vector<Attribute>& attributes) {
+  for (const auto& a : attributes) {
+    if (a.name == "buffer" || a.name == kThreadgroupAttribute) {
+      p.kind = a.name == "buffer" ? ParamKind::buffer : ParamKind::threadgroup;
+      p.index = to_int(a.args).value_or(-1);  // a macro or expression: not evaluated (yet)
+      p.index_explicit = true;
+    } else if (a.name == "function_constant") {
+      p.function_constant = a.args;
+    } else if (builtin_of_attribute(a.name) || is_other_builtin(a.name)) {
+      p.kind = ParamKind::builtin;
+      p.builtin = builtin_of_attribute(a.name);
+      p.builtin_attribute = a.name;
+    } else if (a.name == "texture" || a.name == "sampler" || a.name == "stage_in") {
+      p.kind = ParamKind::texture_or_other;
+    }
+  }
+}
+
+ParamKind kind_without_attribute(const KernelParam& p) {
+  if (p.address_space == AddressSpace::threadgroup) return ParamKind::threadgroup;
+  bool indirect = p.is_pointer || p.is_reference;
+  if (indirect && (p.address_space == AddressSpace::device || p.address_space == AddressSpace::constant))
+    return ParamKind::buffer;
+  return ParamKind::texture_or_other;
+}
+
+std::string full_type(const KernelParam& p) {
+  std::string space = to_string(p.address_space);
+  std::string cv = p.is_const && p.address_space != AddressSpace::constant ? "const " : "";
+  std::string head = cv + (space.empty() ? "" : space + " ") + p.element_type;
+  return p.is_pointer ? head + " *" : p.is_reference ? head + " &" : head;
+}
+
+KernelParam describe_param(Context& ctx, CXCursor parm) {
+  KernelParam p;
+  p.name = spelling(parm);
+  p.loc = ctx.pos(parm).loc;
+  ParamSyntax syntax = read_param_syntax(ctx, parm);
+  p.address_space = address_space_of(syntax.declaration);
+  CXType type = clang_getCursorType(parm);
+  CXTypeKind kind = clang_getCanonicalType(type).kind;
+  p.is_pointer = kind == CXType_Pointer;
+  p.is_reference = kind == CXType_LValueReference || kind == CXType_RValueReference;
+  CXType element = p.is_pointer || p.is_reference ? clang_getPointeeType(type) : type;
+  p.element_type = msl_type_name(strip_qualifiers(spelling(element)));
+  p.is_const = clang_isConstQualifiedType(element) || p.address_space == AddressSpace::constant;
+  p.type = full_type(p);
+  p.kind = kind_without_attribute(p);
+  apply_attributes(p, syntax.attributes);
+  if (p.kind == ParamKind::builtin) p.builtin_type = p.element_type;
+  if (p.kind == ParamKind::buffer && is_user_record(element)) {
+    p.layout = metal_struct_layout(element);
+    p.layout->name = p.element_type;
+  }
+  return p;
+}
+
+// Metal assigns an absent [[buffer(n)]] / [[threadgroup(n)]] "the first available location
+// index" (MSL specification, 5.2.1 "Locating Buffer, Texture, and Sampler Arguments"): the
+// smallest index of that kind that no parameter names explicitly and no earlier parameter took.
+void assign_indices_by_order(std::vector<KernelParam>& params, ParamKind kind) {
+  std::set<int> used;
+  for (const auto& p : params)
+    if (p.kind == kind && p.index_explicit) used.insert(p.index);
+  int next = 0;
+  for (auto& p : params) {
+    if (p.kind != kind || p.index_explicit) continue;
+    while (used.count(next)) ++next;
+    p.index = next;
+    used.insert(next);
+  }
+}
+
+}  // namespace
+
+std::vector<KernelParam> describe_params(Context& ctx, CXCursor function) {
+  std::vector<KernelParam> params;
+  int n = clang_Cursor_getNumArguments(function);
+  for (int i = 0; i < n; ++i) params.push_back(describe_param(ctx, clang_Cursor_getArgument(function, i)));
+  assign_indices_by_order(params, ParamKind::buffer);
+  assign_indices_by_order(params, ParamKind::threadgroup);
+  return params;
+}
+
+}  // namespace mtlgen::msl

@@ -1,0 +1,178 @@
+// parse(): reads the source, respells what clang would drop (msl_prepass.cpp), parses it with
+// libclang against the embedded shim, reports clang's errors at the user's lines, describes the
+// entry points and plans the simulator's rewrite.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "msl/conformance.h"
+#include "msl/msl_internal.h"
+#include "support/embedded_files.h"
+
+namespace mtlgen::support {
+const std::vector<EmbeddedFile>& mtlgen_msl_files();  // the shim, embedded by CMake
+}
+
+namespace mtlgen::msl {
+
+namespace {
+
+using support::Diagnostics;
+using support::ErrorKind;
+
+std::optional<std::string> read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// "3.1" -> 310, as __METAL_VERSION__ spells MSL versions.
+std::optional<int> metal_version_number(const std::string& version) {
+  std::smatch m;
+  static const std::regex kVersion(R"((\d)\.(\d))");
+  if (!std::regex_match(version, m, kVersion)) return std::nullopt;
+  return std::stoi(m[1]) * 100 + std::stoi(m[2]) * 10;
+}
+
+// Files clang reads from memory: the pre-passed user files and the shim.
+struct MemoryFiles {
+  std::vector<std::pair<std::string, std::string>> files;  // name, contents
+  std::vector<CXUnsavedFile> unsaved() const {
+    std::vector<CXUnsavedFile> out;
+    for (const auto& [name, text] : files) out.push_back({name.c_str(), text.data(), text.size()});
+    return out;
+  }
+};
+
+// Local headers reachable through `#include "..."` (and <...> found in include_dirs), by the
+// name clang will give them, with their original text; they are pre-passed like the main file.
+void collect_local_headers(const std::string& file, const std::string& text,
+                           const std::vector<std::filesystem::path>& dirs,
+                           std::map<std::string, std::string>& found) {
+  static const std::regex kInclude(R"([ \t]*#[ \t]*include[ \t]*(["<])([^">\n]+)[">].*)");
+  if (found.size() > 256) return;
+  std::filesystem::path own_dir = std::filesystem::path(file).parent_path();
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, kInclude)) continue;
+    std::vector<std::filesystem::path> where;
+    if (m[1] == "\"") where.push_back(own_dir);
+    where.insert(where.end(), dirs.begin(), dirs.end());
+    for (const auto& dir : where) {
+      std::string candidate = (dir / m[2].str()).string();
+      if (found.count(candidate)) break;
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(candidate, ec)) continue;
+      auto header = read_file(candidate);
+      if (!header) continue;
+      found[candidate] = *header;
+      collect_local_headers(candidate, *header, dirs, found);
+      break;
+    }
+  }
+}
+
+std::vector<std::string> clang_arguments(const ParseOptions& options, const std::string& main_path,
+                                         int metal_version) {
+  std::vector<std::string> args = {
+      "-x", "c++", "-std=c++20", "-fsyntax-only", "-Wno-attributes", "-Wno-unknown-attributes",
+      "-ferror-limit=50", "-ftemplate-depth=400",
+      // clang 14 has no _Float16 on x86; __fp16 is the same 2-byte storage type.
+      "-D_Float16=__fp16", "-Xclang", "-fallow-half-arguments-and-returns",
+      fmt::format("-D__METAL_VERSION__={}", metal_version), "-D__METAL_MACOS__"};
+  // MLX guards bfloat with __HAVE_BFLOAT__, which Apple's compiler defines from MSL 3.1.
+  if (metal_version >= 310) args.push_back("-D__HAVE_BFLOAT__");
+  for (auto& d : prepass_macro_definitions()) args.push_back(d);
+  std::string own_dir = std::filesystem::path(main_path).parent_path().string();
+  args.push_back("-I" + (own_dir.empty() ? std::string(".") : own_dir));
+  for (const auto& dir : options.include_dirs) args.push_back("-I" + dir.string());
+  args.push_back("-I" + std::string(kShimDir));
+  return args;
+}
+
+// Owns libclang's index and translation unit.
+struct ClangSession {
+  CXIndex index = nullptr;
+  CXTranslationUnit tu = nullptr;
+  ~ClangSession() {
+    if (tu) clang_disposeTranslationUnit(tu);
+    if (index) clang_disposeIndex(index);
+  }
+  CXErrorCode parse(const std::string& main_path, const std::vector<std::string>& args,
+                    const MemoryFiles& files) {
+    // excludeDeclarationsFromPCH = 1: only then are explicit function-template instantiations
+    // visited as top-level FunctionDecls (checked with clang 14); 0: no diagnostics on stderr.
+    index = clang_createIndex(1, 0);
+    std::vector<const char*> argv;
+    for (const auto& a : args) argv.push_back(a.c_str());
+    auto unsaved = files.unsaved();
+    unsigned flags = CXTranslationUnit_KeepGoing;
+    return clang_parseTranslationUnit2(index, main_path.c_str(), argv.data(), static_cast<int>(argv.size()),
+                                       unsaved.data(), static_cast<unsigned>(unsaved.size()), flags, &tu);
+  }
+};
+
+}  // namespace
+
+Unit parse(const ParseOptions& options, Diagnostics& diags) {
+  Unit unit;
+  std::string path = options.file.empty() ? std::string("input.metal") : options.file.string();
+  std::optional<std::string> text = options.text ? options.text : read_file(options.file);
+  if (!text) {
+    diags.error(ErrorKind::io, {path, 0, 0}, "cannot read the Metal source", "check the path");
+    return unit;
+  }
+  unit.text_ = *text;
+  diags.add_source(path, *text);
+  std::optional<int> version = metal_version_number(options.msl_version);
+  if (!version) {
+    diags.error(ErrorKind::bad_value, {path, 0, 0},
+                fmt::format("MSL version '{}' is not of the form 3.1", options.msl_version));
+    return unit;
+  }
+
+  MemoryFiles memory;
+  memory.files.emplace_back(path, respell_msl_attributes(*text));
+  std::map<std::string, std::string> headers;
+  collect_local_headers(path, *text, options.include_dirs, headers);
+  for (const auto& [name, original] : headers) {
+    diags.add_source(name, original);
+    memory.files.emplace_back(name, respell_msl_attributes(original));
+  }
+  for (const auto& f : support::mtlgen_msl_files())
+    memory.files.emplace_back(std::string(kShimDir) + "/" + std::string(f.path), std::string(f.bytes));
+
+  ClangSession session;
+  CXErrorCode status = session.parse(path, clang_arguments(options, path, *version), memory);
+  if (status != CXError_Success || !session.tu) {
+    diags.error(ErrorKind::msl_syntax, {path, 1, 1},
+                fmt::format("libclang could not parse the file (error {})", static_cast<int>(status)),
+                "this is a bug in mtlgen or libclang; please report it with the file");
+    return unit;
+  }
+  Context ctx(session.tu, path, path);
+  report_clang_diagnostics(ctx, diags);
+  Description d = describe(ctx);
+  plan_simulator_edits(ctx, d);
+  if (options.conformance) check_conformance(session.tu, {path, options.msl_version}, diags);
+  if (options.require_entry_point && d.entry_points.empty() && !diags.has_errors())
+    diags.error(ErrorKind::msl_syntax, {path, 1, 1}, "no kernel entry point in this file",
+                "declare `kernel void name(...)`, or instantiate a kernel template with "
+                "`template [[host_name(\"name\")]] [[kernel]] ...`");
+
+  unit.entry_points_ = std::move(d.entry_points);
+  unit.function_constants_ = std::move(d.function_constants);
+  unit.threadgroup_variables_ = std::move(d.threadgroup_variables);
+  unit.impl_->main_path = path;
+  unit.impl_->headers = std::move(headers);
+  unit.impl_->edits = std::move(ctx.edits);
+  return unit;
+}
+
+}  // namespace mtlgen::msl

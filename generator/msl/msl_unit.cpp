@@ -1,0 +1,42 @@
+#include "msl/msl_internal.h"
+
+namespace mtlgen::msl {
+
+const char* to_string(AddressSpace a) {
+  switch (a) {
+    case AddressSpace::none: return "";
+    case AddressSpace::device: return "device";
+    case AddressSpace::constant: return "constant";
+    case AddressSpace::threadgroup: return "threadgroup";
+    case AddressSpace::thread: return "thread";
+  }
+  return "";
+}
+
+Unit::Unit() : impl_(std::make_unique<Impl>()) {}
+Unit::~Unit() = default;
+Unit::Unit(Unit&&) noexcept = default;
+Unit& Unit::operator=(Unit&&) noexcept = default;
+
+const EntryPoint* Unit::find(const std::string& host_name) const {
+  for (const auto& e : entry_points_)
+    if (e.host_name == host_name) return &e;
+  return nullptr;
+}
+
+std::string Unit::simulator_source() const {
+  auto it = impl_->edits.find(impl_->main_path);
+  return it == impl_->edits.end() ? text_ : apply_edits(text_, it->second);
+}
+
+std::vector<std::pair<std::filesystem::path, std::string>> Unit::simulator_headers() const {
+  std::vector<std::pair<std::filesystem::path, std::string>> out;
+  for (const auto& [path, edits] : impl_->edits) {
+    auto header = impl_->headers.find(path);
+    if (path == impl_->main_path || header == impl_->headers.end() || edits.empty()) continue;
+    out.emplace_back(path, apply_edits(header->second, edits));
+  }
+  return out;
+}
+
+}  // namespace mtlgen::msl

@@ -1,0 +1,76 @@
+// simulator_source(): the same lines as the user's file, with threadgroup declarations turned
+// into per-threadgroup storage, `constant` into `const`, [[threadgroup(n)]] into the shim's name.
+#include <sstream>
+
+#include "msl_test_util.h"
+
+namespace mtlgen::msl::testing {
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+size_t count_newlines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(MslRewrite, GgmlLinesKeepTheirNumbers) {
+  Parsed p = parse_input("ggml_style.metal");
+  std::string sim = p.unit.simulator_source();
+  ASSERT_EQ(count_newlines(sim), count_newlines(p.unit.text()));
+  auto lines = lines_of(sim);
+  EXPECT_EQ(lines[23], "constant bool has_bias [[function_constant(0)]];");  // stays assignable
+  EXPECT_EQ(lines[27], "        const    ggml_metal_kargs_norm & args,");
+  EXPECT_EQ(lines[31], "        threadgroup float  * shmem_f32 [[mtlsim_tgrp(0)]],");
+  EXPECT_EQ(lines[60], "    auto& partial = ::mtlsim::threadgroup_local<float[32]>([]{}, \"partial\");");
+  // Untouched lines are byte for byte the original.
+  auto original = lines_of(p.unit.text());
+  EXPECT_EQ(lines[40], original[40]);
+}
+
+TEST(MslRewrite, TwoDimensionalTemplatedArrayAndPointerLocal) {
+  Parsed p = parse_input("mlx_style.metal");
+  auto lines = lines_of(p.unit.simulator_source());
+  EXPECT_EQ(lines[13], "  auto& tile = ::mtlsim::threadgroup_local<T[BM][BK + 1]>([]{}, \"tile\");");
+  EXPECT_EQ(lines[14], "  threadgroup float* scratch_ptr = nullptr;");  // a pointer local stays
+  EXPECT_EQ(lines[10], "    const    uint& n [[buffer(2)]],");
+  // The instantiation macros are left as written (g++ ignores host_name).
+  EXPECT_EQ(lines[22], "  template [[host_name(name)]] [[kernel]] decltype(func<__VA_ARGS__>) func<__VA_ARGS__>;");
+}
+
+TEST(MslRewrite, LocalHeadersAreRewrittenToo) {
+  Parsed p = parse_input("mlx_style.metal");
+  auto headers = p.unit.simulator_headers();
+  ASSERT_EQ(headers.size(), 1u);
+  EXPECT_EQ(headers[0].first.filename(), "mlx_softmax.h");
+  auto lines = lines_of(headers[0].second);
+  EXPECT_EQ(lines[21], "  auto& local_max = ::mtlsim::threadgroup_local<AccT[SIMD_SIZE]>([]{}, \"local_max\");");
+  EXPECT_EQ(lines[16], "    const    int& axis_size,");
+}
+
+TEST(MslRewrite, MultiLineDeclarationKeepsLaterLinesInPlace) {
+  std::string text = R"(#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_index_in_threadgroup]]) {
+  threadgroup
+      float
+      sums[4]
+      [8];
+  sums[i][0] = 1.0f;
+  out[i] = sums[i][0];
+}
+)";
+  Parsed p = parse_text(text);
+  ASSERT_FALSE(p.diags.has_errors()) << p.diags.format_all();
+  std::string sim = p.unit.simulator_source();
+  EXPECT_EQ(count_newlines(sim), count_newlines(text));
+  auto lines = lines_of(sim);
+  EXPECT_EQ(lines[3], "  auto& sums = ::mtlsim::threadgroup_local<float[4] [8]>([]{}, \"sums\")");
+  EXPECT_EQ(lines[6], ";");
+  EXPECT_EQ(lines[7], "  sums[i][0] = 1.0f;");
+}
+
+}  // namespace
+}  // namespace mtlgen::msl::testing
