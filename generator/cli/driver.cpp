@@ -86,6 +86,10 @@ int run_check(const std::vector<std::string>& inputs, std::ostream& out, std::os
 
 int run_generate(const std::vector<std::string>& inputs, const fs::path& out_dir, bool quiet, std::ostream& out,
                  std::ostream& err) {
+  if (out_dir.empty()) {  // would write into the working directory
+    fmt::print(err, "mtlgen generate: error: -o needs a directory, not an empty string\n");
+    return kUsage;
+  }
   support::Diagnostics diags;
   auto kernels = load_specs(collect_specs(inputs, diags), diags);
   if (int rc = report(diags, err); rc != kOk) return rc;
@@ -97,7 +101,7 @@ int run_generate(const std::vector<std::string>& inputs, const fs::path& out_dir
                  out_dir.generic_string(), stats.written, stats.unchanged);
     }
   } catch (const fs::filesystem_error& e) {
-    fmt::print(err, "{}: error: {}\n", e.path1().generic_string(), e.code().message());
+    fmt::print(err, "{}: error: {}\n", e.path1().generic_string(), e.what());
     return kIoError;
   }
   return kOk;

@@ -45,6 +45,25 @@ constexpr std::array kObjc = {
     "types", "tuning",
     "description", "hash", "init", "alloc", "new", "release", "retain", "dealloc"};
 
+// Macros and macro-like names of the headers generated code includes: <cmath>/<math.h>, <cerrno>,
+// <climits>, <cfloat>, <cstdint>, <cassert> on the host and the simulator's shim; metal_stdlib's
+// math constants and limits (MSL specification v3.1 §6.5 "Math Functions" constants and §6.13
+// "Numeric Limits"). A dim named `M_PI` or `errno` would be replaced by the preprocessor.
+constexpr std::array kMacros = {
+    "errno", "assert", "NDEBUG", "EOF", "NAN", "INFINITY", "HUGE_VAL", "HUGE_VALF", "MAXFLOAT",
+    "M_E", "M_LOG2E", "M_LOG10E", "M_LN2", "M_LN10", "M_PI", "M_PI_2", "M_PI_4", "M_1_PI", "M_2_PI",
+    "M_2_SQRTPI", "M_SQRT2", "M_SQRT1_2", "M_E_F", "M_PI_F", "M_PI_2_F", "M_PI_4_F", "M_1_PI_F",
+    "M_2_PI_F", "M_SQRT2_F", "M_SQRT1_2_F", "M_LN2_F", "M_LN10_F", "M_LOG2E_F", "M_LOG10E_F", "M_E_H",
+    "M_PI_H", "M_PI_2_H", "M_PI_4_H", "M_SQRT2_H", "M_LN2_H", "HALF_MAX", "HALF_MIN", "HALF_EPSILON",
+    "HALF_DIG", "HALF_MANT_DIG", "HALF_MAX_EXP", "HALF_MIN_EXP", "FLT_MAX", "FLT_MIN", "FLT_EPSILON",
+    "FLT_DIG", "FLT_MANT_DIG", "FLT_MAX_EXP", "FLT_MIN_EXP", "FLT_RADIX", "DBL_MAX", "DBL_MIN",
+    "DBL_EPSILON", "CHAR_BIT", "CHAR_MAX", "CHAR_MIN", "SCHAR_MAX", "SCHAR_MIN", "UCHAR_MAX", "SHRT_MAX",
+    "SHRT_MIN", "USHRT_MAX", "INT_MAX", "INT_MIN", "UINT_MAX", "LONG_MAX", "LONG_MIN", "ULONG_MAX",
+    "INT8_MAX", "INT8_MIN", "INT16_MAX", "INT16_MIN", "INT32_MAX", "INT32_MIN", "INT64_MAX", "INT64_MIN",
+    "UINT8_MAX", "UINT16_MAX", "UINT32_MAX", "UINT64_MAX", "SIZE_MAX", "FP_NAN", "FP_INFINITE", "FP_ZERO",
+    "FP_NORMAL", "FP_SUBNORMAL", "FP_ILOGB0", "FP_ILOGBNAN", "MATH_ERRNO", "MATH_ERREXCEPT",
+    "EDOM", "ERANGE", "EILSEQ", "stdin", "stdout", "stderr", "offsetof", "TRUE", "FALSE", "nil"};
+
 // Names the generated code uses in every kernel's scope (function_constants: the reference's parameter).
 constexpr std::array kMtlgen = {"params", "mtlgen", "T_params", "value_index", "function_constants"};
 
@@ -59,6 +78,7 @@ const char* reserved_by(std::string_view name) {
   if (contains(kCpp, name)) return "C++";
   if (contains(kMsl, name)) return "MSL";
   if (contains(kObjc, name)) return "Objective-C";
+  if (contains(kMacros, name)) return "a macro of the C, C++ or Metal headers";
   if (contains(kMtlgen, name) || name.substr(0, 6) == "mtlgen" || name.substr(0, 2) == "__") return "mtlgen";
   if (ir::builtin_from_name(name)) return "mtlgen (a thread-position builtin)";
   for (const auto& h : ir::all_helpers()) {

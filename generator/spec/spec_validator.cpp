@@ -65,6 +65,13 @@ class Validator {
 
   void check_names() {
     check_identifier(k_.name, k_.name_loc, "kernel");
+    // File names are built from it (`<name>_reference.cpp`, `MTG<Name>.mm`) and entry points
+    // extend it: keep it well under the 255 bytes of a file name.
+    if (k_.name.size() > kMaxKernelNameLength) {
+      diags_.error(ErrorKind::bad_value, k_.name_loc,
+                   fmt::format("kernel name is {} characters; at most {}", k_.name.size(), kMaxKernelNameLength),
+                   "generated file names and entry points are built from it: shorten it");
+    }
     for (const auto& t : k_.type_params) declare(t.name, t.loc, "type parameter");
     for (const auto& d : k_.dims) declare(d.name, d.loc, "dim");
     for (const auto& t : k_.tunables) declare(t.name, t.loc, "tunable");
@@ -494,9 +501,9 @@ class Validator {
       v.threads_per_threadgroup = 1;
       for (const auto& e : k_.dispatch.threads_per_threadgroup) {
         v.threadgroup_shape.push_back(expr::evaluate(e, env));
-        // [192, 192153584101141163] once wrapped to 64 threads; -1 fails the size check below.
+        // [192, 192153584101141163] once wrapped to 64 threads; saturated, it fails the size check below.
         if (__builtin_mul_overflow(v.threads_per_threadgroup, v.threadgroup_shape.back(), &v.threads_per_threadgroup)) {
-          v.threads_per_threadgroup = -1;
+          v.threads_per_threadgroup = INT64_MAX;
         }
       }
       int64_t total = 0;
@@ -547,7 +554,7 @@ class Validator {
     int64_t n = v.threads_per_threadgroup;
     if ((n % 32 != 0 || n > kMaxThreadsPerThreadgroup || n <= 0) && reported.insert("tg:" + where).second) {
       diags_.error(ErrorKind::threadgroup_size, loc,
-                   fmt::format("{} threads per threadgroup at {}", n, where),
+                   fmt::format("{} threads per threadgroup at {}", n == INT64_MAX ? "more than 2^63" : std::to_string(n), where),
                    "threadgroups must be a multiple of 32 threads (one simdgroup) and at most 1024");
     }
     if (tg_bytes > kMaxThreadgroupBytes && reported.insert("mem:" + where).second) {

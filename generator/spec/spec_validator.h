@@ -14,6 +14,7 @@ inline constexpr int64_t kMaxFunctionConstantIndex = 65535;  // MSL's range for 
 inline constexpr int64_t kMaxThreadgroupBytes = 32768;
 inline constexpr int64_t kMaxThreadsPerThreadgroup = 1024;
 inline constexpr size_t kMaxVariants = 256;
+inline constexpr size_t kMaxKernelNameLength = 64;
 
 // Runs right after the variants are built, before bindings and tests are checked: a hand-written
 // kernel (`source:`) keeps the variants its entry points name and binds their parameters there.

@@ -24,10 +24,16 @@ struct WriteStats {
   int unchanged = 0;
 };
 
-// Throws std::filesystem::filesystem_error on I/O failure; files already renamed stay valid.
+// Throws std::filesystem::filesystem_error on I/O failure and where writing would pass through a
+// symbolic link below `dir`; files already renamed stay valid. Removes `*.tmp.<pid>` files that
+// runs killed before their rename left in the directories it writes, where that pid is not alive.
 WriteStats write_outputs(const OutputSet& outputs, const std::filesystem::path& dir);
 
+// Removes `<name>.tmp.<pid>` regular files in `dir` whose pid is not a live process.
+void remove_stale_temp_files(const std::filesystem::path& dir);
+
 // Atomic write of one file (temp file in the same directory + rename); no-op when unchanged.
+// A directory or other non-regular file in the way is an error, with no temp file left.
 // Returns true when the file was written.
 bool write_file_atomically(const std::filesystem::path& path, const std::string& content);
 

@@ -182,6 +182,7 @@ class CaseRun {
       spec.element_size = static_cast<size_t>(ir::info(a.type.resolve(v_.types)).size);
       o.threadgroup_arrays.push_back(std::move(spec));
     }
+    o.zero_threadgroup_variables = run.zeroed_threadgroup_memory;  // `threadgroup` arrays declared in bodies
     o.order = run.order;
     o.seed = r_.order_seed;
     o.workers = r_.workers;
