@@ -4,6 +4,7 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <set>
 
 #include "emit_common/emitter.h"
 #include "spec/front_end.h"
@@ -21,6 +22,10 @@ std::vector<fs::path> collect_specs(const std::vector<std::string>& inputs, supp
       std::vector<fs::path> found;
       for (const auto& entry : fs::directory_iterator(input, ec)) {
         if (entry.is_regular_file() && entry.path().extension() == ".yaml") found.push_back(entry.path());
+      }
+      if (found.empty()) {  // else a typo'd directory would check nothing and succeed
+        diags.error(ErrorKind::io, {input}, "the directory holds no *.yaml spec files",
+                    "pass spec files, or a directory with `*.yaml` files directly inside it");
       }
       std::sort(found.begin(), found.end());
       specs.insert(specs.end(), found.begin(), found.end());
@@ -82,6 +87,23 @@ int run_check(const std::vector<std::string>& inputs, std::ostream& out, std::os
     fmt::print(out, "{}: ok ({} variants, {} test cases)\n", k.spec_path, k.variants.size(), k.tests.cases.size());
   }
   return kOk;
+}
+
+int check_selection(const std::vector<std::string>& inputs, const std::string& case_filter, std::ostream& err) {
+  support::Diagnostics diags;
+  auto specs = collect_specs(inputs, diags);
+  if (diags.has_errors()) return report(diags, err);
+  if (case_filter.empty()) return kOk;
+  support::Diagnostics spec_diags;  // verify reports these itself
+  std::set<std::string> names;
+  for (const auto& k : load_specs(specs, spec_diags)) {
+    for (const auto& c : k.tests.cases) names.insert(c.name);
+  }
+  if (names.count(case_filter) || spec_diags.has_errors()) return kOk;
+  fmt::print(err, "mtlgen verify: error: no test case is named `{}`\n  hint: {}\n", case_filter,
+             names.empty() ? std::string("the specs declare no test cases")
+                           : fmt::format("test cases are: {}", fmt::join(names, ", ")));
+  return kUsage;
 }
 
 int run_generate(const std::vector<std::string>& inputs, const fs::path& out_dir, bool quiet, std::ostream& out,

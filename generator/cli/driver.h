@@ -35,6 +35,11 @@ std::vector<ir::Kernel> load_specs(const std::vector<std::filesystem::path>& spe
 support::OutputSet generate(const std::vector<ir::Kernel>& kernels);
 
 int run_check(const std::vector<std::string>& inputs, std::ostream& out, std::ostream& err);
+
+// Before `verify` runs anything: the inputs name spec files (else kIoError, as `check` says), and
+// `case_filter`, when given, names a test case of at least one of them (else kUsage). Spec errors
+// are left for verify to report. kOk when verify may go on.
+int check_selection(const std::vector<std::string>& inputs, const std::string& case_filter, std::ostream& err);
 int run_generate(const std::vector<std::string>& inputs, const std::filesystem::path& out_dir, bool quiet,
                  std::ostream& out, std::ostream& err);
 

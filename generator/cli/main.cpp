@@ -1,6 +1,10 @@
 // mtlgen: the command line. It only wires the pipeline stages together (see cli/driver.h).
 #include <CLI/CLI.hpp>
+#include <signal.h>
 
+#include <charconv>
+#include <cmath>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/driver.h"
@@ -17,10 +21,63 @@ const char* kExitCodes =
     "  3  reading or writing files failed\n"
     "  4  verification failed (a kernel disagreed with its reference or a checker fired)\n";
 
+// A count option: a whole number from 1 to `max`.
+CLI::Validator count_from_one(int max) {
+  return CLI::Validator(
+      [max](std::string& text) -> std::string {
+        int v = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc() || end != text.data() + text.size() || v < 1 || v > max) {
+          return "must be a whole number from 1 to " + std::to_string(max) + ", not `" + text + "`";
+        }
+        return {};
+      },
+      "1.." + std::to_string(max));
+}
+
+// Seconds: a finite number above zero (`nan` compares false with everything, so check for it).
+CLI::Validator positive_seconds() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(v) || v <= 0) {
+          return "must be a number of seconds above 0, not `" + text + "`";
+        }
+        return {};
+      },
+      "SECONDS");
+}
+
+// `K/N` with 1 <= K <= N, nothing after it.
+bool parse_shard(const std::string& text, int& index, int& count) {
+  const char* p = text.data();
+  const char* end = p + text.size();
+  auto k = std::from_chars(p, end, index);
+  if (k.ec != std::errc() || k.ptr == end || *k.ptr != '/') return false;
+  auto n = std::from_chars(k.ptr + 1, end, count);
+  return n.ec == std::errc() && n.ptr == end && count >= 1 && index >= 1 && index <= count;
+}
+
+// `--json` names a regular file to replace atomically, or a new one in an existing directory;
+// never a directory, FIFO or device (which a rename would replace or an open would block on).
+std::string json_path_problem(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path.empty()) return "--json needs a file name";
+  auto status = fs::status(path, ec);
+  if (fs::exists(status) && !fs::is_regular_file(status)) return "--json " + path + ": not a regular file";
+  fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, ec)) return "--json " + path + ": no such directory";
+  return {};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace mtlgen;
+  // `ulimit -f`: fail the write (and clean up the temp file) rather than die by SIGXFSZ.
+  ::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"mtlgen: Metal compute kernels from YAML specs, verified on Linux"};
   app.set_version_flag("--version", std::string("mtlgen ") + kVersion);
   app.footer(kExitCodes);
@@ -54,10 +111,12 @@ int main(int argc, char** argv) {
                          "happens-before race detector on a -fsanitize=thread build of the kernel, which finds races "
                          "that do not change outputs and races between threadgroups (slower)")
       ->check(CLI::IsMember({"orders", "exact"}));
-  verify_cmd->add_option("--jobs", vo.jobs, "Cases simulated at once (default: number of cores)");
-  verify_cmd->add_option("--workers", vo.workers, "Simulator threads per case (default 1)");
+  verify_cmd->add_option("--jobs", vo.jobs, "Cases simulated at once (default: number of cores)")
+      ->check(count_from_one(4096));
+  verify_cmd->add_option("--workers", vo.workers, "Simulator threads per case (default 1)")->check(count_from_one(256));
   verify_cmd->add_option("--shard", shard, "K/N: run the K-th of N equal slices of the cases, for CI matrices");
-  verify_cmd->add_option("--timeout", vo.timeout_seconds, "Watchdog per case, seconds (default 120)");
+  verify_cmd->add_option("--timeout", vo.timeout_seconds, "Watchdog per case, seconds (default 120)")
+      ->check(positive_seconds());
   verify_cmd->add_option("--json", vo.json_path, "Also write every result to this JSON file");
   verify_cmd->add_option("--cache-dir", vo.module.cache_dir, "Where compiled simulator modules are kept");
   verify_cmd->add_flag("-q,--quiet", vo.quiet, "Print failures and the summary only");
@@ -73,12 +132,21 @@ int main(int argc, char** argv) {
   if (*verify_cmd) {
     vo.all_variants = variant == "all";
     vo.exact_races = races == "exact";
-    if (std::sscanf(shard.c_str(), "%d/%d", &vo.shard_index, &vo.shard_count) != 2 || vo.shard_count < 1 ||
-        vo.shard_index < 1 || vo.shard_index > vo.shard_count) {
-      std::cerr << "mtlgen verify: --shard wants K/N with 1 <= K <= N, e.g. 2/4\n";
+    if (!parse_shard(shard, vo.shard_index, vo.shard_count)) {
+      std::cerr << "mtlgen verify: --shard wants K/N with 1 <= K <= N, e.g. 2/4, not `" << shard << "`\n";
       return driver::kUsage;
     }
-    return verify::run_verify(vo, std::cout, std::cerr);
+    if (std::string problem = vo.json_path.empty() ? "" : json_path_problem(vo.json_path); !problem.empty()) {
+      std::cerr << "mtlgen verify: " << problem << "\n";
+      return driver::kUsage;
+    }
+    if (int rc = driver::check_selection(vo.inputs, vo.case_filter, std::cerr); rc != driver::kOk) return rc;
+    try {
+      return verify::run_verify(vo, std::cout, std::cerr);
+    } catch (const std::filesystem::filesystem_error& e) {  // --json could not be written
+      std::cerr << e.path1().generic_string() << ": error: " << e.what() << "\n";
+      return driver::kIoError;
+    }
   }
   return driver::kUsage;
 }

@@ -1,12 +1,17 @@
 #include "verify/sim_module.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -219,34 +224,92 @@ std::string module_key(const support::OutputSet& files, const ModuleOptions& o) 
   return support::hash_hex(all);
 }
 
-std::string run_and_capture(const std::string& command, int& status) {
+// Space-separated words of our own flag strings (and of the compiler setting, e.g. "ccache g++").
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// Runs argv[0] (found on PATH) in `cwd` with stdin from /dev/null and stdout and stderr captured.
+// No shell: a cache directory or spec name holding quotes or `;` stays one argument. Returns the
+// exit status (-1 when the compiler was killed or could not start).
+std::string run_and_capture(const std::vector<std::string>& argv, const fs::path& cwd, int& status) {
+  std::vector<char*> args;  // built before fork: the child must not allocate
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("cannot create a pipe for " + argv[0]);
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("cannot fork to run " + argv[0]);
+  if (pid == 0) {  // child: only async-signal-safe calls until exec
+    int in = ::open("/dev/null", O_RDONLY);
+    if (::chdir(cwd.c_str()) != 0 || in < 0 || ::dup2(in, 0) < 0 || ::dup2(fds[1], 1) < 0 || ::dup2(fds[1], 2) < 0) {
+      ::_exit(127);
+    }
+    ::close(fds[0]);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
   std::string output;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) throw std::runtime_error("cannot run: " + command);
   char buffer[4096];
-  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  status = ::pclose(pipe);
+  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) != 0;) {
+    if (n > 0) output.append(buffer, static_cast<size_t>(n));
+    else if (errno != EINTR) break;
+  }
+  ::close(fds[0]);
+  int raw = 0;
+  while (::waitpid(pid, &raw, 0) < 0 && errno == EINTR) {
+  }
+  status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   return output;
+}
+
+std::string command_text(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
+  return out;
 }
 
 void compile(const fs::path& dir, const fs::path& target, const ModuleOptions& o) {
   fs::path tmp = target;
   tmp += fmt::format(".tmp.{}", ::getpid());
+  std::vector<std::string> cxx = words(o.compiler);
+  for (const auto& f : words(kFlags)) cxx.push_back(f);
   // Instrumented: the launchers (which include the kernel) become an object file of their own,
   // because linking with -fsanitize=thread would pull in libtsan.
-  std::string launcher = "launcher.cpp", instrument;
+  std::string launcher = "launcher.cpp";
+  int status = 0;
+  std::string output;
   if (o.race_instrumented) {
     launcher = fmt::format("launcher.tmp.{}.o", ::getpid());
-    instrument = fmt::format("{} {} {} -c -I shim -I . launcher.cpp -o {} && ", o.compiler, kFlags, kRaceFlags, launcher);
+    std::vector<std::string> instrument = cxx;
+    for (const auto& f : words(kRaceFlags)) instrument.push_back(f);
+    for (const char* a : {"-c", "-I", "shim", "-I", ".", "launcher.cpp", "-o"}) instrument.push_back(a);
+    instrument.push_back(launcher);
+    if (o.verbose) fmt::print(stderr, "mtlgen: (in {}) {}\n", dir.string(), command_text(instrument));
+    output = run_and_capture(instrument, dir, status);
   }
-  std::string command = fmt::format(
-      "cd '{}' && {{ {}{} {} -I shim -I . {} reference_bridge.cpp {}/{}_reference.cpp -o '{}'; }} 2>&1", dir.string(),
-      instrument, o.compiler, kFlags, launcher, target.stem().string(), target.stem().string(), tmp.string());
-  if (o.race_instrumented) command += fmt::format("; status=$?; rm -f '{}/{}'; exit $status", dir.string(), launcher);
-  if (o.verbose) fmt::print(stderr, "mtlgen: {}\n", command);
-  int status = 0;
-  std::string output = run_and_capture(command, status);
+  if (status == 0) {
+    std::vector<std::string> link = cxx;
+    std::string stem = target.stem().string();
+    for (const std::string& a : {std::string("-I"), std::string("shim"), std::string("-I"), std::string("."), launcher,
+                                 std::string("reference_bridge.cpp"), stem + "/" + stem + "_reference.cpp",
+                                 std::string("-o"), fs::absolute(tmp).string()}) {
+      link.push_back(a);
+    }
+    if (o.verbose) fmt::print(stderr, "mtlgen: (in {}) {}\n", dir.string(), command_text(link));
+    output += run_and_capture(link, dir, status);
+  }
+  if (o.race_instrumented) {
+    std::error_code ignored;
+    fs::remove(dir / launcher, ignored);
+  }
   if (status != 0) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
     throw std::runtime_error(fmt::format("compiling the simulator module failed:\n{}", output));
   }
   fs::rename(tmp, target);

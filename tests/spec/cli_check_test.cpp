@@ -1,6 +1,7 @@
 // `mtlgen check` as a process: what users and editors see on stderr, and the exit code.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -141,6 +142,129 @@ TEST_F(CliCheck, NoArgumentsIsAUsageError) {
 TEST_F(CliCheck, MissingSpecFileExitsThree) {
   Result r = run("check missing.yaml");
   EXPECT_EQ(r.exit_code, 3) << r.err;
+}
+
+// docs/cli.md: 3 for reading files; `verify` once said 1 for a missing spec.
+TEST_F(CliCheck, MissingSpecFileExitsThreeInVerifyToo) {
+  Result r = run("verify missing.yaml");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("missing.yaml: error: no such spec file or directory"), std::string::npos) << r.err;
+}
+
+// A directory with no specs (or a directory that looks like a spec) checked nothing and exited 0.
+TEST_F(CliCheck, DirectoryWithoutSpecsIsAnError) {
+  fs::create_directories(dir_ / "empty");
+  fs::create_directories(dir_ / "x.yaml");
+  for (const char* command : {"check empty", "check x.yaml", "verify empty", "verify x.yaml", "generate empty -o o"}) {
+    Result r = run(command);
+    EXPECT_EQ(r.exit_code, 3) << command << "\n" << r.err;
+    EXPECT_NE(r.err.find("holds no *.yaml spec files"), std::string::npos) << command << "\n" << r.err;
+  }
+}
+
+TEST_F(CliCheck, UnknownFlagIsNamed) {
+  Result r = run("check --bogus spec.yaml");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--bogus"), std::string::npos) << r.err;
+}
+
+// Each bad value of a verify option: exit 2 before anything runs, with the option named.
+TEST_F(CliCheck, BadVerifyOptionValuesAreUsageErrors) {
+  write("spec.yaml", kGood);
+  struct Case {
+    const char* args;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"--jobs 0", "--jobs"},         {"--jobs -1", "--jobs"},           {"--workers 0", "--workers"},
+      {"--workers -1", "--workers"},  {"--workers 100000", "--workers"}, {"--shard 1/2/3", "--shard"},
+      {"--shard 1/2junk", "--shard"}, {"--shard 3/2", "--shard"},        {"--timeout 0", "--timeout"},
+      {"--timeout -1", "--timeout"},  {"--timeout nan", "--timeout"},    {"--case nosuch", "nosuch"},
+      {"--json .", "--json"},         {"--json /dev/null", "--json"},
+  };
+  for (const auto& c : cases) {
+    Result r = run(std::string("verify spec.yaml -q ") + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.out.find("passed"), std::string::npos) << c.args << ": verify ran\n" << r.out;
+  }
+  ASSERT_EQ(::mkfifo((dir_ / "pipe.json").c_str(), 0600), 0);
+  Result fifo = run("verify spec.yaml -q --json pipe.json");
+  EXPECT_EQ(fifo.exit_code, 2) << fifo.err;
+  EXPECT_TRUE(fs::is_fifo(dir_ / "pipe.json"));
+}
+
+// The module compile once ran through a shell: a quote in --cache-dir ended the quoting and the
+// rest ran as a command. Now the compiler gets its arguments directly.
+TEST_F(CliCheck, CacheDirWithShellSyntaxIsJustAPath) {
+  write("spec.yaml", kGood);
+  Result r = run("verify spec.yaml -q --cache-dir \"c'; touch pwned; echo '\"");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "pwned"));
+  EXPECT_TRUE(fs::is_directory(dir_ / "c'; touch pwned; echo '" / "sim"));
+}
+
+// ---- generate: confined to -o, atomic, and tidy after killed runs ----
+
+TEST_F(CliCheck, GenerateRefusesAnEmptyOutputDirectory) {
+  write("spec.yaml", kGood);
+  Result r = run("generate spec.yaml -o ''");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("-o needs a directory"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "scale"));
+}
+
+// docs/cli.md promises generate never writes outside -o: a symlinked subdirectory is refused.
+TEST_F(CliCheck, GenerateDoesNotFollowASymlinkedSubdirectory) {
+  write("spec.yaml", kGood);
+  fs::create_directories(dir_ / "out");
+  fs::create_directories(dir_ / "elsewhere");
+  fs::create_directory_symlink(dir_ / "elsewhere", dir_ / "out" / "scale");
+  Result r = run("generate spec.yaml -o out -q");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("symbolic link"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(dir_ / "elsewhere"));
+}
+
+TEST_F(CliCheck, GenerateRemovesTempFilesOfDeadRunsOnly) {
+  write("spec.yaml", kGood);
+  ASSERT_EQ(run("generate spec.yaml -o out -q").exit_code, 0);
+  // pid 2^22 + 1 is above Linux's pid_max limit: never a live process.
+  write("out/scale/scale.metal.tmp.4194305", "partial");
+  write("out/scale/notes.tmp.1", "pid 1 is alive: kept");
+  write("out/scale/keep.tmp.txt", "not ours: kept");
+  ASSERT_EQ(run("generate spec.yaml -o out -q").exit_code, 0);
+  EXPECT_FALSE(fs::exists(dir_ / "out/scale/scale.metal.tmp.4194305"));
+  EXPECT_TRUE(fs::exists(dir_ / "out/scale/notes.tmp.1"));
+  EXPECT_TRUE(fs::exists(dir_ / "out/scale/keep.tmp.txt"));
+}
+
+// Lists the temp files a run left under `dir`.
+std::vector<std::string> temp_files(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.path().filename().string().find(".tmp.") != std::string::npos) out.push_back(e.path().string());
+  }
+  return out;
+}
+
+TEST_F(CliCheck, GenerateReportsADirectoryInTheWayWithoutATempFile) {
+  write("spec.yaml", kGood);
+  fs::create_directories(dir_ / "out/scale/scale.metal");
+  Result r = run("generate spec.yaml -o out -q");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("scale.metal"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("directory"), std::string::npos) << r.err;
+  EXPECT_EQ(temp_files(dir_ / "out"), std::vector<std::string>{});
+}
+
+// `ulimit -f` once killed generate by SIGXFSZ with its temp file left.
+TEST_F(CliCheck, GenerateOverTheFileSizeLimitFailsCleanly) {
+  write("spec.yaml", kGood);
+  Result r = run("generate spec.yaml -o out -q; true; ulimit -f 1; '" MTLGEN_BINARY "' generate spec.yaml -o out2 -q");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("cannot write"), std::string::npos) << r.err;
+  EXPECT_EQ(temp_files(dir_ / "out2"), std::vector<std::string>{});
 }
 
 }  // namespace
