@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 
+#include "support/text.h"
+
 namespace mtlgen::spec {
 
 namespace fs = std::filesystem;
@@ -260,23 +262,26 @@ class SourceReader {
 
 // ---- phase 2: each variant's parameters ----
 
-class VariantBinder {
+class EntryBinder {
  public:
-  VariantBinder(ir::Kernel& k, const msl::Unit& unit, Diagnostics& d) : k_(k), unit_(unit), diags_(d) {}
+  EntryBinder(ir::Kernel& k, const msl::Unit& unit, Diagnostics& d) : k_(k), unit_(unit), diags_(d) {}
 
   void run() {
     check_entry_tunables();
-    std::vector<ir::Variant> kept;
+    std::vector<std::pair<ir::Variant, const ir::SourceEntry*>> kept;
     std::map<std::string, int> per_entry;
     for (auto& v : k_.variants) {
       if (const ir::SourceEntry* e = entry_for(v)) {
         per_entry[e->host_name]++;
         bind(v, *e);
-        kept.push_back(std::move(v));
+        kept.emplace_back(std::move(v), e);
       }
     }
-    k_.variants = std::move(kept);
-    name_variants(per_entry);
+    k_.variants.clear();
+    for (auto& [v, e] : kept) {
+      name_variant(v, *e, per_entry.at(e->host_name));
+      k_.variants.push_back(std::move(v));
+    }
     for (const auto& e : k_.source->entries) {
       if (!per_entry.count(e.host_name)) {
         diags_.error(ErrorKind::bad_value, e.loc, fmt::format("entry `{}` matches no variant", e.host_name),
@@ -311,20 +316,12 @@ class VariantBinder {
 
   // An entry point run at several tune points (a run-time threadgroup size) gets one variant per
   // point; their names must differ for the simulator's launchers and the reports.
-  void name_variants(const std::map<std::string, int>& per_entry) {
-    for (auto& v : k_.variants) {
-      const ir::SourceEntry* e = entry_for(v);
-      v.entry_point = e->host_name;
-      if (per_entry.at(e->host_name) < 2) continue;
-      for (const auto& t : k_.tunables) {
-        if (!e->tunables.count(t.name)) v.entry_point += fmt::format("_{}{}", lower(t.name), v.tunables.at(t.name));
-      }
+  void name_variant(ir::Variant& v, const ir::SourceEntry& e, int variants_of_entry) const {
+    v.entry_point = e.host_name;
+    if (variants_of_entry < 2) return;
+    for (const auto& t : k_.tunables) {
+      if (!e.tunables.count(t.name)) v.entry_point += fmt::format("_{}{}", support::lower_ascii(t.name), v.tunables.at(t.name));
     }
-  }
-
-  static std::string lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
   }
 
   void bind(ir::Variant& v, const ir::SourceEntry& e) {
@@ -515,7 +512,7 @@ std::optional<msl::Unit> read_source(ir::Kernel& kernel, const std::string& spec
 }
 
 void bind_source_variants(ir::Kernel& kernel, const msl::Unit& unit, Diagnostics& diags) {
-  VariantBinder(kernel, unit, diags).run();
+  EntryBinder(kernel, unit, diags).run();
 }
 
 }  // namespace mtlgen::spec

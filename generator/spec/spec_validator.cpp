@@ -17,10 +17,6 @@ using support::SourceLoc;
 
 namespace {
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 class Validator {
  public:
@@ -428,7 +424,7 @@ class Validator {
                           const std::map<std::string, int64_t>& tune) const {
     std::string name = k_.name;
     for (const auto& p : k_.type_params) name += "_" + std::string(ir::info(types.at(p.name)).suffix);
-    for (const auto& t : k_.tunables) name += fmt::format("_{}{}", lower(t.name), tune.at(t.name));
+    for (const auto& t : k_.tunables) name += fmt::format("_{}{}", support::lower_ascii(t.name), tune.at(t.name));
     return name;
   }
 

@@ -81,4 +81,9 @@ bool is_identifier(std::string_view s) {
   return true;
 }
 
+std::string lower_ascii(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
 }  // namespace mtlgen::support

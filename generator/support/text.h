@@ -23,4 +23,7 @@ std::string indent_lines(std::string_view text, std::string_view indent);
 
 bool is_identifier(std::string_view s);
 
+// ASCII lower case (names in entry points: TG -> tg).
+std::string lower_ascii(std::string s);
+
 }  // namespace mtlgen::support

@@ -122,7 +122,7 @@ class CaseRun {
         push(&v);
         continue;
       }
-      double value = t_.scalars.count(f.name) ? t_.scalars.at(f.name) : scalar_default(f.name);
+      double value = scalar_value(f.name);
       uint8_t bytes[4];
       store_element(f.type, bytes, 0, value);
       push(bytes);
