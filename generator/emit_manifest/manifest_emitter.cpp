@@ -1,6 +1,8 @@
 #include "emit_manifest/manifest_emitter.h"
 
 #include <fmt/format.h>
+
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -164,6 +166,10 @@ class ManifestWriter {
                           {"attribute", ir::info(p.builtin).attribute},
                           {"type", ir::builtin_msl_type(p.builtin, k_.dispatch.rank())}});
           break;
+        // Only a hand-written kernel's Variant::source_params bind these; k.params never holds them.
+        case ir::KernelParam::Kind::argument:
+        case ir::KernelParam::Kind::unbound:
+          throw std::logic_error("a generated kernel's binding table holds an argument or unbound parameter");
       }
     }
     return list;

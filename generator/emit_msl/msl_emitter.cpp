@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 #include "emit_common/cpp_text.h"
 #include "emit_common/emitter.h"
 #include "support/text.h"
@@ -123,6 +125,10 @@ class MslWriter {
         const auto& b = ir::info(p.builtin);
         return fmt::format("{} {} [[{}]]", ir::builtin_msl_type(p.builtin, k_.dispatch.rank()), b.name, b.attribute);
       }
+      // Only a hand-written kernel's Variant::source_params bind these; k.params never holds them.
+      case ir::KernelParam::Kind::argument:
+      case ir::KernelParam::Kind::unbound:
+        throw std::logic_error("a generated kernel's binding table holds an argument or unbound parameter");
     }
     return {};
   }

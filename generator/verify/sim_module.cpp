@@ -64,6 +64,10 @@ std::vector<std::string> launcher_args(const ir::Kernel& k, const ir::Variant& v
         break;
       }
       case ir::KernelParam::Kind::builtin: args.push_back(builtin_arg(k, p.builtin)); break;
+      // Only a hand-written kernel's Variant::source_params bind these; k.params never holds them.
+      case ir::KernelParam::Kind::argument:
+      case ir::KernelParam::Kind::unbound:
+        throw std::logic_error("a generated kernel's binding table holds an argument or unbound parameter");
     }
   }
   for (size_t i = 0; i + 1 < args.size(); ++i) args[i] += ",";
