@@ -42,23 +42,23 @@ inline const void* undefined_constants[kMaxUndefinedConstants];
 inline int undefined_constant_count = 0;
 }  // namespace detail
 
-inline bool function_constant_defined(const void* constant) {
+inline bool function_constant_defined(const void* address) {
   for (int i = 0; i < detail::undefined_constant_count; ++i)
-    if (detail::undefined_constants[i] == constant) return false;
+    if (detail::undefined_constants[i] == address) return false;
   return true;
 }
 
 // Returns false when more than kMaxUndefinedConstants are marked.
-inline bool set_function_constant_defined(const void* constant, bool defined) {
+inline bool set_function_constant_defined(const void* address, bool defined) {
   int& n = detail::undefined_constant_count;
   for (int i = 0; i < n; ++i) {
-    if (detail::undefined_constants[i] != constant) continue;
+    if (detail::undefined_constants[i] != address) continue;
     if (defined) detail::undefined_constants[i] = detail::undefined_constants[--n];
     return true;
   }
   if (defined) return true;
   if (n == detail::kMaxUndefinedConstants) return false;
-  detail::undefined_constants[n++] = constant;
+  detail::undefined_constants[n++] = address;
   return true;
 }
 
@@ -67,8 +67,8 @@ inline void clear_function_constant_marks() { detail::undefined_constant_count =
 }  // namespace mtlsim
 
 template <class T>
-inline bool is_function_constant_defined(const T& constant) {
-  return mtlsim::function_constant_defined(&constant);
+inline bool is_function_constant_defined(const T& function_constant) {
+  return mtlsim::function_constant_defined(&function_constant);
 }
 namespace metal {
 using ::is_function_constant_defined;
