@@ -4,9 +4,13 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include "emit_common/emitter.h"
+#include "import/spec_skeleton.h"
+#include "msl/msl_unit.h"
 #include "spec/front_end.h"
 
 namespace mtlgen::driver {
@@ -125,6 +129,65 @@ int run_generate(const std::vector<std::string>& inputs, const fs::path& out_dir
   } catch (const fs::filesystem_error& e) {
     fmt::print(err, "{}: error: {}\n", e.path1().generic_string(), e.what());
     return kIoError;
+  }
+  return kOk;
+}
+
+namespace {
+
+std::optional<std::string> existing_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Every skeleton that would replace different bytes is named before anything is written.
+bool would_overwrite(const support::OutputSet& files, const fs::path& out_dir, std::ostream& err) {
+  bool refused = false;
+  for (const auto& [name, text] : files.files()) {
+    auto old = existing_text(out_dir / name);
+    if (!old || *old == text) continue;
+    fmt::print(err, "{}: error: exists with other contents (your completed spec?)\n  hint: import writes only new "
+               "skeletons; move it away or pass --force to replace it\n", (out_dir / name).generic_string());
+    refused = true;
+  }
+  return refused;
+}
+
+}  // namespace
+
+int run_import(const ImportOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.out_dir.empty()) {
+    fmt::print(err, "mtlgen import: error: -o needs a directory, not an empty string\n");
+    return kUsage;
+  }
+  support::Diagnostics diags;
+  std::error_code ec;
+  if (!fs::is_regular_file(options.source, ec)) {
+    diags.error(ErrorKind::io, {display_path(options.source)}, "no such .metal file", "pass the kernel source to import");
+    return report(diags, err);
+  }
+  msl::ParseOptions parse;
+  parse.file = options.source;
+  parse.include_dirs = options.include_dirs;
+  msl::Unit unit = msl::parse(parse, diags);
+  if (diags.has_errors()) return report(diags, err);
+  import::SkeletonOptions so{options.source, options.out_dir, display_path(options.source), options.entry};
+  auto skeletons = import::spec_skeletons(unit, so, diags);
+  if (diags.has_errors()) return report(diags, err);
+  support::OutputSet files;
+  for (const auto& s : skeletons) files.add(s.file_name, s.text);
+  if (!options.force && would_overwrite(files, options.out_dir, err)) return kIoError;
+  try {
+    support::write_outputs(files, options.out_dir);
+  } catch (const fs::filesystem_error& e) {
+    fmt::print(err, "{}: error: {}\n", e.path1().generic_string(), e.what());
+    return kIoError;
+  }
+  if (options.quiet) return kOk;
+  for (const auto& s : skeletons) {
+    fmt::print(out, "{}: {} TODO{} to fill in\n", (options.out_dir / s.file_name).generic_string(), s.placeholders,
+               s.placeholders == 1 ? "" : "s");
   }
   return kOk;
 }

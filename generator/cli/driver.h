@@ -40,6 +40,19 @@ int run_check(const std::vector<std::string>& inputs, std::ostream& out, std::os
 // `case_filter`, when given, names a test case of at least one of them (else kUsage). Spec errors
 // are left for verify to report. kOk when verify may go on.
 int check_selection(const std::vector<std::string>& inputs, const std::string& case_filter, std::ostream& err);
+// `mtlgen import`: parses `source` with the MSL front end and writes one spec skeleton per kernel
+// (or only `entry`'s) into `out_dir`. A skeleton that exists with other bytes is the user's work:
+// kept unless `force`.
+struct ImportOptions {
+  std::filesystem::path source;
+  std::filesystem::path out_dir;
+  std::string entry;
+  std::vector<std::filesystem::path> include_dirs;
+  bool force = false;
+  bool quiet = false;
+};
+int run_import(const ImportOptions& options, std::ostream& out, std::ostream& err);
+
 int run_generate(const std::vector<std::string>& inputs, const std::filesystem::path& out_dir, bool quiet,
                  std::ostream& out, std::ostream& err);
 

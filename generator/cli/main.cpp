@@ -97,6 +97,17 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "Validate specs without writing anything");
   check->add_option("specs", inputs, "Spec files or directories of *.yaml")->required();
 
+  driver::ImportOptions io;
+  std::vector<std::string> include_dirs;
+  auto* import_cmd = app.add_subcommand(
+      "import", "Write spec skeletons for the kernels of a hand-written .metal file, each unknown marked TODO");
+  import_cmd->add_option("source", io.source, "The .metal file")->required();
+  import_cmd->add_option("--entry", io.entry, "Only the kernel with this host name (default: every kernel)");
+  import_cmd->add_option("-o,--out", io.out_dir, "Directory for the skeletons (<name>.yaml)")->required();
+  import_cmd->add_option("-I", include_dirs, "Further directory for #include \"...\" (the file's own is searched first)");
+  import_cmd->add_flag("--force", io.force, "Replace skeletons that exist with other contents");
+  import_cmd->add_flag("-q,--quiet", io.quiet, "Print nothing on success");
+
   verify::VerifyOptions vo;
   std::string variant = "default", shard = "1/1", races = "orders";
   auto* verify_cmd = app.add_subcommand(
@@ -129,6 +140,10 @@ int main(int argc, char** argv) {
   }
   if (*generate) return driver::run_generate(inputs, out_dir, quiet, std::cout, std::cerr);
   if (*check) return driver::run_check(inputs, std::cout, std::cerr);
+  if (*import_cmd) {
+    io.include_dirs.assign(include_dirs.begin(), include_dirs.end());
+    return driver::run_import(io, std::cout, std::cerr);
+  }
   if (*verify_cmd) {
     vo.all_variants = variant == "all";
     vo.exact_races = races == "exact";

@@ -1,6 +1,7 @@
 // The description: entry points (kernels and host_name instantiations), function constants and
 // the threadgroup variables declared in bodies. Address-space words are empty macros in the
 // parse, so they are read from the user's tokens at the declarations' locations.
+#include <algorithm>
 #include <charconv>
 #include <functional>
 #include <set>
@@ -98,6 +99,32 @@ std::vector<TemplateArg> template_args(CXCursor fn) {
   return args;
 }
 
+// File-scope variables `fn` names, directly or through the functions it calls (their templates
+// too: libclang may not show an instantiated body). An over-approximation is harmless.
+void referenced_globals(CXCursor fn, std::set<std::string>& names, std::set<std::string>& visited) {
+  if (clang_Cursor_isNull(fn) || !visited.insert(str(clang_getCursorUSR(fn))).second) return;
+  visit_children(fn, [&](CXCursor c) {
+    if (clang_getCursorKind(c) != CXCursor_DeclRefExpr) return CXChildVisit_Recurse;
+    CXCursor ref = clang_getCursorReferenced(c);
+    CXCursorKind kind = clang_getCursorKind(ref);
+    if (kind == CXCursor_VarDecl && clang_getCursorKind(clang_getCursorSemanticParent(ref)) != CXCursor_FunctionDecl) {
+      names.insert(spelling(ref));
+    } else if (kind == CXCursor_FunctionDecl || kind == CXCursor_FunctionTemplate) {
+      referenced_globals(clang_getCursorDefinition(ref), names, visited);
+      referenced_globals(clang_getSpecializedCursorTemplate(ref), names, visited);
+    }
+    return CXChildVisit_Recurse;
+  });
+}
+
+std::vector<std::string> referenced_globals(CXCursor fn) {
+  std::set<std::string> names;
+  std::set<std::string> visited;
+  referenced_globals(fn, names, visited);
+  referenced_globals(clang_getSpecializedCursorTemplate(fn), names, visited);
+  return {names.begin(), names.end()};
+}
+
 std::optional<EntryPoint> entry_point(Context& ctx, CXCursor fn) {
   Annotations a = annotations_of(fn);
   bool instantiation = is_instantiation(fn);
@@ -109,6 +136,10 @@ std::optional<EntryPoint> entry_point(Context& ctx, CXCursor fn) {
   if (instantiation) e.template_args = template_args(fn);
   e.params = describe_params(ctx, fn);
   e.max_total_threads_per_threadgroup = a.max_total_threads;
+  e.function_constants = referenced_globals(fn);  // narrowed to function constants in describe()
+  for (const auto& p : e.params) {
+    if (!p.function_constant.empty()) e.function_constants.push_back(p.function_constant);
+  }
   e.definition_loc = ctx.pos(fn).loc;
   e.loc = a.host_name ? ctx.pos(a.host_name_at).loc : e.definition_loc;
   return e;
@@ -276,6 +307,15 @@ Description describe(Context& ctx) {
     describer.declaration(c);
     return CXChildVisit_Continue;
   });
+  for (auto& e : d.entry_points) {
+    std::sort(e.function_constants.begin(), e.function_constants.end());
+    e.function_constants.erase(std::unique(e.function_constants.begin(), e.function_constants.end()),
+                               e.function_constants.end());
+    std::erase_if(e.function_constants, [&](const std::string& name) {
+      return std::none_of(d.function_constants.begin(), d.function_constants.end(),
+                          [&](const FunctionConstant& fc) { return fc.name == name; });
+    });
+  }
   return d;
 }
 

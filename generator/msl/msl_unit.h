@@ -103,6 +103,7 @@ struct EntryPoint {
   std::vector<TemplateArg> template_args;  // for explicit instantiations
   std::vector<KernelParam> params;  // in declaration order, instantiated
   std::optional<int> max_total_threads_per_threadgroup;  // [[max_total_threads_per_threadgroup(N)]]
+  std::vector<std::string> function_constants;  // those it (or a function it calls) names, sorted
   SourceLoc loc;                    // of the instantiation (or the kernel definition)
   SourceLoc definition_loc;         // of the kernel function's name
 };

@@ -507,6 +507,16 @@ ir::ScalarType element_scalar_type(const std::string& c_type) {
   return ir::ScalarType::bytes;  // a struct (a quantized block) or anything else: shapes count bytes
 }
 
+ValueKind c_value_kind(const std::string& c_type) {
+  auto info = c_type_info(c_type);
+  if (!info) return ValueKind::none;
+  switch (info->kind) {
+    case ir::ArgumentSlot::Kind::floating: return ValueKind::floating;
+    case ir::ArgumentSlot::Kind::boolean: return ValueKind::boolean;
+    default: return ValueKind::integer;
+  }
+}
+
 std::optional<msl::Unit> read_source(ir::Kernel& kernel, const std::string& spec_path, Diagnostics& diags) {
   return SourceReader(kernel, diags).run(spec_path);
 }

@@ -21,6 +21,11 @@ std::optional<msl::Unit> read_source(ir::Kernel& kernel, const std::string& spec
 // parameters to buffers, threadgroup arrays, builtins and argument bytes.
 void bind_source_variants(ir::Kernel& kernel, const msl::Unit& unit, support::Diagnostics& diags);
 
+// What a `constant` value of this C type holds, for argument slots: `int64_t` is an integer,
+// `half` a float, a struct none.
+enum class ValueKind { integer, floating, boolean, none };
+ValueKind c_value_kind(const std::string& c_type);
+
 // `float` -> f32, `half` -> f16, `uchar`/`uint8_t` -> u8, `float4` -> f32, a struct -> bytes.
 ir::ScalarType element_scalar_type(const std::string& c_type);
 

@@ -31,6 +31,7 @@ const char* to_string(ErrorKind kind) {
     case ErrorKind::msl_syntax: return "msl-syntax";
     case ErrorKind::msl_conformance: return "msl-conformance";
     case ErrorKind::msl_binding: return "msl-binding";
+    case ErrorKind::placeholder: return "placeholder";
   }
   return "unknown";
 }

@@ -40,6 +40,7 @@ enum class ErrorKind {
   msl_syntax,       // the MSL does not parse (as C++ with the shim)
   msl_conformance,  // valid C++ that Metal rejects (cites the MSL specification)
   msl_binding,      // parameters the host or simulator cannot bind
+  placeholder,      // a `TODO` value `mtlgen import` left for the user to fill in
 };
 
 const char* to_string(ErrorKind kind);

@@ -133,6 +133,30 @@ TEST(MslDescribe, FunctionConstantsAtFileScope) {
   EXPECT_EQ(fcs[1].index, 1);
 }
 
+// What each kernel reads, through helpers and templates: `import` lists only these to test.
+TEST(MslDescribe, FunctionConstantsAKernelReads) {
+  Parsed p = parse_text(R"(
+#include <metal_stdlib>
+using namespace metal;
+constant bool use_a [[function_constant(0)]];
+constant bool use_b [[function_constant(1)]];
+constant int unused [[function_constant(2)]];
+constant float table[2] = {1.0f, 2.0f};
+inline float pick(float v) { return use_a ? v : -v; }
+template <typename T> T twice(T v) { return use_b ? v * 2 : v; }
+kernel void via_helper(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]]) { y[i] = pick(y[i]); }
+template <typename T>
+kernel void via_template(device T* y [[buffer(0)]], uint i [[thread_position_in_grid]]) { y[i] = twice(y[i]) + table[0]; }
+template [[host_name("via_template_f32")]] kernel void via_template<float>(device float*, uint);
+kernel void guarded(device float* y [[buffer(0)]], device float* z [[buffer(1), function_constant(use_b)]],
+                    uint i [[thread_position_in_grid]]) { y[i] = 0; }
+)");
+  ASSERT_FALSE(p.diags.has_errors()) << p.diags.format_all();
+  EXPECT_EQ(entry(p.unit, "via_helper").function_constants, (std::vector<std::string>{"use_a"}));
+  EXPECT_EQ(entry(p.unit, "via_template_f32").function_constants, (std::vector<std::string>{"use_b"}));
+  EXPECT_EQ(entry(p.unit, "guarded").function_constants, (std::vector<std::string>{"use_b"}));
+}
+
 TEST(MslDescribe, ThreadgroupVariablesInBodiesButNotPointerLocals) {
   Parsed mlx = parse_input("mlx_style.metal");
   std::vector<std::string> found;

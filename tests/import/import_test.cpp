@@ -1,0 +1,259 @@
+// `mtlgen import`: the skeletons written for tests/import/kernels/*.metal (snapshots in
+// tests/import/skeletons/, MTLGEN_UPDATE_GOLDEN=1 rewrites them), `check` listing exactly their
+// TODOs, and the user's flow end to end: import into a fresh directory, fill in each TODO, verify.
+#include <gtest/gtest.h>
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unistd.h>
+
+#include "cli/driver.h"
+#include "import/spec_skeleton.h"
+#include "spec/front_end.h"
+#include "verify/verify.h"
+
+namespace fs = std::filesystem;
+using namespace mtlgen;
+
+namespace {
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> metal_files() {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator("tests/import/kernels")) {
+    if (e.path().extension() == ".metal") names.push_back(e.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<import::Skeleton> skeletons_of(const fs::path& metal, const fs::path& out_dir, const std::string& entry = "") {
+  support::Diagnostics diags;
+  msl::ParseOptions po;
+  po.file = metal;
+  msl::Unit unit = msl::parse(po, diags);
+  EXPECT_FALSE(diags.has_errors()) << diags.format_all();
+  auto skeletons = import::spec_skeletons(unit, {metal, out_dir, metal.generic_string(), entry}, diags);
+  EXPECT_FALSE(diags.has_errors()) << diags.format_all();
+  return skeletons;
+}
+
+class Skeletons : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Skeletons, MatchSnapshots) {
+  const fs::path metal = fs::path("tests/import/kernels") / (GetParam() + ".metal");
+  const fs::path golden = "tests/import/skeletons";
+  auto skeletons = skeletons_of(metal, golden);
+  ASSERT_FALSE(skeletons.empty());
+  for (const auto& s : skeletons) {
+    if (const char* update = std::getenv("MTLGEN_UPDATE_GOLDEN"); update && std::string(update) == "1") {
+      fs::create_directories(golden);
+      std::ofstream(golden / s.file_name, std::ios::binary) << s.text;
+      continue;
+    }
+    ASSERT_TRUE(fs::exists(golden / s.file_name)) << "no snapshot " << s.file_name << "; run with MTLGEN_UPDATE_GOLDEN=1";
+    EXPECT_EQ(read(golden / s.file_name), s.text) << s.file_name << " differs from its snapshot";
+  }
+}
+
+// `check` on a skeleton reports each TODO at its own line and column, and nothing else.
+TEST_P(Skeletons, CheckListsExactlyTheTodos) {
+  const fs::path metal = fs::path("tests/import/kernels") / (GetParam() + ".metal");
+  for (const auto& s : skeletons_of(metal, "tests/import/skeletons")) {
+    const fs::path path = fs::path("tests/import/skeletons") / s.file_name;
+    support::Diagnostics diags;
+    EXPECT_FALSE(spec::load_spec(path.string(), path.string(), diags));
+    std::vector<std::string> lines;
+    std::istringstream text(read(path));
+    for (std::string l; std::getline(text, l);) lines.push_back(l);
+    ASSERT_EQ(diags.error_count(), s.placeholders) << diags.format_all();
+    for (const auto& d : diags.all()) {
+      EXPECT_EQ(d.kind, support::ErrorKind::placeholder) << diags.format(d);
+      ASSERT_GE(d.loc.line, 1);
+      EXPECT_EQ(lines[d.loc.line - 1].compare(d.loc.column - 1, 4, "TODO"), 0) << diags.format(d);
+      EXPECT_NE(d.hint.find("replace it with"), std::string::npos);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Import, Skeletons, ::testing::ValuesIn(metal_files()),
+                         [](const auto& info) { return info.param; });
+
+TEST(Import, UnknownEntryIsNamedWithASuggestion) {
+  support::Diagnostics diags;
+  msl::ParseOptions po;
+  po.file = "tests/import/kernels/row_kernels.metal";
+  msl::Unit unit = msl::parse(po, diags);
+  auto none = import::spec_skeletons(unit, {po.file, "x", "row_kernels.metal", "rms_rows_float33"}, diags);
+  EXPECT_TRUE(none.empty());
+  ASSERT_EQ(diags.error_count(), 1);
+  EXPECT_NE(diags.all()[0].hint.find("rms_rows_float32"), std::string::npos) << diags.format_all();
+}
+
+TEST(Import, OneEntryGivesOneSkeletonWithThatEntry) {
+  auto s = skeletons_of("tests/import/kernels/row_kernels.metal", "x", "scale_shift_float16");
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].file_name, "scale_shift_float16.yaml");
+  EXPECT_NE(s[0].text.find("scale_shift_float16: {T: half}"), std::string::npos) << s[0].text;
+  EXPECT_EQ(s[0].text.find("scale_shift_float32"), std::string::npos) << s[0].text;
+}
+
+// The CLI keeps a completed spec: importing again over it is refused, with nothing written.
+TEST(Import, NeverReplacesTheUsersSpec) {
+  fs::path dir = fs::temp_directory_path() / ("mtlgen-import-keep-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  driver::ImportOptions o;
+  o.source = "tests/import/kernels/spirv_cross_style.metal";
+  o.out_dir = dir;
+  o.quiet = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(driver::run_import(o, out, err), driver::kOk) << err.str();
+  EXPECT_EQ(driver::run_import(o, out, err), driver::kOk) << "same bytes again are no conflict";
+  std::ofstream(dir / "main0.yaml") << "name: main0  # completed by hand\n";
+  EXPECT_EQ(driver::run_import(o, out, err), driver::kIoError);
+  EXPECT_NE(err.str().find("--force"), std::string::npos) << err.str();
+  EXPECT_EQ(read(dir / "main0.yaml"), "name: main0  # completed by hand\n");
+  o.force = true;
+  EXPECT_EQ(driver::run_import(o, out, err), driver::kOk);
+  EXPECT_NE(read(dir / "main0.yaml").find("TODO"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// Replaces each TODO `check` reports (a double-quoted scalar) with the YAML text given for its
+// key path; a path without a value fails the test.
+std::string fill_in(const fs::path& spec, const std::map<std::string, std::string>& values) {
+  support::Diagnostics diags;
+  spec::load_spec(spec.string(), spec.string(), diags);
+  std::vector<std::string> lines;
+  std::istringstream text(read(spec));
+  for (std::string l; std::getline(text, l);) lines.push_back(l);
+  std::set<std::string> used;
+  for (auto it = diags.all().rbegin(); it != diags.all().rend(); ++it) {  // right to left keeps columns valid
+    const std::string& m = it->message;
+    std::string path = m.substr(m.find('`') + 1, m.rfind('`') - m.find('`') - 1);
+    auto value = values.find(path);
+    if (value == values.end()) {
+      ADD_FAILURE() << "no value for " << path;
+      continue;
+    }
+    used.insert(path);
+    std::string& line = lines[it->loc.line - 1];
+    size_t open = static_cast<size_t>(it->loc.column) - 2;  // the opening quote
+    size_t close = open + 1;
+    while (close < line.size() && line[close] != '"') close += line[close] == '\\' ? 2 : 1;
+    line.replace(open, close - open + 1, value->second);
+  }
+  EXPECT_EQ(used.size(), values.size()) << "values for TODOs the skeleton does not have";
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+std::string quoted(const std::string& text) {
+  YAML::Emitter e;
+  e << YAML::DoubleQuoted << text;
+  return e.c_str();
+}
+
+// What a user does: import, fill in the TODOs `check` lists, verify the file as written.
+void import_fill_verify(const std::string& metal, const std::string& skeleton,
+                        const std::map<std::string, std::string>& values) {
+  fs::path dir = fs::temp_directory_path() / ("mtlgen-import-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  driver::ImportOptions o;
+  o.source = fs::path("tests/import/kernels") / metal;
+  o.out_dir = dir;
+  o.quiet = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(driver::run_import(o, out, err), driver::kOk) << err.str();
+  fs::path spec = dir / skeleton;
+  std::string completed = fill_in(spec, values);
+  std::ofstream(spec, std::ios::binary) << completed;
+  ASSERT_EQ(driver::run_check({spec.string()}, out, err), driver::kOk) << err.str() << completed;
+  verify::VerifyOptions vo;
+  vo.inputs = {spec.string()};
+  vo.all_variants = true;
+  vo.quiet = true;
+  vo.module.cache_dir = MTLGEN_TEST_CACHE_DIR;
+  EXPECT_EQ(verify::run_verify(vo, out, err), driver::kOk) << out.str() << err.str();
+  fs::remove_all(dir);
+}
+
+TEST(ImportFillVerify, SpirvCrossStyle) {
+  import_fill_verify("spirv_cross_style.metal", "main0.yaml",
+                     {{"summary", "_52[i] = _46[i] * scale"},
+                      {"dims", "{n: {min: 1}}"},
+                      {"buffers._46.shape", "[n]"},
+                      {"buffers._52.shape", "[n]"},
+                      {"scalars.scale.default", "2.0"},
+                      {"arguments.registers.n", "n"},
+                      {"dispatch.threadgroups", "[\"ceil_div(n, 64)\"]"},
+                      {"dispatch.threads_per_threadgroup", "[64]"},
+                      {"reference", quoted("for (int64_t i = 0; i < n; ++i) _52[i] = _46[i] * scale;")},
+                      {"tests.cases[0].dims", "{n: 100}"}});
+}
+
+TEST(ImportFillVerify, MlxStyleTemplateWithFunctionConstant) {
+  import_fill_verify("row_kernels.metal", "scale_shift.yaml",
+                     {{"summary", "y = x * scale (+ bias)"},
+                      {"buffers.x.shape", "[count]"},
+                      {"buffers.y.shape", "[count]"},
+                      {"buffers.bias.shape", "[count]"},
+                      {"scalars.scale.default", "0.5"},
+                      {"dispatch.threadgroups", "[\"ceil_div(count, 64)\"]"},
+                      {"dispatch.threads_per_threadgroup", "[64]"},
+                      {"reference", quoted("for (int64_t i = 0; i < count; ++i) {\n"
+                                           "  float v = float(x[i]) * scale;\n"
+                                           "  if (function_constants.has_bias) v += float(bias[i]);\n"
+                                           "  y[i] = T(v);\n"
+                                           "}\n")},
+                      {"tests.cases[0].dims.count", "100"}});
+}
+
+// ggml style: an argument struct with a 64-bit stride, `char*` buffers read with byte offsets
+// (their element types are the spec's to say), a q4_0 block layout, binding by parameter order.
+TEST(ImportFillVerify, GgmlStyleArgumentStructAndCharBuffers) {
+  import_fill_verify(
+      "ggml_style.metal", "kernel_mul_mv_q4_0_f32.yaml",
+      {{"summary", "q4_0 matrix-vector product"},
+       {"dims", "{rows: {min: 1}, k: {min: 32, multiple_of: 32}}"},
+       {"buffers.src0.shape", "[\"rows * (k / 32) * 18\"], type: uint8"},
+       {"buffers.src1.shape", "[k], type: float"},
+       {"buffers.dst.shape", "[rows], type: float"},
+       {"arguments.args.ne00", "k"},
+       {"arguments.args.ne01", "rows"},
+       {"arguments.args.nb01", "\"(k / 32) * 18\""},
+       {"arguments.args.ne0", "rows"},
+       {"dispatch.threadgroups", "[\"ceil_div(rows, 2)\"]"},
+       {"dispatch.threads_per_threadgroup", "[32]"},
+       {"reference", quoted("const int64_t blocks = k / 32;\n"
+                            "for (int64_t r = 0; r < rows; ++r) {\n"
+                            "  double sum = 0.0;\n"
+                            "  for (int64_t b = 0; b < blocks; ++b) {\n"
+                            "    const uint8_t* block = &src0[(r * blocks + b) * 18];\n"
+                            "    float d = float(mtlgen::half::from_bits(uint16_t(block[0] | (block[1] << 8))));\n"
+                            "    for (int j = 0; j < 16; ++j) {\n"
+                            "      sum += double(d) * ((block[2 + j] & 15) - 8) * src1[b * 32 + j];\n"
+                            "      sum += double(d) * ((block[2 + j] >> 4) - 8) * src1[b * 32 + j + 16];\n"
+                            "    }\n"
+                            "  }\n"
+                            "  dst[r] = float(sum);\n"
+                            "}\n")},
+       // Bytes up to 59 keep every half scale finite; a tolerance for the f32 sum's order.
+       {"tests.cases[0].dims", "{rows: 3, k: 64}\n      inputs: {src0: {dist: uniform, min: 0, max: 59}}\n"
+                               "  tolerance: {float: {max_abs: 1.0e-4, max_rel: 1.0e-4}}"}});
+}
+
+}  // namespace
