@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -10,16 +11,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <map>
 #include <cstring>
+#include <limits>
 #include <memory>
 
 #include "emit_msl/msl_emitter.h"
 #include "verify/elements.h"
 #include "verify/guarded_buffer.h"
 #include "verify/inputs.h"
+#include "verify/sandbox.h"
 
 namespace mtlgen::verify {
 
@@ -40,6 +45,18 @@ double monotonic_seconds() {
 }
 
 namespace {
+
+// What the case's child is doing, for reports of a crash or an exit: spec code runs while the
+// module loads (file-scope constructors), in the kernel and in the reference.
+std::atomic<const char*> g_phase{"preparing the case"};
+constexpr const char* kPhaseSetup = "while evaluating the spec's shapes, grid and inputs for the case";
+constexpr const char* kPhaseLoad = "while loading the simulator module (in a file-scope constructor of the body, "
+                                   "reference or the files they include)";
+constexpr const char* kPhaseKernel = "in the kernel";
+constexpr const char* kPhaseChecks = "while checking the kernel's outputs";
+constexpr const char* kPhaseReference = "in the reference";
+
+void enter_spec_code(const char* phase) { g_phase = phase; }
 
 // One simulated run: lane order, which output poison, whether threadgroup memory starts as NaN
 // poison or as zeros. Run 0 is the baseline compared with the reference.
@@ -72,11 +89,12 @@ struct Buffer {
 
 class CaseRun {
  public:
-  explicit CaseRun(const CaseRequest& r)
-      : r_(r), k_(*r.kernel), v_(*r.variant), t_(*r.test), body_line_(body_marker_line(k_)),
+  CaseRun(const CaseRequest& r, const LoadedModule& module)
+      : r_(r), m_(module), k_(*r.kernel), v_(*r.variant), t_(*r.test), body_line_(body_marker_line(k_)),
         constants_(r.constants.empty() ? k_.default_constants() : r.constants) {}
 
   CaseResult run() {
+    g_phase = kPhaseSetup;
     env_ = ir::Kernel::env_for(t_.dims, v_);
     make_buffers();
     params_ = make_params();
@@ -213,9 +231,11 @@ class CaseRun {
     for (auto& blob : arguments_) slots.push_back(blob.data());
     mtlsim::DispatchOptions options = dispatch_options(run);
     if (baseline && r_.exact_races) watch_for_races(options);
-    r_.module->function_constants_fn()(constants_.data());
+    enter_spec_code(kPhaseKernel);
+    m_.function_constants_fn()(constants_.data());
     double start = monotonic_seconds();
-    auto result = mtlsim::dispatch(options, r_.module->thread_fn(v_), slots.data());
+    auto result = mtlsim::dispatch(options, m_.thread_fn(v_), slots.data());
+    g_phase = kPhaseChecks;
     if (baseline) {
       result_.sim_seconds = monotonic_seconds() - start;
       result_.fiber_switches = result.fiber_switches;
@@ -376,9 +396,13 @@ class CaseRun {
     size_t dims_bytes = 4 * k_.dims.size();
     char error[1024] = "";
     double start = monotonic_seconds();
-    auto fn = r_.module->reference_fn(reference_symbol(k_, v_));
-    if (fn(slots.data(), elements.data(), params_.data(), params_.data() + dims_bytes, constants_.data(), error,
-           sizeof error) != 0) {
+    auto fn = m_.reference_fn(reference_symbol(k_, v_));
+    enter_spec_code(kPhaseReference);
+    int rc = fn(slots.data(), elements.data(), params_.data(), params_.data() + dims_bytes, constants_.data(), error,
+                sizeof error);
+    g_phase = kPhaseChecks;
+    error[sizeof error - 1] = '\0';  // the reference's text, not trusted to end its string
+    if (rc != 0) {
       result_.status = CaseStatus::error;
       add_problem("error", fmt::format("the reference rejected this case: {}", error));
       return;
@@ -427,6 +451,7 @@ class CaseRun {
   }
 
   const CaseRequest& r_;
+  const LoadedModule& m_;
   const ir::Kernel& k_;
   const ir::Variant& v_;
   const ir::TestCase& t_;
@@ -442,13 +467,15 @@ class CaseRun {
 
 }  // namespace
 
-CaseResult run_case(const CaseRequest& request) {
+CaseResult run_case(const CaseRequest& request, const LoadedModule& module) {
   try {
-    return CaseRun(request).run();
+    return CaseRun(request, module).run();
   } catch (const std::exception& e) {
     CaseResult r;
     r.status = CaseStatus::error;
-    r.problems.push_back({"error", e.what()});
+    const char* phase = g_phase;  // an exception out of the reference lands here; say where it came from
+    bool spec_code = phase == kPhaseReference || phase == kPhaseKernel;
+    r.problems.push_back({"error", spec_code ? fmt::format("uncaught C++ exception {}: {}", phase, e.what()) : e.what()});
     return r;
   }
 }
@@ -469,28 +496,85 @@ nlohmann::json to_json(const CaseResult& r) {
   return j;
 }
 
-CaseResult case_result_from_json(const nlohmann::json& j) {
-  CaseResult r;
-  std::string status = j.at("status");
-  for (auto s : {CaseStatus::pass, CaseStatus::fail, CaseStatus::crash, CaseStatus::hang, CaseStatus::error,
-                 CaseStatus::skipped}) {
-    if (status == to_string(s)) r.status = s;
+namespace {
+
+using Json = nlohmann::json;
+
+[[noreturn]] void bad_field(const std::string& field, const char* expected) {
+  throw std::runtime_error(fmt::format("`{}` is not {}", field, expected));
+}
+
+const Json& field(const Json& object, const std::string& key, const std::string& path) {
+  auto it = object.find(key);
+  if (it == object.end()) bad_field(path + key, "there");
+  return *it;
+}
+
+std::string text_field(const Json& object, const std::string& key, const std::string& path) {
+  const Json& v = field(object, key, path);
+  if (!v.is_string()) bad_field(path + key, "a string");
+  return v.get<std::string>();
+}
+
+// NaN and infinities travel as null (JSON has no spelling for them).
+double number_field(const Json& object, const std::string& key, const std::string& path) {
+  const Json& v = field(object, key, path);
+  if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (!v.is_number()) bad_field(path + key, "a number");
+  return v.get<double>();
+}
+
+uint64_t count_field(const Json& object, const std::string& key, const std::string& path) {
+  const Json& v = field(object, key, path);
+  if (!v.is_number_unsigned()) bad_field(path + key, "a count");
+  return v.get<uint64_t>();
+}
+
+const Json& array_field(const Json& object, const std::string& key) {
+  const Json& v = field(object, key, "");
+  if (!v.is_array()) bad_field(key, "an array");
+  return v;
+}
+
+CaseStatus status_field(const Json& j) {
+  std::string status = text_field(j, "status", "");
+  for (auto s : {CaseStatus::pass, CaseStatus::fail, CaseStatus::error}) {  // all that run_case returns
+    if (status == to_string(s)) return s;
   }
-  for (const auto& p : j.at("problems")) r.problems.push_back({p.at("checker"), p.at("message")});
-  for (const auto& o : j.at("outputs")) {
+  bad_field("status", "PASS, FAIL or ERROR");
+}
+
+}  // namespace
+
+CaseResult case_result_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) bad_field("(the report)", "an object");
+  CaseResult r;
+  r.status = status_field(j);
+  const Json& problems = array_field(j, "problems");
+  for (size_t i = 0; i < problems.size(); ++i) {
+    std::string at = fmt::format("problems[{}].", i);
+    if (!problems[i].is_object()) bad_field(at, "an object");
+    r.problems.push_back({text_field(problems[i], "checker", at), text_field(problems[i], "message", at)});
+  }
+  const Json& outputs = array_field(j, "outputs");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string at = fmt::format("outputs[{}].", i);
+    const Json& o = outputs[i];
+    if (!o.is_object()) bad_field(at, "an object");
     OutputStats s;
-    s.buffer = o.at("buffer");
-    s.elements = o.at("elements");
-    s.max_abs = o.at("max_abs");
-    s.max_rel = o.at("max_rel");
-    s.nmse = o.at("nmse");
-    s.mismatches = o.at("mismatches");
-    s.nonfinite_mismatches = o.at("nonfinite_mismatches");
+    s.buffer = text_field(o, "buffer", at);
+    s.elements = count_field(o, "elements", at);
+    s.max_abs = number_field(o, "max_abs", at);
+    s.max_rel = number_field(o, "max_rel", at);
+    s.nmse = number_field(o, "nmse", at);
+    s.mismatches = count_field(o, "mismatches", at);
+    s.nonfinite_mismatches = count_field(o, "nonfinite_mismatches", at);
     r.outputs.push_back(std::move(s));
   }
-  r.sim_seconds = j.at("sim_seconds");
-  r.reference_seconds = j.at("reference_seconds");
-  r.fiber_switches = j.at("fiber_switches");
+  r.sim_seconds = number_field(j, "sim_seconds", "");
+  r.reference_seconds = number_field(j, "reference_seconds", "");
+  r.fiber_switches = count_field(j, "fiber_switches", "");
+  if (r.status == CaseStatus::pass && !r.problems.empty()) bad_field("status", "PASS with problems listed");
   return r;
 }
 
@@ -498,8 +582,36 @@ CaseResult case_result_from_json(const nlohmann::json& j) {
 
 namespace {
 
+// The report channel. Spec code shares the child's address space and can write to any of its
+// file descriptors, so a frame only counts when it opens with the case's nonce (random per case,
+// made by the parent) and holds exactly one well-formed report; anything else the parent sees
+// there (a forged PASS, `{not json`, stray output) makes the case an ERROR, never a PASS.
 int g_report_fd = -1;
 const char* g_entry_point = "";
+char g_nonce[40] = "";
+constexpr int kExitCalled = 126;  // the child's status after reporting an exit() or terminate()
+
+// Writes "<nonce>\n<text>" in one write (async-signal-safe; for short messages).
+void send_frame(const char* text, size_t size) {
+  char frame[2048];
+  size_t head = std::strlen(g_nonce);
+  size = std::min(size, sizeof frame - head - 1);
+  std::memcpy(frame, g_nonce, head);
+  frame[head] = '\n';
+  std::memcpy(frame + head + 1, text, size);
+  (void)!::write(g_report_fd, frame, head + 1 + size);
+}
+
+// "thread 3 of threadgroup (0, 0, 0)" inside a kernel thread, else what the child was doing.
+void describe_thread(char* out, size_t size) {
+  if (const auto* tc = mtlsim::current_thread_context()) {
+    std::snprintf(out, size, "thread %u of threadgroup (%u, %u, %u)", tc->thread_index_in_threadgroup,
+                  tc->threadgroup_position_in_grid.x, tc->threadgroup_position_in_grid.y,
+                  tc->threadgroup_position_in_grid.z);
+  } else {
+    std::snprintf(out, size, "code outside any kernel thread %s", g_phase.load());
+  }
+}
 
 const char* signal_name(int sig) {
   switch (sig) {
@@ -533,19 +645,72 @@ void on_crash(int sig, siginfo_t* info, void* context) {
   (void)context;
 #endif
   bool known = (sig == SIGSEGV || sig == SIGBUS) && describe_fault(address, where, sizeof where);
-  char thread[256] = "outside any kernel thread";
-  if (const auto* tc = mtlsim::current_thread_context()) {
-    std::snprintf(thread, sizeof thread, "thread %u of threadgroup (%u, %u, %u)", tc->thread_index_in_threadgroup,
-                  tc->threadgroup_position_in_grid.x, tc->threadgroup_position_in_grid.y,
-                  tc->threadgroup_position_in_grid.z);
-  }
+  char thread[512];
+  describe_thread(thread, sizeof thread);
   char message[1200];
   int n = known ? std::snprintf(message, sizeof message, "CRASH out-of-bounds %s of %s, by %s of %s", is_write ? "write" : "read",
                                 where, thread, g_entry_point)
-                : std::snprintf(message, sizeof message, "CRASH %s at address %p%s in %s of %s", signal_name(sig),
-                                info->si_addr, fault_hint(sig, info), thread, g_entry_point);
-  if (n > 0) (void)!::write(g_report_fd, message, static_cast<size_t>(std::min<int>(n, sizeof message - 1)));
+          : sig == SIGABRT  // si_addr holds no address here
+              ? std::snprintf(message, sizeof message, "CRASH SIGABRT: abort() was called (or an assert failed) in %s of %s",
+                              thread, g_entry_point)
+              : std::snprintf(message, sizeof message, "CRASH %s at address %p%s in %s of %s", signal_name(sig),
+                              info->si_addr, fault_hint(sig, info), thread, g_entry_point);
+  if (n > 0) send_frame(message, static_cast<size_t>(std::min<int>(n, sizeof message - 1)));
   ::_exit(128 + sig);
+}
+
+// The sandbox trapped a system call (sandbox.h): name it and what it was for.
+void on_forbidden_call(int, siginfo_t* info, void*) {
+  const char* name = sandbox::trapped_name(info->si_syscall);
+  char thread[512];
+  describe_thread(thread, sizeof thread);
+  char message[1200];
+  int n = std::snprintf(message, sizeof message,
+                        "CRASH the sandbox stopped a forbidden system call: %s (%s) by %s of %s. Spec code may not "
+                        "start programs or processes, write files, use the network or touch other processes",
+                        name ? name : "?", name ? sandbox::purpose(name) : "unknown", thread, g_entry_point);
+  if (n > 0) send_frame(message, static_cast<size_t>(std::min<int>(n, sizeof message - 1)));
+  ::_exit(128 + SIGSYS);
+}
+
+}  // namespace
+}  // namespace mtlgen::verify
+
+// exit() from spec code: modules are linked with --wrap=exit (sim_module.cpp), so it lands here
+// before any exit handler or thread-local destructor runs; say so and end the child.
+extern "C" [[noreturn]] void __wrap_exit(int status) {
+  using namespace mtlgen::verify;
+  if (g_report_fd < 0) ::exit(status);  // not in a case's child (modules load nowhere else)
+  char thread[512];
+  describe_thread(thread, sizeof thread);
+  char message[1200];
+  int n = std::snprintf(message, sizeof message,
+                        "CRASH the case called exit(%d), by %s of %s: kernels, references and constructors must "
+                        "return, never end the process",
+                        status, thread, g_entry_point);
+  if (n > 0) send_frame(message, static_cast<size_t>(std::min<int>(n, sizeof message - 1)));
+  ::_exit(kExitCalled);
+}
+
+namespace mtlgen::verify {
+namespace {
+
+[[noreturn]] void on_terminate() {
+  std::string what = "std::terminate() was called without an active exception";
+  if (auto e = std::current_exception()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      what = fmt::format("uncaught C++ exception: {}", x.what());
+    } catch (...) {
+      what = "uncaught C++ exception of a type not derived from std::exception";
+    }
+  }
+  char thread[512];
+  describe_thread(thread, sizeof thread);
+  std::string message = fmt::format("CRASH {}, by {} of {}", what, thread, g_entry_point);
+  send_frame(message.data(), message.size());
+  ::_exit(kExitCalled);
 }
 
 void install_crash_handlers() {
@@ -558,20 +723,8 @@ void install_crash_handlers() {
   sa.sa_sigaction = on_crash;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::sigaction(sig, &sa, nullptr);
-}
-
-[[noreturn]] void child_main(const CaseRequest& request, int fd) {
-  g_report_fd = fd;
-  g_entry_point = request.variant->entry_point.c_str();
-  install_crash_handlers();
-  std::string report = to_json(run_case(request)).dump();
-  size_t done = 0;
-  while (done < report.size()) {
-    ssize_t n = ::write(fd, report.data() + done, report.size() - done);
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  ::_exit(0);
+  sa.sa_sigaction = on_forbidden_call;
+  ::sigaction(SIGSYS, &sa, nullptr);
 }
 
 CaseResult failure(CaseStatus status, std::string checker, std::string message) {
@@ -581,57 +734,247 @@ CaseResult failure(CaseStatus status, std::string checker, std::string message) 
   return r;
 }
 
+void send_report(const CaseResult& result) {
+  std::string json = to_json(result).dump();
+  std::string frame = fmt::format("{}\nREPORT {}\n{}", g_nonce, json.size(), json);
+  size_t done = 0;
+  while (done < frame.size()) {
+    ssize_t n = ::write(g_report_fd, frame.data() + done, frame.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+}
+
+// stdin from /dev/null, stdout and stderr into `output`, the report channel at fd 3; every other
+// descriptor the parent had (other cases' channels among them) closed.
+bool set_up_descriptors(int report, int output) {
+  int null = ::open("/dev/null", O_RDONLY);
+  if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(output, 1) < 0 || ::dup2(output, 2) < 0 || ::dup2(report, 3) < 0) {
+    return false;
+  }
+  g_report_fd = 3;
+  return ::close_range(4, ~0u, 0) == 0;
+}
+
+// Order matters: the sandbox is in place before the module (spec code) is loaded; the line
+// helper is forked before the sandbox forbids processes. The module is never unloaded: its
+// destructors are spec code too, and the report is out by then.
+[[noreturn]] void child_main(const CaseRequest& request, int report, int output, double watchdog_seconds) {
+  ::setpgid(0, 0);
+  if (!set_up_descriptors(report, output)) ::_exit(kExitCalled);
+  g_entry_point = request.variant->entry_point.c_str();
+  install_crash_handlers();
+  std::set_terminate(on_terminate);
+  sandbox::LineHelper helper;
+  if (request.exact_races) helper = sandbox::start_line_helper(request.module->path().string());
+  std::string refused = sandbox::enter(sandbox::limits_for(watchdog_seconds, request.workers));
+  if (!refused.empty()) {
+    send_report(failure(CaseStatus::error, "error", "the case was not run: " + refused));
+    ::_exit(0);
+  }
+  sandbox::use_line_helper(helper);
+  CaseResult result;
+  try {
+    enter_spec_code(kPhaseLoad);
+    const auto* module = new LoadedModule(request.module->path());
+    result = run_case(request, *module);
+  } catch (const std::exception& e) {
+    result = failure(CaseStatus::error, "error", e.what());
+  }
+  send_report(result);
+  ::_exit(0);
+}
+
+std::string random_nonce() {
+  uint8_t bytes[16];
+  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
+    throw std::runtime_error("getrandom() failed");
+  }
+  std::string hex;
+  for (uint8_t b : bytes) hex += fmt::format("{:02x}", b);
+  return "MTLGEN " + hex;
+}
+
+// ---- judging what the child sent ----
+
+constexpr size_t kMaxReport = 64u << 20;  // a larger report is an ERROR, not an allocation
+constexpr size_t kOutputKept = 2000;      // bytes of the child's stdout/stderr shown with a failure
+
+// The child's text made safe for a terminal: control characters escaped, length capped.
+std::string printable(const std::string& text, size_t limit = 8000) {
+  std::string out;
+  for (size_t i = 0; i < text.size() && out.size() < limit; ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+    else out += static_cast<char>(c);
+  }
+  if (out.size() >= limit) out += "...";
+  return out;
+}
+
+void make_printable(CaseResult& r) {
+  for (auto& p : r.problems) {
+    p.checker = printable(p.checker, 100);
+    p.message = printable(p.message);
+  }
+  for (auto& o : r.outputs) o.buffer = printable(o.buffer, 100);
+}
+
+std::string exit_description(int status) {
+  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
+  if (!WIFSIGNALED(status)) return "ended";
+  int sig = WTERMSIG(status);
+  std::string name = fmt::format("was killed by SIG{} ({})", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?", strsignal(sig));
+  if (sig == SIGSYS) {
+    name += ": a system call the sandbox forbids, made with signals blocked (as system() and posix_spawn() make "
+            "theirs: starting a program), so the sandbox could not name it";
+  }
+  if (sig == SIGXCPU || sig == SIGKILL) name += ": past its CPU time limit, or out of memory";
+  return name;
+}
+
+CaseResult no_report(int status) {
+  bool clean_exit = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return failure(CaseStatus::crash, "crash",
+                 fmt::format("the case's process {} without a report{}", exit_description(status),
+                             clean_exit ? ": spec code ended it (_exit(), quick_exit()) or closed mtlgen's report channel"
+                                        : ""));
+}
+
+CaseResult tampered(const std::string& text) {
+  return failure(CaseStatus::error, "error",
+                 fmt::format("the case's report channel held {} bytes that are not mtlgen's report (spec code wrote "
+                             "to a file descriptor it does not own?), starting: {}",
+                             text.size(), printable(text.substr(0, 120), 200)));
+}
+
+// "<nonce>\nREPORT <size>\n<json>", validated field by field.
+CaseResult parse_report(const std::string& frame, int status) {
+  size_t newline = frame.find('\n');
+  size_t size = 0;
+  const char* digits = frame.c_str() + 7;
+  auto [end, ec] = std::from_chars(digits, frame.c_str() + std::min(newline, frame.size()), size);
+  if (newline == std::string::npos || ec != std::errc() || end != frame.c_str() + newline) return tampered(frame);
+  std::string json = frame.substr(newline + 1);
+  if (json.size() != size) {
+    return failure(CaseStatus::error, "error",
+                   fmt::format("the case's report has {} bytes where its header promised {}: spec code wrote into "
+                               "mtlgen's report channel",
+                               json.size(), size));
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return no_report(status);
+  try {
+    CaseResult r = case_result_from_json(nlohmann::json::parse(json));
+    make_printable(r);
+    return r;
+  } catch (const std::exception& e) {  // nlohmann::json::exception, std::runtime_error
+    return failure(CaseStatus::error, "error", fmt::format("the case's report is malformed: {}", printable(e.what(), 300)));
+  }
+}
+
+CaseResult judge(const std::string& text, int status, const std::string& nonce) {
+  if (text.empty()) return no_report(status);
+  const std::string head = nonce + "\n";
+  if (text.compare(0, head.size(), head) != 0) return tampered(text);
+  std::string frame = text.substr(head.size());
+  if (frame.rfind("CRASH ", 0) == 0) return failure(CaseStatus::crash, "crash", "crashed: " + printable(frame.substr(6)));
+  if (frame.rfind("REPORT ", 0) == 0) return parse_report(frame, status);
+  return tampered(text);
+}
+
+// What the child printed, under the first problem of a failure (a passing case stays quiet).
+void attach_output(CaseResult& r, const RunningCase& running) {
+  if (running.output_bytes == 0 || r.status == CaseStatus::pass || r.problems.empty()) return;
+  r.problems.front().message +=
+      fmt::format("\n      the case printed ({} bytes on stdout and stderr{}):\n      {}", running.output_bytes,
+                  running.output_bytes > running.output.size() ? fmt::format(", the first {}", running.output.size()) : "",
+                  printable(running.output, kOutputKept + 200));
+}
+
+// Reads what `fd` has now into `into` (up to `keep` bytes; the rest is counted and dropped).
+// Returns false at end of file.
+bool drain(int fd, std::string& into, size_t keep, size_t& total) {
+  char buffer[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      total += static_cast<size_t>(n);
+      into.append(buffer, std::min(static_cast<size_t>(n), keep - std::min(keep, into.size())));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+}
+
+// Kills the case's whole process group (helpers, anything left running) and reaps the child.
+int finish(RunningCase& running) {
+  ::kill(-running.pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(running.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  drain(running.output_fd, running.output, kOutputKept, running.output_bytes);
+  ::close(running.fd);
+  ::close(running.output_fd);
+  running.fd = running.output_fd = -1;
+  return status;
+}
+
 }  // namespace
 
 RunningCase start_case(const CaseRequest& request, double watchdog_seconds) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error("pipe() failed");
+  int report[2], output[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) throw std::runtime_error("pipe() failed");
+  if (::pipe2(output, O_CLOEXEC) != 0) {
+    ::close(report[0]), ::close(report[1]);
+    throw std::runtime_error("pipe() failed");
+  }
+  std::string nonce = random_nonce();
+  std::snprintf(g_nonce, sizeof g_nonce, "%s", nonce.c_str());
   std::fflush(nullptr);
   pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork() failed");
-  if (pid == 0) {
-    ::close(fds[0]);
-    child_main(request, fds[1]);
+  if (pid == 0) child_main(request, report[1], output[1], watchdog_seconds);
+  ::close(report[1]), ::close(output[1]);
+  if (pid < 0) {
+    ::close(report[0]), ::close(output[0]);
+    throw std::runtime_error("fork() failed");
   }
-  ::close(fds[1]);
-  ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
-  return RunningCase{pid, fds[0], {}, monotonic_seconds() + watchdog_seconds};
+  ::setpgid(pid, pid);  // as the child does: the group exists whichever runs first
+  ::fcntl(report[0], F_SETFL, O_NONBLOCK);
+  ::fcntl(output[0], F_SETFL, O_NONBLOCK);
+  RunningCase running;
+  running.pid = pid;
+  running.fd = report[0];
+  running.output_fd = output[0];
+  running.nonce = std::move(nonce);
+  running.deadline = monotonic_seconds() + watchdog_seconds;
+  return running;
 }
 
 bool poll_case(RunningCase& running, CaseResult& result, double watchdog_seconds) {
-  char buffer[65536];
-  for (;;) {
-    ssize_t n = ::read(running.fd, buffer, sizeof buffer);
-    if (n > 0) {
-      running.received.append(buffer, static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (monotonic_seconds() < running.deadline) return false;
-      ::kill(running.pid, SIGKILL);
-      ::waitpid(running.pid, nullptr, 0);
-      ::close(running.fd);
-      result = failure(CaseStatus::hang, "hang",
-                       fmt::format("did not finish within {:g} s (watchdog): an endless loop, or a wait on a "
-                                   "condition no thread will make true? Raise --timeout for very large cases.",
-                                   watchdog_seconds));
-      return true;
-    }
-    break;  // EOF (or an error): the child is done
-  }
-  ::close(running.fd);
-  int status = 0;
-  ::waitpid(running.pid, &status, 0);
-  const std::string& text = running.received;
-  if (text.rfind("CRASH ", 0) == 0) {
-    result = failure(CaseStatus::crash, "crash", "crashed: " + text.substr(6));
-  } else if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0) || text.empty()) {
-    result = failure(CaseStatus::crash, "crash",
-                     fmt::format("the simulation process died ({}) without a report",
-                                 WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "non-zero exit"));
+  drain(running.output_fd, running.output, kOutputKept, running.output_bytes);
+  size_t received = 0;
+  bool open = drain(running.fd, running.received, kMaxReport + 1, received);
+  if (running.received.size() > kMaxReport) {
+    finish(running);
+    result = failure(CaseStatus::error, "error",
+                     fmt::format("the case sent more than {} MiB on its report channel: spec code wrote into it",
+                                 kMaxReport >> 20));
+  } else if (open && monotonic_seconds() < running.deadline) {
+    return false;
+  } else if (open) {
+    finish(running);
+    result = failure(CaseStatus::hang, "hang",
+                     fmt::format("did not finish within {:g} s (watchdog; its process group was killed): an endless "
+                                 "loop, or a wait on a condition no thread will make true? Raise --timeout for very "
+                                 "large cases.",
+                                 watchdog_seconds));
+    result.sim_seconds = watchdog_seconds;  // the case ran that long, not 0
   } else {
-    result = case_result_from_json(nlohmann::json::parse(text));
+    result = judge(running.received, finish(running), running.nonce);
   }
+  attach_output(result, running);
   return true;
 }
 

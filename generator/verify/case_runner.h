@@ -1,8 +1,8 @@
 #pragma once
 // One verification case: a kernel variant on one test case's inputs, simulated under several
 // lane orders and threadgroup-memory poisons, checked by every checker and against the reference.
-// run_case() does the work in-process; start_case() runs it in a child process so a crashing or
-// hanging kernel becomes a reported failure.
+// run_case() does the work in-process; start_case() runs it in a sandboxed child process (see
+// verify/sandbox.h) so that a crashing, hanging or hostile kernel becomes a reported failure.
 #include <sys/types.h>
 
 #include <string>
@@ -20,7 +20,7 @@ struct CaseRequest {
   const ir::Kernel* kernel = nullptr;
   const ir::Variant* variant = nullptr;
   const ir::TestCase* test = nullptr;
-  const SimModule* module = nullptr;
+  const SimModule* module = nullptr;  // loaded only by the case's child
   uint64_t order_seed = 1;  // for the shuffled lane order
   int workers = 1;          // simulator worker threads
   // Run the exact race detector during the forward-order run (the module must be
@@ -49,21 +49,29 @@ struct CaseResult {
 };
 
 nlohmann::json to_json(const CaseResult& r);
+// Checks every field (a child's report is untrusted data); throws std::runtime_error naming the
+// first bad field.
 CaseResult case_result_from_json(const nlohmann::json& j);
 
-CaseResult run_case(const CaseRequest& request);
+// Runs spec code: call it only where that is safe (the sandboxed child).
+CaseResult run_case(const CaseRequest& request, const LoadedModule& module);
 
-// A case running in a child process.
+// A case running in a child process (the leader of its own process group).
 struct RunningCase {
   pid_t pid = -1;
   int fd = -1;           // the child's report arrives here
+  int output_fd = -1;    // the child's stdout and stderr
   std::string received;
+  std::string output;    // the start of what the child printed
+  size_t output_bytes = 0;
+  std::string nonce;     // opens every genuine report frame
   double deadline = 0;   // monotonic seconds
 };
 
 RunningCase start_case(const CaseRequest& request, double watchdog_seconds);
 // Reads what is available; true once the case is over (finished, crashed or past its deadline),
-// with `result` filled in.
+// with `result` filled in and the child's whole process group killed and reaped. Never throws
+// on what the child sent.
 bool poll_case(RunningCase& running, CaseResult& result, double watchdog_seconds);
 
 double monotonic_seconds();

@@ -2,11 +2,14 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -21,6 +24,7 @@
 #include "support/hash.h"
 #include "support/output_set.h"
 #include "support/templates.h"
+#include "verify/include_policy.h"
 
 namespace mtlgen::support {
 const std::vector<EmbeddedFile>& mtlgen_verify_files();  // the shim, embedded by CMake
@@ -38,6 +42,9 @@ const char* kFlags = "-std=c++20 -O2 -g0 -fPIC -shared -Wno-attributes -Wno-unus
 // for the race reports; DWARF 4 because addr2line 2.40 names the wrong file for DWARF 5 line
 // tables of template instantiations (their own sections).
 const char* kRaceFlags = "-fsanitize=thread -g1 -gdwarf-4";
+// exit() in spec code goes to the case child's __wrap_exit (case_runner.cpp), which names it:
+// by the time libc's exit handlers ran, thread-local destructors would have torn the fibers down.
+const char* kLinkFlags = "-Wl,--wrap=exit";
 
 std::string builtin_arg(const ir::Kernel& k, ir::Builtin b) {
   const auto& info = ir::info(b);
@@ -223,7 +230,7 @@ support::OutputSet module_sources(const ir::Kernel& k) {
 }
 
 std::string module_key(const support::OutputSet& files, const ModuleOptions& o) {
-  std::string all = o.compiler + "\n" + kFlags + "\n" + (o.race_instrumented ? kRaceFlags : "") + "\n";
+  std::string all = o.compiler + "\n" + kFlags + "\n" + kLinkFlags + "\n" + (o.race_instrumented ? kRaceFlags : "") + "\n";
   for (const auto& [path, content] : files.files()) all += path + "\n" + support::hash_hex(content) + "\n";
   return support::hash_hex(all);
 }
@@ -236,10 +243,27 @@ std::vector<std::string> words(const std::string& text) {
   return out;
 }
 
-// Runs argv[0] (found on PATH) in `cwd` with stdin from /dev/null and stdout and stderr captured.
-// No shell: a cache directory or spec name holding quotes or `;` stays one argument. Returns the
-// exit status (-1 when the compiler was killed or could not start).
-std::string run_and_capture(const std::vector<std::string>& argv, const fs::path& cwd, int& status) {
+// Reads `fd` to its end into `output`, or until `deadline` (monotonic seconds); false at the deadline.
+bool read_until(int fd, std::string& output, double deadline) {
+  char buffer[4096];
+  for (;;) {
+    double left = deadline - std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    if (left <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    int ready = ::poll(&p, 1, static_cast<int>(std::min(left * 1000 + 1, 1e9)));
+    if (ready < 0 && errno != EINTR) return true;
+    if (ready <= 0) continue;
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0) output.append(buffer, static_cast<size_t>(n));
+    else if (n == 0 || errno != EINTR) return true;
+  }
+}
+
+// Runs argv[0] (found on PATH) in `cwd` with stdin from /dev/null and stdout and stderr captured,
+// in a process group of its own that is killed after `timeout` seconds. No shell: a cache
+// directory or spec name holding quotes or `;` stays one argument. Returns the exit status (-1
+// when the compiler was killed or could not start).
+std::string run_and_capture(const std::vector<std::string>& argv, const fs::path& cwd, int& status, double timeout) {
   std::vector<char*> args;  // built before fork: the child must not allocate
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -248,6 +272,7 @@ std::string run_and_capture(const std::vector<std::string>& argv, const fs::path
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("cannot fork to run " + argv[0]);
   if (pid == 0) {  // child: only async-signal-safe calls until exec
+    ::setpgid(0, 0);
     int in = ::open("/dev/null", O_RDONLY);
     if (::chdir(cwd.c_str()) != 0 || in < 0 || ::dup2(in, 0) < 0 || ::dup2(fds[1], 1) < 0 || ::dup2(fds[1], 2) < 0) {
       ::_exit(127);
@@ -257,13 +282,15 @@ std::string run_and_capture(const std::vector<std::string>& argv, const fs::path
     ::_exit(127);
   }
   ::close(fds[1]);
+  ::setpgid(pid, pid);
   std::string output;
-  char buffer[4096];
-  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) != 0;) {
-    if (n > 0) output.append(buffer, static_cast<size_t>(n));
-    else if (errno != EINTR) break;
-  }
+  double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  bool finished = read_until(fds[0], output, now + timeout);
+  ::kill(-pid, SIGKILL);  // a timed-out compile, or anything it left running
   ::close(fds[0]);
+  if (!finished) {
+    output += fmt::format("\nmtlgen: `{}` was killed after {:g} s (the compile timeout)\n", argv[0], timeout);
+  }
   int raw = 0;
   while (::waitpid(pid, &raw, 0) < 0 && errno == EINTR) {
   }
@@ -294,10 +321,11 @@ void compile(const fs::path& dir, const fs::path& target, const ModuleOptions& o
     for (const char* a : {"-c", "-I", "shim", "-I", ".", "launcher.cpp", "-o"}) instrument.push_back(a);
     instrument.push_back(launcher);
     if (o.verbose) fmt::print(stderr, "mtlgen: (in {}) {}\n", dir.string(), command_text(instrument));
-    output = run_and_capture(instrument, dir, status);
+    output = run_and_capture(instrument, dir, status, o.compile_timeout_seconds);
   }
   if (status == 0) {
     std::vector<std::string> link = cxx;
+    for (const auto& f : words(kLinkFlags)) link.push_back(f);
     std::string stem = target.stem().string();
     for (const std::string& a : {std::string("-I"), std::string("shim"), std::string("-I"), std::string("."), launcher,
                                  std::string("reference_bridge.cpp"), stem + "/" + stem + "_reference.cpp",
@@ -305,7 +333,7 @@ void compile(const fs::path& dir, const fs::path& target, const ModuleOptions& o
       link.push_back(a);
     }
     if (o.verbose) fmt::print(stderr, "mtlgen: (in {}) {}\n", dir.string(), command_text(link));
-    output += run_and_capture(link, dir, status);
+    output += run_and_capture(link, dir, status, o.compile_timeout_seconds);
   }
   if (o.race_instrumented) {
     std::error_code ignored;
@@ -336,38 +364,64 @@ std::string reference_symbol(const ir::Kernel& k, const ir::Variant& v) {
   return symbol;
 }
 
+namespace {
+
+// Refuses spec code that would make the compiler read files of the host (include_policy.h).
+void check_includes(const ir::Kernel& k) {
+  std::string error;
+  auto check = [&](const std::string& text, const std::string& file, int line, int column = 1) {
+    if (error.empty()) error = include_violation(text, file, line, column);
+  };
+  if (k.is_source()) {
+    check(k.source->simulator_text, k.source->file, 1);
+    fs::path dir = fs::path(k.source->file).parent_path();
+    for (const auto& [name, text] : k.source->simulator_headers) check(text, (dir / name).string(), 1);
+  } else {
+    check(k.body.text, k.body.loc.file.empty() ? k.spec_path : k.body.loc.file, k.body.loc.line, k.body.loc.column);
+  }
+  check(k.reference.text, k.reference.loc.file.empty() ? k.spec_path : k.reference.loc.file, k.reference.loc.line,
+        k.reference.loc.column);
+  if (!error.empty()) throw RefusedSpecCode(error);
+}
+
+}  // namespace
+
 SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
+  check_includes(kernel);
   support::OutputSet files = module_sources(kernel);
   fs::path cache = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
   fs::path dir = cache / "sim" /
                 fmt::format("{}-{}{}", kernel.name, options.race_instrumented ? "races-" : "", module_key(files, options));
-  path_ = dir / (kernel.name + ".so");
+  path_ = fs::absolute(dir / (kernel.name + ".so"));  // absolute: race reports find it by dladdr()
   cached_ = fs::exists(path_);
   if (!cached_) {
     support::write_outputs(files, dir);
     compile(dir, path_, options);
   }
-  handle_ = ::dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle_) throw std::runtime_error(fmt::format("cannot load {}: {}", path_.string(), ::dlerror()));
 }
 
-SimModule::~SimModule() {
+LoadedModule::LoadedModule(const fs::path& path) {
+  handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle_) throw std::runtime_error(fmt::format("cannot load {}: {}", path.string(), ::dlerror()));
+}
+
+LoadedModule::~LoadedModule() {
   if (handle_) ::dlclose(handle_);
 }
 
-mtlsim::KernelThreadFn SimModule::thread_fn(const ir::Variant& v) const {
+mtlsim::KernelThreadFn LoadedModule::thread_fn(const ir::Variant& v) const {
   void* f = ::dlsym(handle_, launcher_symbol(v).c_str());
   if (!f) throw std::runtime_error("simulator module lacks entry point " + v.entry_point);
   return reinterpret_cast<mtlsim::KernelThreadFn>(f);
 }
 
-FunctionConstantsFn SimModule::function_constants_fn() const {
+FunctionConstantsFn LoadedModule::function_constants_fn() const {
   void* f = ::dlsym(handle_, "mtlsim_set_function_constants");
   if (!f) throw std::runtime_error("simulator module lacks mtlsim_set_function_constants");
   return reinterpret_cast<FunctionConstantsFn>(f);
 }
 
-ReferenceFn SimModule::reference_fn(const std::string& symbol) const {
+ReferenceFn LoadedModule::reference_fn(const std::string& symbol) const {
   void* f = ::dlsym(handle_, ("mtlsim_reference_" + symbol).c_str());
   if (!f) throw std::runtime_error("simulator module lacks reference " + symbol);
   return reinterpret_cast<ReferenceFn>(f);

@@ -3,6 +3,7 @@
 // launcher per entry point and the C++ reference, as a shared object. Modules are cached by the
 // hash of everything that goes into them, so a re-run compiles nothing.
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 
 #include "ir/kernel.h"
@@ -24,27 +25,48 @@ struct ModuleOptions {
   // without libtsan: the simulator runtime takes the instrumentation calls) and line tables, so
   // DispatchOptions::detect_races works and reports source lines. A separate cache entry.
   bool race_instrumented = false;
+  // A compile running longer is killed (with its process group) and reported.
+  double compile_timeout_seconds = 600;
 };
 
+// Spec code that would make the compiler read a file of the host (include_policy.h): a located
+// error, "file:line:col: error: ...", thrown before anything is compiled.
+struct RefusedSpecCode : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A compiled module on disk. Building it runs only the compiler: the parent `mtlgen` never loads
+// spec code (file-scope constructors, kernels, references); each case's sandboxed child loads the
+// module with LoadedModule.
 class SimModule {
  public:
-  // Builds (or finds in the cache) and loads the module; throws std::runtime_error with the
-  // compiler's diagnostics on failure.
+  // Builds (or finds in the cache) the module; throws RefusedSpecCode, or std::runtime_error with
+  // the compiler's diagnostics on failure.
   SimModule(const ir::Kernel& kernel, const ModuleOptions& options);
-  ~SimModule();
-  SimModule(const SimModule&) = delete;
-  SimModule& operator=(const SimModule&) = delete;
 
-  mtlsim::KernelThreadFn thread_fn(const ir::Variant& variant) const;
-  ReferenceFn reference_fn(const std::string& symbol) const;  // see reference_symbol()
-  FunctionConstantsFn function_constants_fn() const;
   bool was_cached() const { return cached_; }
   const std::filesystem::path& path() const { return path_; }
 
  private:
-  void* handle_ = nullptr;
   bool cached_ = false;
   std::filesystem::path path_;
+};
+
+// A module loaded into this process (dlopen: runs its file-scope constructors). Only the case
+// child creates one, after its sandbox is in place.
+class LoadedModule {
+ public:
+  explicit LoadedModule(const std::filesystem::path& path);  // throws std::runtime_error
+  ~LoadedModule();
+  LoadedModule(const LoadedModule&) = delete;
+  LoadedModule& operator=(const LoadedModule&) = delete;
+
+  mtlsim::KernelThreadFn thread_fn(const ir::Variant& variant) const;
+  ReferenceFn reference_fn(const std::string& symbol) const;  // see reference_symbol()
+  FunctionConstantsFn function_constants_fn() const;
+
+ private:
+  void* handle_ = nullptr;
 };
 
 std::filesystem::path default_cache_dir();

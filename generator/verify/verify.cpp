@@ -220,6 +220,9 @@ int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
     double start = monotonic_seconds();
     try {
       modules.push_back(std::make_unique<SimModule>(k, module_options));
+    } catch (const RefusedSpecCode& e) {
+      fmt::print(err, "{}\n", e.what());
+      return driver::kSpecErrors;
     } catch (const std::exception& e) {
       fmt::print(err, "{}: error: {}\n", k.spec_path, e.what());
       return driver::kVerifyFailed;

@@ -85,10 +85,24 @@ void assign_lines(RaceAccess& a, const std::vector<int>& access, const std::vect
 
 // One addr2line run for all lookups in `object`; output per address: "0x...", then its inline
 // chain innermost first, two lines per frame: the function, then "file:line".
-void resolve_object(const std::string& object, std::vector<Lookup>& lookups) {
+Addr2lineFn g_addr2line = nullptr;
+
+// addr2line's output for `lookups` as a stream: from the installed runner, else from popen.
+FILE* open_addr2line(const std::string& object, const std::vector<Lookup>& lookups, std::string& text) {
+  if (g_addr2line) {
+    std::vector<uintptr_t> offsets;
+    for (const Lookup& l : lookups) offsets.push_back(l.offset);
+    text = g_addr2line(object, offsets);
+    return text.empty() ? nullptr : ::fmemopen(text.data(), text.size(), "r");
+  }
   std::string command = "addr2line -i -a -f -e " + quoted(object);
   for (const Lookup& l : lookups) command += fmt::format(" 0x{:x}", l.offset);
-  FILE* pipe = ::popen((command + " 2>/dev/null").c_str(), "r");
+  return ::popen((command + " 2>/dev/null").c_str(), "r");
+}
+
+void resolve_object(const std::string& object, std::vector<Lookup>& lookups) {
+  std::string text;
+  FILE* pipe = open_addr2line(object, lookups, text);
   if (!pipe) return;
   std::vector<std::vector<Frame>> chains;
   std::string function;
@@ -109,9 +123,15 @@ void resolve_object(const std::string& object, std::vector<Lookup>& lookups) {
       expect_function = true;
     }
   }
-  ::pclose(pipe);
+  g_addr2line ? std::fclose(pipe) : ::pclose(pipe);
   for (size_t i = 0; i < lookups.size() && i < chains.size(); ++i) *lookups[i].lines = metal_lines(chains[i]);
 }
+
+}  // namespace
+
+void set_addr2line(Addr2lineFn run) { g_addr2line = run; }
+
+namespace {
 
 const char* memory_kind(const DataRace& r) {
   if (r.threadgroup_variable) return "threadgroup variable";

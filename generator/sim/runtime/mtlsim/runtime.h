@@ -175,6 +175,11 @@ struct DataRace {
 // kernel must be compiled with -g1 or more; lines stay 0 where that fails), then merges races
 // on the same memory between the same two lines (one line can compile to several pcs).
 void resolve_race_sources(std::vector<DataRace>& races);
+// How resolve_race_sources() runs `addr2line -i -a -f -e <object> <offsets...>`: returns its
+// stdout. Default (nullptr): popen. A process that may not start programs (verify's sandboxed
+// case child) installs one that asks a helper outside its sandbox.
+using Addr2lineFn = std::string (*)(const std::string& object, const std::vector<uintptr_t>& offsets);
+void set_addr2line(Addr2lineFn run);
 // A complete report: kernel, memory, element, both accesses (kind, line, thread, threadgroup),
 // and which barrier to add. Lines appear as "line N".
 std::string describe(const DataRace& race, const std::string& kernel_name);
