@@ -8,6 +8,7 @@
 #include <iterator>
 #include <set>
 
+#include "check_msl/check_msl.h"
 #include "emit_common/emitter.h"
 #include "import/spec_skeleton.h"
 #include "msl/msl_unit.h"
@@ -55,7 +56,7 @@ std::vector<ir::Kernel> load_specs(const std::vector<fs::path>& specs, support::
   std::vector<ir::Kernel> kernels;
   for (const auto& path : specs) {
     auto kernel = spec::load_spec(path.string(), display_path(path), diags);
-    if (!kernel) continue;
+    if (!kernel || !check_msl::check_emitted_msl(*kernel, diags)) continue;
     auto same = std::find_if(kernels.begin(), kernels.end(), [&](const ir::Kernel& k) { return k.name == kernel->name; });
     if (same != kernels.end()) {
       diags.error(ErrorKind::duplicate_name, kernel->name_loc,

@@ -135,6 +135,23 @@ std::vector<Token> before_name(const std::vector<Token>& tokens, unsigned name_o
   return tokens;
 }
 
+// A function header without its attributes: `[[...]]`, and what the pre-pass made of Metal's
+// (`__MTL_MAXTPT(TG * 2)` multiplies; it declares no pointer).
+std::vector<Token> without_attributes(const std::vector<Token>& tokens) {
+  std::vector<Token> out;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    bool macro = tokens[i].text.rfind("__MTL_", 0) == 0 && i + 1 < tokens.size() && tokens[i + 1].text == "(";
+    if (macro) {
+      i = matching(tokens, i + 1, "(", ")");
+    } else if (tokens[i].text == "[" && i + 1 < tokens.size() && tokens[i + 1].text == "[") {
+      i = matching(tokens, i, "[", "]");
+    } else {
+      out.push_back(tokens[i]);
+    }
+  }
+  return out;
+}
+
 // Between the first `open` and its match: the target type of (T)x and static_cast<T>(x).
 std::vector<Token> first_group(const std::vector<Token>& tokens, const char* open, const char* close) {
   for (size_t i = 0; i < tokens.size(); ++i)
@@ -158,6 +175,55 @@ CXSourceRange header_range(CXTranslationUnit tu, CXCursor cursor) {
   return clang_getRange(clang_getRangeStart(extent), body_start);
 }
 
+// Kinds of the template parameters of the function a DeclRefExpr names (its primary template's),
+// in order: true for a type parameter. Empty when it names an overload set or no template.
+std::vector<bool> type_parameter_kinds(CXCursor ref) {
+  CXCursor callee = clang_getCursorReferenced(ref);
+  if (clang_getCursorKind(callee) != CXCursor_FunctionTemplate) callee = clang_getSpecializedCursorTemplate(callee);
+  std::vector<bool> kinds;
+  if (clang_Cursor_isNull(callee) || clang_getCursorKind(callee) != CXCursor_FunctionTemplate) return kinds;
+  clang_visitChildren(
+      callee,
+      [](CXCursor child, CXCursor, CXClientData data) {
+        CXCursorKind k = clang_getCursorKind(child);
+        if (k == CXCursor_TemplateTypeParameter || k == CXCursor_NonTypeTemplateParameter ||
+            k == CXCursor_TemplateTemplateParameter) {
+          static_cast<std::vector<bool>*>(data)->push_back(k == CXCursor_TemplateTypeParameter);
+        }
+        return CXChildVisit_Continue;
+      },
+      &kinds);
+  return kinds;
+}
+
+// The explicit template arguments that are types, each kept inside `<...>`: `tg_sum<TG * 2>`
+// multiplies, `as_ptr<device float*>` points. Unknown parameter kinds: nothing is checked.
+std::vector<Token> type_template_arguments(CXTranslationUnit tu, CXCursor ref) {
+  auto tokens = tokenize(tu, clang_getCursorExtent(ref));
+  if (tokens.size() < 2 || tokens[1].text != "<") return {};
+  std::vector<bool> is_type = type_parameter_kinds(ref);
+  const size_t close = matching(tokens, 1, "<", ">");
+  if (close >= tokens.size()) return {};
+  std::vector<Token> out;
+  size_t begin = 2;
+  int depth = 0;
+  for (size_t i = 2, arg = 0; i <= close && i < tokens.size(); ++i) {
+    const std::string& t = tokens[i].text;
+    if (t == "(" || t == "[" || t == "<" || t == "{") ++depth;
+    if ((t == ")" || t == "]" || t == ">" || t == "}") && i != close) --depth;
+    if (i != close && !(t == "," && depth == 0)) continue;
+    if (arg < is_type.size() && is_type[arg]) {
+      out.push_back(tokens[1]);  // `<`
+      auto group = slice(tokens, begin, i);
+      out.insert(out.end(), group.begin(), group.end());
+      out.push_back(tokens[close]);  // `>`
+    }
+    ++arg;
+    begin = i + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<Token> type_tokens(CXTranslationUnit tu, CXCursor cursor) {
@@ -167,7 +233,7 @@ std::vector<Token> type_tokens(CXTranslationUnit tu, CXCursor cursor) {
     case CXCursor_FunctionDecl:
     case CXCursor_CXXMethod:
     case CXCursor_FunctionTemplate:
-      return before_name(spelled(tu, header_range(tu, cursor)), name);
+      return without_attributes(before_name(spelled(tu, header_range(tu, cursor)), name));
     case CXCursor_ParmDecl:
     case CXCursor_VarDecl:
     case CXCursor_FieldDecl:
@@ -195,11 +261,8 @@ std::vector<Token> type_tokens(CXTranslationUnit tu, CXCursor cursor) {
         if (tokens[i].text == "(" || tokens[i].text == "{") return slice(tokens, 0, i);
       return tokens;
     }
-    case CXCursor_DeclRefExpr: {  // explicit template arguments: f<device float*>(p)
-      auto tokens = tokenize(tu, clang_getCursorExtent(cursor));
-      if (tokens.size() < 2 || tokens[1].text != "<") return {};
-      return slice(tokens, 1, tokens.size());
-    }
+    case CXCursor_DeclRefExpr:  // explicit template arguments: f<device float*>(p)
+      return type_template_arguments(tu, cursor);
     default:
       return {};
   }

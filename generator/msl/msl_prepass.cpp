@@ -5,6 +5,8 @@
 // respelled too; comments and literals are left alone.
 #include <array>
 #include <cctype>
+#include <string_view>
+#include <vector>
 
 #include "msl/msl_internal.h"
 
@@ -79,8 +81,63 @@ void blank_out(std::string& s, size_t begin, size_t end) {
     if (s[i] != '\n') s[i] = ' ';
 }
 
+const Respelling* respelling_of(std::string_view name) {
+  for (const Respelling& r : kRespellings) {
+    if (name == r.attribute) return &r;
+  }
+  return nullptr;
+}
+
+// `[[kernel, max_total_threads_per_threadgroup(1024)]]`, as mtlgen emits it: when every item is
+// a kernel attribute the pre-pass knows, each is respelled in place (a macro ending where its name
+// ends) and the brackets and commas are blanked. Returns npos when this is no such list.
+size_t respell_list(std::string& s, size_t open) {
+  struct Item {
+    const Respelling* r;
+    size_t name_begin, name_end, args_end;
+  };
+  std::vector<Item> items;
+  size_t i = skip_blanks(s, open + 2);
+  for (;;) {
+    size_t name_end = i;
+    while (name_end < s.size() && is_ident_char(s[name_end])) ++name_end;
+    const Respelling* r = respelling_of(std::string_view(s.data() + i, name_end - i));
+    if (!r || r->style == Style::rename) return std::string::npos;
+    size_t args_end = name_end;
+    size_t next = skip_blanks(s, name_end);
+    if (next < s.size() && s[next] == '(') {
+      size_t paren = matching_paren(s, next);
+      if (paren == std::string::npos) return std::string::npos;
+      args_end = paren + 1;
+      next = skip_blanks(s, args_end);
+    }
+    if ((r->style == Style::macro_call) == (args_end == name_end)) return std::string::npos;
+    items.push_back({r, i, name_end, args_end});
+    if (s.compare(next, 2, "]]") == 0) {
+      i = next + 2;
+      break;
+    }
+    if (next >= s.size() || s[next] != ',') return std::string::npos;
+    i = skip_blanks(s, next + 1);
+  }
+  std::string out = s.substr(open, i - open);
+  blank_out(out, 0, out.size());
+  size_t free_from = 0;  // macros may not overwrite the previous item
+  for (const Item& it : items) {
+    size_t name_end = it.name_end - open;
+    size_t word = it.r->style == Style::macro_call ? it.r->macro.size() : it.name_end - it.name_begin;
+    if (name_end < free_from + word) return std::string::npos;
+    out.replace(name_end - word, word, it.r->style == Style::macro_call ? it.r->macro : it.r->attribute);
+    out.replace(name_end, it.args_end - it.name_end, s, it.name_end, it.args_end - it.name_end);
+    free_from = it.args_end - open;
+  }
+  s.replace(open, out.size(), out);
+  return i;
+}
+
 // Respells the attribute at `open` ("[[") if it is one of kRespellings; returns where to go on.
 size_t respell_at(std::string& s, size_t open) {
+  if (size_t after = respell_list(s, open); after != std::string::npos) return after;
   size_t name_begin = skip_blanks(s, open + 2);
   size_t name_end = name_begin;
   while (name_end < s.size() && is_ident_char(s[name_end])) ++name_end;

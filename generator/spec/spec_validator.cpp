@@ -20,7 +20,8 @@ namespace {
 
 class Validator {
  public:
-  Validator(ir::Kernel& k, Diagnostics& d, VariantBinder bind) : k_(k), diags_(d), bind_variants_(std::move(bind)) {}
+  Validator(ir::Kernel& k, Diagnostics& d, VariantBinder bind)
+      : k_(k), diags_(d), errors_before_(d.error_count()), bind_variants_(std::move(bind)) {}
 
   void run() {
     check_names();
@@ -30,10 +31,10 @@ class Validator {
     if (!k_.is_source()) assign_buffer_indices();  // a hand-written kernel's come from its source
     check_function_constants();
     if (!k_.is_source()) scan_body();
-    if (diags_.has_errors()) return;  // variants evaluate expressions that must be sound
+    if (has_errors()) return;  // variants evaluate expressions that must be sound
     build_variants();
     if (bind_variants_) bind_variants_(k_);
-    if (diags_.has_errors()) return;
+    if (has_errors()) return;
     build_bindings();
     check_tests();
   }
@@ -597,7 +598,11 @@ class Validator {
                                                                              int64_t element_size, const expr::Env& env);
 
   ir::Kernel& k_;
+  // This spec's errors only: `check` runs many specs against one Diagnostics.
+  bool has_errors() const { return diags_.error_count() > errors_before_; }
+
   Diagnostics& diags_;
+  int errors_before_;
   VariantBinder bind_variants_;
   std::map<std::string, SourceLoc> declared_;
 };

@@ -358,3 +358,24 @@ TEST(Bindings, TgArgmaxPullsInArgmaxCombine) {
 
 }  // namespace
 }  // namespace mtlgen::spec::testing
+
+namespace mtlgen::spec::testing {
+namespace {
+
+// `check a.yaml b.yaml` shares one Diagnostics: an error in a.yaml once made b.yaml skip its
+// variants and come back "valid" with none (each spec now counts only its own errors).
+TEST(FrontEnd, ASpecAfterARejectedOneIsBuiltInFull) {
+  TempDir dir;
+  support::Diagnostics diags;
+  std::string bad = kMinimalSpec;
+  bad.replace(bad.find("name: scale"), 11, "name: 1scale");
+  EXPECT_FALSE(load_spec(dir.write("bad.yaml", bad).string(), "bad.yaml", diags));
+  ASSERT_TRUE(diags.has_errors());
+  auto good = load_spec(dir.write("good.yaml", kMinimalSpec).string(), "good.yaml", diags);
+  ASSERT_TRUE(good);
+  EXPECT_EQ(good->variants.size(), 2u);
+  EXPECT_EQ(good->msl_version, "3.0");
+}
+
+}  // namespace
+}  // namespace mtlgen::spec::testing

@@ -1,0 +1,15 @@
+#pragma once
+// A spec body is Metal only once the generator has wrapped it in a kernel: this stage runs the
+// MSL front end (libclang, with the Metal conformance checks) over the emitted .metal of a
+// spec-body kernel and reports each error once, at the spec's body line, instead of per variant
+// from a generated file when the simulator compiles it.
+#include "ir/kernel.h"
+#include "support/diagnostics.h"
+
+namespace mtlgen::check_msl {
+
+// Returns false when the emitted MSL has errors (reported in `diags` at spec lines).
+// Hand-written kernels (`source:`) are checked where their file is read; this accepts them.
+bool check_emitted_msl(const ir::Kernel& kernel, support::Diagnostics& diags);
+
+}  // namespace mtlgen::check_msl

@@ -1,0 +1,63 @@
+// Errors in a spec's body, found by the MSL front end in the emitted kernel, are reported once, at
+// the spec's line and column: one file per error class under body_errors/, its first line stating
+// the diagnostic in the grammar of tests/spec/spec_test_util.h. Every shipped spec's body passes.
+#include <set>
+
+#include "check_msl/check_msl.h"
+#include "spec_test_util.h"
+
+namespace mtlgen::spec::testing {
+namespace {
+
+fs::path dir() { return fs::path(MTLGEN_CHECK_MSL_TEST_DIR) / "body_errors"; }
+
+std::vector<std::string> cases() {
+  std::vector<std::string> out;
+  for (const auto& p : yaml_files(dir())) out.push_back(p.stem().string());
+  return out;
+}
+
+class BodyError : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BodyError, ReportedOnceAtTheSpecLine) {
+  fs::path path = dir() / (GetParam() + ".yaml");
+  std::string error;
+  auto x = parse_expectation(first_line(path), error);
+  ASSERT_TRUE(x) << error;
+  support::Diagnostics diags;
+  std::string shown = GetParam() + ".yaml";
+  auto kernel = load_spec(path.string(), shown, diags);
+  ASSERT_TRUE(kernel) << "the spec itself must be valid: " << diags.format_all();
+  EXPECT_FALSE(check_msl::check_emitted_msl(*kernel, diags));
+  const support::Diagnostic* found = nullptr;
+  std::set<std::string> allowed(x->also.begin(), x->also.end());
+  allowed.insert(x->kind);
+  for (const auto& d : diags.all()) {
+    EXPECT_EQ(d.loc.file, shown) << "reported in another file: " << diags.format(d);
+    EXPECT_TRUE(allowed.count(support::to_string(d.kind))) << "unexpected: " << diags.format(d);
+    if (support::to_string(d.kind) == x->kind && d.loc.line == x->line && d.loc.column == x->column) found = &d;
+  }
+  ASSERT_TRUE(found) << "expected " << x->kind << " at " << x->line << ":" << x->column << "; got\n"
+                     << diags.format_all();
+  EXPECT_NE(found->message.find(x->message), std::string::npos) << found->message;
+  EXPECT_NE(found->hint.find(x->hint), std::string::npos) << found->hint;
+  EXPECT_LE(diags.error_count(), 2) << "one error per mistake, not one per variant:\n" << diags.format_all();
+}
+
+INSTANTIATE_TEST_SUITE_P(CheckMsl, BodyError, ::testing::ValuesIn(cases()),
+                         [](const auto& info) { return info.param; });
+
+// No false positives: the bodies of the shipped library and of the generator's own test specs.
+TEST(CheckMsl, ShippedBodiesAreMetal) {
+  for (const char* d : {"specs", "tests/emit/in", "tests/verify/twins"}) {
+    for (const auto& path : yaml_files(source_dir() / d)) {
+      support::Diagnostics diags;
+      auto kernel = load_spec(path.string(), path.filename().string(), diags);
+      ASSERT_TRUE(kernel) << diags.format_all();
+      EXPECT_TRUE(check_msl::check_emitted_msl(*kernel, diags)) << diags.format_all();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mtlgen::spec::testing
