@@ -139,6 +139,47 @@ TEST(ProcessGroup, RaceLinesResolveInsideTheSandbox) {
   EXPECT_NE(run.printed.find("missing_barrier.yaml:26)"), std::string::npos) << run.printed;
 }
 
+// ---- the compile step ----
+
+// A compiler that never finishes (and leaves a process of its own running) is killed, with its
+// process group, after the compile timeout, and that is what the error says.
+TEST(CompileStep, TimesOutAndKillsTheCompilersProcessGroup) {
+  const fs::path dir = fs::temp_directory_path() / ("mtlgen-slow-compiler-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path compiler = dir / "slow-c++";
+  std::ofstream(compiler) << "#!/bin/sh\nsleep 60 &\necho $! > '" << (dir / "pid").string() << "'\nwait\n";
+  fs::permissions(compiler, fs::perms::owner_all);
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);  // the compiler's orphans come back to be reaped
+  support::Diagnostics diags;
+  auto kernels = driver::load_specs({"tests/verify/twins/null_pointer.yaml"}, diags);
+  ASSERT_EQ(kernels.size(), 1u) << diags.format_all();
+  verify::ModuleOptions o;
+  o.cache_dir = dir / "cache";
+  o.compiler = compiler.string();
+  o.compile_timeout_seconds = 1;
+  auto start = std::chrono::steady_clock::now();
+  try {
+    verify::SimModule module(kernels[0], o);
+    ADD_FAILURE() << "the compile cannot have succeeded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("was killed after 1 s (the compile timeout)"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30);
+  pid_t left = 0;
+  std::ifstream(dir / "pid") >> left;
+  ASSERT_GT(left, 0);
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    int status = 0;
+    gone = ::waitpid(left, &status, WNOHANG) == left && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+  EXPECT_TRUE(gone) << "the compiler's background process survived";
+  fs::remove_all(dir);
+}
+
 // ---- the sandbox itself, in a forked child ----
 
 // Runs `body` in a sandboxed child; returns its wait status.
