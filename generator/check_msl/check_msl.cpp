@@ -8,26 +8,36 @@
 #include <vector>
 
 #include "emit_msl/msl_emitter.h"
+#include "emit_reference/reference_emitter.h"
+#include "msl/cpp_check.h"
 #include "msl/msl_unit.h"
 
 namespace mtlgen::check_msl {
 namespace {
 
-// Emitted lines around the body, from the marker comment the MSL emitter writes before it.
-struct BodySpan {
-  int first = 0;  // 1-based line of the body's first line in the emitted text; 0: not found
+// A spec code block inside an emitted file: it starts on the line after its marker comment
+// (`// body: spec.yaml:12`), indented by two spaces.
+struct Embedded {
+  const ir::CodeBlock& block;
+  std::string file;   // the emitted file's path as the parser names it
+  std::string text;   // the emitted file
+  const char* what;   // "body" or "reference"
+  int first = 0;      // 1-based line of the block's first line in `text`; 0: marker not found
   int count = 0;
-};
 
-BodySpan body_span(const std::string& msl, const ir::Kernel& k) {
-  BodySpan span;
-  size_t at = msl.find(emit::kBodyMarker);
-  if (at == std::string::npos) return span;
-  span.first = static_cast<int>(std::count(msl.begin(), msl.begin() + static_cast<long>(at), '\n')) + 2;
-  span.count = static_cast<int>(std::count(k.body.text.begin(), k.body.text.end(), '\n')) +
-               (k.body.text.empty() || k.body.text.back() == '\n' ? 0 : 1);
-  return span;
-}
+  Embedded(const ir::CodeBlock& b, std::string f, std::string t, const char* w, const std::string& marker)
+      : block(b), file(std::move(f)), text(std::move(t)), what(w) {
+    size_t at = text.find(marker);
+    if (at == std::string::npos) return;
+    first = static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 2;
+    count = static_cast<int>(std::count(b.text.begin(), b.text.end(), '\n')) +
+            (b.text.empty() || b.text.back() == '\n' ? 0 : 1);
+  }
+
+  bool contains(const support::SourceLoc& loc) const {
+    return first > 0 && loc.file == file && loc.line >= first && loc.line < first + count;
+  }
+};
 
 std::string line_of(const std::string& text, int line) {
   std::istringstream in(text);
@@ -37,38 +47,50 @@ std::string line_of(const std::string& text, int line) {
   return l;
 }
 
-// The body is emitted indented by two spaces; the block scalar's own indentation is in loc.column.
-support::Diagnostic at_spec_line(const support::Diagnostic& d, const ir::Kernel& k, const BodySpan& span,
-                                 const std::string& msl) {
+// The block scalar's own indentation is in loc.column; the emitters indent by two spaces.
+support::Diagnostic at_spec_line(const support::Diagnostic& d, const Embedded& e) {
   support::Diagnostic out = d;
-  if (span.first > 0 && d.loc.line >= span.first && d.loc.line < span.first + span.count) {
-    out.loc = k.body.loc;
-    out.loc.line = k.body.loc.line + (d.loc.line - span.first);
-    out.loc.column = std::max(1, d.loc.column - 2) + std::max(0, k.body.loc.column - 1);
+  out.loc = e.block.loc;
+  if (e.contains(d.loc)) {
+    out.loc.line = e.block.loc.line + (d.loc.line - e.first);
+    out.loc.column = std::max(1, d.loc.column - 2) + std::max(0, e.block.loc.column - 1);
     return out;
   }
-  // In the code around the body (a brace the body left open, a helper it misuses): name the
-  // generated line, report at the body's first line.
-  out.loc = k.body.loc;
-  out.message = fmt::format("{} (in the code mtlgen wraps around the body, at `{}`)", d.message,
-                            line_of(msl, d.loc.line));
+  // In the code around the block (a helper it misuses, a header): name the generated line and
+  // report at the block's first line.
+  std::string where = d.loc.file == e.file ? line_of(e.text, d.loc.line) : d.loc.file;
+  out.message = fmt::format("{} (in the code mtlgen wraps around the {}, at `{}`)", d.message, e.what, where);
   return out;
 }
 
-// Brackets the body leaves open or closes too often would be reported by the parse at the
-// generated code after the body; say it where the user wrote it. Comments and literals skipped.
-bool brackets_balanced(const ir::Kernel& k, support::Diagnostics& diags) {
+// Reports `parsed`'s errors at spec lines: those inside the block each, one from around it.
+bool report_at_spec(const support::Diagnostics& parsed, const Embedded& e, support::Diagnostics& diags) {
+  bool ok = true;
+  bool outside_reported = false;
+  for (const auto& d : parsed.all()) {
+    if (d.severity != support::Severity::error) continue;
+    if (!e.contains(d.loc) && std::exchange(outside_reported, true)) continue;
+    support::Diagnostic mapped = at_spec_line(d, e);
+    diags.error(mapped.kind, mapped.loc, mapped.message, mapped.hint);
+    ok = false;
+  }
+  return ok;
+}
+
+// Brackets a block leaves open or closes too often would be reported by the parse at the
+// generated code after it; say it where the user wrote it. Comments and literals skipped.
+bool brackets_balanced(const ir::CodeBlock& block, const char* what, support::Diagnostics& diags) {
   struct Open {
     char c;
     int line, column;
   };
   std::vector<Open> open;
-  const std::string& t = k.body.text;
+  const std::string& t = block.text;
   int line = 0, column = 0;
   auto at = [&](int l, int c) {
-    support::SourceLoc loc = k.body.loc;
+    support::SourceLoc loc = block.loc;
     loc.line += l;
-    loc.column = c + std::max(1, k.body.loc.column);
+    loc.column = c + std::max(1, block.loc.column);
     return loc;
   };
   for (size_t i = 0; i < t.size(); ++i, ++column) {
@@ -93,7 +115,7 @@ bool brackets_balanced(const ir::Kernel& k, support::Diagnostics& diags) {
       char want = c == ')' ? '(' : c == ']' ? '[' : '{';
       if (open.empty() || open.back().c != want) {
         diags.error(support::ErrorKind::msl_syntax, at(line, column), fmt::format("this `{}` closes nothing", c),
-                    open.empty() ? "remove it, or open its bracket earlier in the body"
+                    open.empty() ? fmt::format("remove it, or open its bracket earlier in the {}", what)
                                  : fmt::format("the innermost open bracket is `{}`", open.back().c));
         return false;
       }
@@ -104,7 +126,7 @@ bool brackets_balanced(const ir::Kernel& k, support::Diagnostics& diags) {
   const Open& o = open.back();
   char want = o.c == '(' ? ')' : o.c == '[' ? ']' : '}';
   diags.error(support::ErrorKind::msl_syntax, at(o.line, o.column), fmt::format("this `{}` is never closed", o.c),
-              fmt::format("close it with `{}` before the body ends", want));
+              fmt::format("close it with `{}` before the {} ends", want, what));
   return false;
 }
 
@@ -112,26 +134,36 @@ bool brackets_balanced(const ir::Kernel& k, support::Diagnostics& diags) {
 
 bool check_emitted_msl(const ir::Kernel& kernel, support::Diagnostics& diags) {
   if (kernel.is_source()) return true;
-  if (!brackets_balanced(kernel, diags)) return false;
-  std::string msl = emit::msl_source(kernel);
+  if (!brackets_balanced(kernel.body, "body", diags)) return false;
   msl::ParseOptions options;
   options.file = kernel.name + ".metal";
-  options.text = msl;
+  options.text = emit::msl_source(kernel);
   options.msl_version = kernel.msl_version;
   support::Diagnostics parsed;
   msl::parse(options, parsed);
-  BodySpan span = body_span(msl, kernel);
-  bool ok = true;
-  bool outside_reported = false;  // one error from the code around the body says enough
-  for (const auto& d : parsed.all()) {
-    if (d.severity != support::Severity::error) continue;
-    bool inside = span.first > 0 && d.loc.line >= span.first && d.loc.line < span.first + span.count;
-    if (!inside && std::exchange(outside_reported, true)) continue;
-    support::Diagnostic mapped = at_spec_line(d, kernel, span, msl);
-    diags.error(mapped.kind, mapped.loc, mapped.message, mapped.hint);
-    ok = false;
+  return report_at_spec(parsed, {kernel.body, options.file.string(), *options.text, "body", emit::kBodyMarker}, diags);
+}
+
+bool check_emitted_reference(const ir::Kernel& kernel, support::Diagnostics& diags) {
+  if (!brackets_balanced(kernel.reference, "reference", diags)) return false;
+  support::OutputSet out;
+  emit::emit_types(kernel, out);
+  emit::emit_reference(kernel, out);
+  emit::emit_host_support({kernel}, out);
+  const std::string root = "/.mtlgen-reference/";
+  const std::string main = kernel.name + "/" + kernel.name + "_reference.cpp";
+  std::vector<msl::CppFile> files;
+  size_t main_index = 0;
+  for (const auto& [path, text] : out.files()) {
+    if (path == main) main_index = files.size();
+    files.push_back({root + path, text});
+    // clang looks `#include "../support/x.h"` up through the kernel's (virtual) directory.
+    if (path.rfind("support/", 0) == 0) files.push_back({root + kernel.name + "/../" + path, text});
   }
-  return ok;
+  support::Diagnostics parsed;
+  msl::check_cpp(files, main_index, parsed);
+  Embedded e{kernel.reference, root + main, files[main_index].text, "reference", "// reference: "};
+  return report_at_spec(parsed, e, diags);
 }
 
 }  // namespace mtlgen::check_msl

@@ -12,4 +12,8 @@ namespace mtlgen::check_msl {
 // Hand-written kernels (`source:`) are checked where their file is read; this accepts them.
 bool check_emitted_msl(const ir::Kernel& kernel, support::Diagnostics& diags);
 
+// The same for the reference: the emitted C++ reference (with its types header and the support
+// headers, in memory) through libclang, errors at the spec's reference lines.
+bool check_emitted_reference(const ir::Kernel& kernel, support::Diagnostics& diags);
+
 }  // namespace mtlgen::check_msl

@@ -56,7 +56,9 @@ std::vector<ir::Kernel> load_specs(const std::vector<fs::path>& specs, support::
   std::vector<ir::Kernel> kernels;
   for (const auto& path : specs) {
     auto kernel = spec::load_spec(path.string(), display_path(path), diags);
-    if (!kernel || !check_msl::check_emitted_msl(*kernel, diags)) continue;
+    if (!kernel) continue;
+    bool body_ok = check_msl::check_emitted_msl(*kernel, diags);  // both, to report both
+    if (!check_msl::check_emitted_reference(*kernel, diags) || !body_ok) continue;
     auto same = std::find_if(kernels.begin(), kernels.end(), [&](const ir::Kernel& k) { return k.name == kernel->name; });
     if (same != kernels.end()) {
       diags.error(ErrorKind::duplicate_name, kernel->name_loc,

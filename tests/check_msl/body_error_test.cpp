@@ -1,5 +1,5 @@
-// Errors in a spec's body, found by the MSL front end in the emitted kernel, are reported once, at
-// the spec's line and column: one file per error class under body_errors/, its first line stating
+// Errors in a spec's body (found by the MSL front end in the emitted kernel) and reference (the
+// emitted C++ through libclang) are reported once, at the spec's line and column: one file per error class under body_errors/, its first line stating
 // the diagnostic in the grammar of tests/spec/spec_test_util.h. Every shipped spec's body passes.
 #include <set>
 
@@ -28,7 +28,8 @@ TEST_P(BodyError, ReportedOnceAtTheSpecLine) {
   std::string shown = GetParam() + ".yaml";
   auto kernel = load_spec(path.string(), shown, diags);
   ASSERT_TRUE(kernel) << "the spec itself must be valid: " << diags.format_all();
-  EXPECT_FALSE(check_msl::check_emitted_msl(*kernel, diags));
+  bool body_ok = check_msl::check_emitted_msl(*kernel, diags);
+  EXPECT_FALSE(check_msl::check_emitted_reference(*kernel, diags) && body_ok);
   const support::Diagnostic* found = nullptr;
   std::set<std::string> allowed(x->also.begin(), x->also.end());
   allowed.insert(x->kind);
@@ -47,7 +48,7 @@ TEST_P(BodyError, ReportedOnceAtTheSpecLine) {
 INSTANTIATE_TEST_SUITE_P(CheckMsl, BodyError, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param; });
 
-// No false positives: the bodies of the shipped library and of the generator's own test specs.
+// No false positives: the bodies and references of the shipped library and of the generator's own test specs.
 TEST(CheckMsl, ShippedBodiesAreMetal) {
   for (const char* d : {"specs", "tests/emit/in", "tests/verify/twins"}) {
     for (const auto& path : yaml_files(source_dir() / d)) {
@@ -55,6 +56,7 @@ TEST(CheckMsl, ShippedBodiesAreMetal) {
       auto kernel = load_spec(path.string(), path.filename().string(), diags);
       ASSERT_TRUE(kernel) << diags.format_all();
       EXPECT_TRUE(check_msl::check_emitted_msl(*kernel, diags)) << diags.format_all();
+      EXPECT_TRUE(check_msl::check_emitted_reference(*kernel, diags)) << diags.format_all();
     }
   }
 }
