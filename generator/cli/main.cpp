@@ -122,6 +122,9 @@ int main(int argc, char** argv) {
                          "happens-before race detector on a -fsanitize=thread build of the kernel, which finds races "
                          "that do not change outputs and races between threadgroups (slower)")
       ->check(CLI::IsMember({"orders", "exact"}));
+  verify_cmd->add_flag("--report-same-value-stores", vo.report_same_value_stores,
+                       "With --races exact: also report unordered stores of the same value to one element "
+                       "(benign by default)");
   verify_cmd->add_option("--jobs", vo.jobs, "Cases simulated at once (default: number of cores)")
       ->check(count_from_one(4096));
   verify_cmd->add_option("--workers", vo.workers, "Simulator threads per case (default 1)")->check(count_from_one(256));

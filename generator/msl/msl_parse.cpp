@@ -122,6 +122,7 @@ struct ClangSession {
 
 Unit parse(const ParseOptions& options, Diagnostics& diags) {
   Unit unit;
+  const int errors_before = diags.error_count();  // `diags` may hold other files' errors
   std::string path = options.file.empty() ? std::string("input.metal") : options.file.string();
   std::optional<std::string> text = options.text ? options.text : read_file(options.file);
   if (!text) {
@@ -161,7 +162,7 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
   Description d = describe(ctx);
   plan_simulator_edits(ctx, d);
   if (options.conformance) check_conformance(session.tu, {path, options.msl_version}, diags);
-  if (options.require_entry_point && d.entry_points.empty() && !diags.has_errors())
+  if (options.require_entry_point && d.entry_points.empty() && diags.error_count() == errors_before)
     diags.error(ErrorKind::msl_syntax, {path, 1, 1}, "no kernel entry point in this file",
                 "declare `kernel void name(...)`, or instantiate a kernel template with "
                 "`template [[host_name(\"name\")]] [[kernel]] ...`");

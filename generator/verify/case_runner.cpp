@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/random.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -104,6 +105,7 @@ class CaseRun {
     }
     if (!simulator_failed_) check_runs();  // data races do not stop the other checkers
     if (result_.status != CaseStatus::error && !simulator_failed_) compare_with_reference();
+    report_poison_flows();
     if (!result_.problems.empty() && result_.status == CaseStatus::pass) result_.status = CaseStatus::fail;
     return std::move(result_);
   }
@@ -233,6 +235,7 @@ class CaseRun {
     if (baseline && r_.exact_races) watch_for_races(options);
     enter_spec_code(kPhaseKernel);
     m_.function_constants_fn()(constants_.data());
+    remember_kernel_code(reinterpret_cast<const void*>(m_.thread_fn(v_)));  // a crash names its line
     double start = monotonic_seconds();
     auto result = mtlsim::dispatch(options, m_.thread_fn(v_), slots.data());
     g_phase = kPhaseChecks;
@@ -246,15 +249,49 @@ class CaseRun {
         b.snapshots.emplace_back(p, p + b.bytes());
       }
     }
+    check_canaries();
     add_issues(result);
+    for (auto& flow : result.poison_flows) poison_flows_.push_back(std::move(flow));
     add_races(result);
     simulator_failed_ = !result.ok();
     return result.ok();
   }
 
+  // Poison that passed through a collective matters only where the kernel's outputs depend on it:
+  // they then change with what uninitialised threadgroup memory holds, or differ from the
+  // reference. Lanes whose results depend on it get poison; results no lane uses are harmless.
+  void report_poison_flows() {
+    bool used = false;
+    for (const auto& p : result_.problems)
+      used = used || p.checker == "uninitialised-threadgroup-memory" || p.checker == "mismatch";
+    if (!used) return;
+    std::vector<int> lines;  // one report per collective, whichever run saw it first
+    for (const auto& flow : poison_flows_) {
+      if (flow.receivers == 0 || std::find(lines.begin(), lines.end(), flow.line) != lines.end()) continue;
+      lines.push_back(flow.line);
+      add_problem("poison_in_collective",
+                  with_spec_lines(flow.message) + " Outputs depend on uninitialised threadgroup memory (see the "
+                                                  "other reports of this case), and it passed through here.");
+    }
+  }
+
+  // Writes into a buffer's alignment slack (which no guard page covers) left a changed canary.
+  void check_canaries() {
+    for (const auto& b : buffers_) {
+      auto element = b.sim->overwritten_canary();
+      if (!element) continue;
+      add_problem("out-of-bounds-write",
+                  fmt::format("{}: out-of-bounds write of element {} of buffer `{}`, which holds {} elements (a "
+                              "canary in its alignment slack changed). Check the bound of the loop or the `if` that "
+                              "guards the store.",
+                              v_.entry_point, *element, b.decl->name, b.elements));
+    }
+  }
+
   // Buffers the kernel writes (read-only ones cannot race) and, always, threadgroup arrays.
   void watch_for_races(mtlsim::DispatchOptions& o) const {
     o.detect_races = true;
+    o.report_same_value_stores = r_.report_same_value_stores;
     for (const auto& b : buffers_) {
       if (b.decl->access == ir::Access::read) continue;
       o.race_buffers.push_back({b.decl->name, b.sim->data(), b.bytes(), static_cast<size_t>(ir::info(b.type).size)});
@@ -420,17 +457,21 @@ class CaseRun {
 
   void add_mismatch(const OutputStats& s, const ir::Tolerance& tol) {
     std::string limits;
-    if (tol.exact) limits = "exact";
+    if (tol.exact) limits = " exact";
     if (tol.max_abs) limits += fmt::format(" max_abs {:g}", *tol.max_abs);
     if (tol.max_rel) limits += fmt::format(" max_rel {:g}", *tol.max_rel);
     if (tol.nmse) limits += fmt::format(" nmse {:g}", *tol.nmse);
     std::string nonfinite =
         s.nonfinite_mismatches ? fmt::format(" ({} with NaN or inf, not in the stats)", s.nonfinite_mismatches) : "";
-    add_problem("mismatch", fmt::format("{}: output `{}` differs from the reference in {} of {} elements{} (max abs {:.3g}, "
-                                        "max rel {:.3g}, nmse {:.3g}; tolerance{}): {}{}{}",
-                                        v_.entry_point, s.buffer, s.mismatches, s.elements, nonfinite, s.max_abs, s.max_rel,
-                                        s.nmse, limits, fmt::join(s.examples, "; "),
-                                        s.mismatches > s.examples.size() ? "; ..." : "", simd_hint()));
+    // Statistics of the finite pairs only; when every differing element is NaN or inf they say nothing.
+    std::string stats = s.nonfinite_mismatches == s.mismatches
+                            ? ""
+                            : fmt::format("max abs {:.3g}, max rel {:.3g}, nmse {:.3g}; ", s.max_abs, s.max_rel, s.nmse);
+    add_problem("mismatch", fmt::format("{}: output `{}` differs from the reference in {} of {} elements{} ({}tolerance{}): "
+                                        "{}{}{}",
+                                        v_.entry_point, s.buffer, s.mismatches, s.elements, nonfinite, stats, limits,
+                                        fmt::join(s.examples, "; "), s.mismatches > s.examples.size() ? "; ..." : "",
+                                        simd_hint()));
   }
 
   // The classic: a reduction done with simd_* alone covers 32 threads of a larger threadgroup.
@@ -443,7 +484,11 @@ class CaseRun {
     }
     tg_stage = tg_stage || k_.body.text.find("threadgroup_barrier") != std::string::npos;
     bool explained = !result_.problems.empty();  // a race or poison report says more
-    if (!simd_reduce || tg_stage || explained || v_.threads_per_threadgroup <= 32) return "";
+    // A body that names its simdgroup (one result per simdgroup) reduces per simdgroup by design;
+    // the helpers take the threadgroup size as TG, so a spec without that tunable gets no such advice.
+    bool per_simdgroup = k_.body.text.find("simd_group") != std::string::npos;
+    bool has_tg = std::any_of(k_.tunables.begin(), k_.tunables.end(), [](const auto& t) { return t.name == "TG"; });
+    if (!simd_reduce || tg_stage || explained || per_simdgroup || !has_tg || v_.threads_per_threadgroup <= 32) return "";
     return fmt::format(". Hint: the body reduces with simd_* functions and never synchronises its threadgroup; "
                        "simd_* cover one simdgroup (32 threads), but this variant runs {} threads per threadgroup: "
                        "reduce across simdgroups too (tg_sum<TG>, tg_max<TG>, tg_min<TG>)",
@@ -461,6 +506,7 @@ class CaseRun {
   std::vector<std::vector<uint8_t>> arguments_;  // hand-written kernels' argument parameters
   CaseResult result_;
   bool simulator_failed_ = false;
+  std::vector<mtlsim::SimIssue> poison_flows_;  // of every run; reported where outputs depend on them
   int body_line_ = 0;
   ir::ConstantSetting constants_;
 };
@@ -655,6 +701,12 @@ void on_crash(int sig, siginfo_t* info, void* context) {
                               thread, g_entry_point)
               : std::snprintf(message, sizeof message, "CRASH %s at address %p%s in %s of %s", signal_name(sig),
                               info->si_addr, fault_hint(sig, info), thread, g_entry_point);
+#if defined(__x86_64__)
+  if (n > 0 && n < static_cast<int>(sizeof message)) {  // the faulting instruction, for its source line
+    auto pc = static_cast<uintptr_t>(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]);
+    n += describe_fault_pc(pc, message + n, sizeof message - static_cast<size_t>(n));
+  }
+#endif
   if (n > 0) send_frame(message, static_cast<size_t>(std::min<int>(n, sizeof message - 1)));
   ::_exit(128 + sig);
 }
@@ -713,6 +765,43 @@ namespace {
   ::_exit(kExitCalled);
 }
 
+// Shortly before the parent's watchdog fires: say where the stuck kernel thread is (its thread and
+// the instruction it was running, which the parent turns into a line), then end the case.
+void on_hang(int, siginfo_t*, void* context) {
+  char thread[512];
+  describe_thread(thread, sizeof thread);
+  char message[1400];
+  int n = std::snprintf(message, sizeof message, "HANG %s of %s was still running", thread, g_entry_point);
+#if defined(__x86_64__)
+  if (n > 0 && n < static_cast<int>(sizeof message)) {
+    const auto& regs = static_cast<ucontext_t*>(context)->uc_mcontext.gregs;
+    auto pc = static_cast<uintptr_t>(regs[REG_RIP]);
+    int added = describe_fault_pc(pc, message + n, sizeof message - static_cast<size_t>(n));
+    // Stopped in the runtime (a race-detector hook): the kernel's call into it is on the stack.
+    if (added == 0) pc = kernel_return_address(reinterpret_cast<const uintptr_t*>(regs[REG_RSP]), 16);
+    if (added == 0 && pc) added = describe_fault_pc(pc, message + n, sizeof message - static_cast<size_t>(n));
+    n += added;
+  }
+#else
+  (void)context;
+#endif
+  if (n > 0) send_frame(message, static_cast<size_t>(std::min<int>(n, sizeof message - 1)));
+  ::_exit(kExitCalled);
+}
+
+// At 90% of the watchdog, so that the report arrives before the parent kills the case.
+void arm_hang_report(double watchdog_seconds) {
+  struct sigaction sa{};
+  sa.sa_sigaction = on_hang;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  ::sigaction(SIGALRM, &sa, nullptr);
+  const double at = watchdog_seconds * 0.9;
+  itimerval timer{};
+  timer.it_value.tv_sec = static_cast<time_t>(at);
+  timer.it_value.tv_usec = static_cast<suseconds_t>((at - static_cast<double>(timer.it_value.tv_sec)) * 1e6);
+  ::setitimer(ITIMER_REAL, &timer, nullptr);
+}
+
 void install_crash_handlers() {
   static char alt_stack[64 * 1024];
   stack_t ss{};
@@ -765,6 +854,7 @@ bool set_up_descriptors(int report, int output) {
   if (!set_up_descriptors(report, output)) ::_exit(kExitCalled);
   g_entry_point = request.variant->entry_point.c_str();
   install_crash_handlers();
+  arm_hang_report(watchdog_seconds);
   std::set_terminate(on_terminate);
   sandbox::LineHelper helper;
   if (request.exact_races) helper = sandbox::start_line_helper(request.module->path().string());
@@ -879,6 +969,12 @@ CaseResult judge(const std::string& text, int status, const std::string& nonce) 
   if (text.compare(0, head.size(), head) != 0) return tampered(text);
   std::string frame = text.substr(head.size());
   if (frame.rfind("CRASH ", 0) == 0) return failure(CaseStatus::crash, "crash", "crashed: " + printable(frame.substr(6)));
+  if (frame.rfind("HANG ", 0) == 0) {
+    return failure(CaseStatus::hang, "hang",
+                   "did not finish within the time the watchdog allows: " + printable(frame.substr(5)) +
+                       ". An endless loop, or a wait on a condition no thread will make true? Raise --timeout for "
+                       "very large cases.");
+  }
   if (frame.rfind("REPORT ", 0) == 0) return parse_report(frame, status);
   return tampered(text);
 }
@@ -973,6 +1069,7 @@ bool poll_case(RunningCase& running, CaseResult& result, double watchdog_seconds
     result.sim_seconds = watchdog_seconds;  // the case ran that long, not 0
   } else {
     result = judge(running.received, finish(running), running.nonce);
+    if (result.status == CaseStatus::hang) result.sim_seconds = watchdog_seconds * 0.9;  // when the child gave up
   }
   attach_output(result, running);
   return true;

@@ -27,6 +27,7 @@ struct CaseRequest {
   // race_instrumented); its findings are `data_race` problems.
   bool exact_races = false;
   ir::ConstantSetting constants;  // function constant values (Kernel::constant_settings); empty: the defaults
+  bool report_same_value_stores = false;  // see VerifyOptions
 };
 
 // skipped: the variant's preconditions exclude the case's dims; it was not run (not a failure).

@@ -13,7 +13,9 @@
 
 #include "cli/driver.h"
 #include "support/output_set.h"
+#include "emit_msl/msl_emitter.h"
 #include "verify/case_runner.h"
+#include "verify/guarded_buffer.h"
 
 namespace mtlgen::verify {
 
@@ -75,6 +77,23 @@ std::string stats_text(const CaseResult& r) {
   return text;
 }
 
+// " (spec.yaml:L)" for a line of the emitted .metal inside the spec's body; the file's own line
+// for a hand-written kernel.
+std::string spec_line_of(int line, const void* kernel) {
+  const auto& k = *static_cast<const ir::Kernel*>(kernel);
+  if (k.is_source()) return fmt::format(" ({}:{})", k.source->file, line);
+  std::string msl = emit::msl_source(k);
+  size_t at = msl.find(emit::kBodyMarker);
+  int marker = at == std::string::npos ? 0 : static_cast<int>(std::count(msl.begin(), msl.begin() + at, '\n')) + 1;
+  return marker > 0 && line > marker ? fmt::format(" ({}:{})", k.spec_path, k.body.loc.line + line - marker - 1) : "";
+}
+
+// A crash report carries the faulting instruction (from the child); here it becomes a source line.
+void locate_crash(CaseResult& r, const ir::Kernel& k) {
+  if (r.status != CaseStatus::crash && r.status != CaseStatus::hang) return;
+  for (auto& p : r.problems) p.message = resolve_fault_pc(p.message, spec_line_of, &k);
+}
+
 void print_case(std::ostream& out, size_t done, size_t total, const Finished& f, bool quiet) {
   bool ok = f.result.status == CaseStatus::pass || f.result.status == CaseStatus::skipped;
   if (quiet && ok) return;
@@ -109,6 +128,7 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
     while (!pending.empty() && static_cast<int>(running.size()) < jobs) {
       const WorkItem& w = items[pending.front()];
       CaseRequest request{w.kernel, w.variant, w.test, w.module, o.seed, o.workers, o.exact_races, w.constants};
+      request.report_same_value_stores = o.report_same_value_stores;
       running.emplace_back(pending.front(), start_case(request, o.timeout_seconds));
       pending.pop_front();
     }
@@ -116,6 +136,7 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
     for (size_t i = 0; i < running.size();) {
       CaseResult result;
       if (poll_case(running[i].second, result, o.timeout_seconds)) {
+        locate_crash(result, *items[running[i].first].kernel);
         finished.push_back({items[running[i].first], std::move(result)});
         print_case(out, finished.size(), items.size(), finished.back(), o.quiet);
         running.erase(running.begin() + static_cast<long>(i));

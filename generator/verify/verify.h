@@ -18,6 +18,9 @@ struct VerifyOptions {
   // Also run the exact race detector (on an instrumented module, in the forward-order run).
   // Lane-order comparison runs either way.
   bool exact_races = false;
+  // With exact_races: also report two unordered stores of the same value to one element (benign
+  // by default; see docs/simulator.md).
+  bool report_same_value_stores = false;
   int jobs = 0;                     // concurrent cases; 0 = number of cores
   int workers = 1;                  // simulator threads per case
   int shard_index = 1, shard_count = 1;

@@ -75,6 +75,18 @@ TEST(MslErrors, EmptyFileHasNoEntryPoint) {
   EXPECT_TRUE(p.unit.entry_points().empty());
 }
 
+// `check` of several specs shares one Diagnostics: another file's error must not hide this one's.
+TEST(MslErrors, NoEntryPointIsReportedAfterAnotherFilesError) {
+  support::Diagnostics diags;
+  diags.error(support::ErrorKind::bad_value, {"other.yaml", 3, 1}, "an earlier spec's error");
+  ParseOptions options;
+  options.file = "k.metal";
+  options.text = "#include <metal_stdlib>\ninline float twice(float v) { return 2 * v; }\n";
+  parse(options, diags);
+  ASSERT_EQ(diags.error_count(), 2) << diags.format_all();
+  EXPECT_NE(diags.all()[1].message.find("no kernel entry point"), std::string::npos);
+}
+
 TEST(MslErrors, BinaryGarbageIsRejectedWithoutCrashing) {
   std::string junk;
   for (int i = 0; i < 4096; ++i) junk.push_back(static_cast<char>((i * 7919 + 13) % 256));

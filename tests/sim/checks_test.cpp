@@ -1,6 +1,8 @@
 // Bugs the simulator reports (early exit, divergent barriers and simd functions,
 // uninitialised threadgroup memory), how it keeps going after one, and builtins.
+#include <bit>
 #include <cstdio>
+#include <map>
 
 #include "sim_test_util.h"
 // clang-format off
@@ -118,21 +120,55 @@ TEST(Checks, UninitialisedThreadgroupMemoryReachingSimdSum) {
   DispatchOptions o = test::grid_1d(1, 64, "uninit_read_f32");
   o.threadgroup_arrays = {{32 * sizeof(float), {}}};
   DispatchResult r = dispatch(o, launch_uninit<float>, &args);
-  ASSERT_EQ(r.issues_total, 1u);
-  EXPECT_EQ(r.issues[0].kind, Kind::poison_in_collective);
-  EXPECT_EQ(r.issues[0].line, mark("uninit_sum"));
-  EXPECT_TRUE(contains(r.issues[0].message, "simd_sum at line " + std::to_string(mark("uninit_sum")) +
-                                                " received uninitialised threadgroup memory"))
-      << r.issues[0].message;
-  EXPECT_TRUE(contains(r.issues[0].message, "0x7FC0DEAD")) << r.issues[0].message;
-  std::printf("example report: %s\n", r.issues[0].message.c_str());
+  // Not an issue: the run goes on, and every lane's sum carries the poison to the output.
+  EXPECT_TRUE(r.ok()) << test::describe(r);
+  ASSERT_EQ(r.poison_flows.size(), 1u);
+  const SimIssue& f = r.poison_flows[0];
+  EXPECT_EQ(f.kind, Kind::poison_in_collective);
+  EXPECT_EQ(f.line, mark("uninit_sum"));
+  EXPECT_EQ(f.receivers, 32u);
+  EXPECT_TRUE(contains(f.message, "simd_sum at line " + std::to_string(mark("uninit_sum")) +
+                                      " received uninitialised threadgroup memory"))
+      << f.message;
+  EXPECT_TRUE(contains(f.message, "0x7FC0DEAD")) << f.message;
+  for (uint i = 0; i < 64; ++i) EXPECT_EQ(std::bit_cast<uint32_t>(out[i]), poison_bits_f32()) << i;
+  std::printf("example report: %s\n", f.message.c_str());
 
   o.kernel_name = "uninit_read_f16";
   o.threadgroup_arrays = {{32 * sizeof(half), poison_pattern_f16()}};
   r = dispatch(o, launch_uninit<half>, &args);
-  ASSERT_EQ(r.issues_total, 1u);
-  EXPECT_EQ(r.issues[0].kind, Kind::poison_in_collective);
-  EXPECT_TRUE(contains(r.issues[0].message, "0x7EAD")) << r.issues[0].message;
+  ASSERT_EQ(r.poison_flows.size(), 1u);
+  EXPECT_TRUE(contains(r.poison_flows[0].message, "0x7EAD")) << r.poison_flows[0].message;
+}
+
+void launch_poison_lanes(const ThreadContext& tc, void* user) {
+  poison_lanes(static_cast<float*>(user), static_cast<float*>(tc.threadgroup_memory[0]), tc.thread_index_in_simdgroup);
+}
+
+// Poison reaches the lanes whose results depend on it and no others: a prefix sum's later lanes,
+// every lane of a max (which would otherwise swallow the NaN), no lane of a shuffle whose sources
+// were written.
+TEST(Checks, PoisonReachesOnlyTheLanesWhoseResultsDependOnIt) {
+  std::vector<float> out(96);
+  DispatchOptions o = test::grid_1d(1, 32, "poison_lanes");
+  o.threadgroup_arrays = {{32 * sizeof(float), {}}};
+  const DispatchResult r = dispatch(o, launch_poison_lanes, out.data());
+  EXPECT_TRUE(r.ok()) << test::describe(r);
+  auto poisoned = [&](uint i) { return std::bit_cast<uint32_t>(out[i]) == poison_bits_f32(); };
+  float sum = 0;
+  for (uint l = 0; l < 32; ++l) {
+    if (l <= 8) EXPECT_EQ(out[l], sum) << "prefix lane " << l;
+    else EXPECT_TRUE(poisoned(l)) << "prefix lane " << l;
+    sum += l < 8 ? float(l) : 0.0f;
+    EXPECT_TRUE(poisoned(32 + l)) << "max lane " << l;
+    EXPECT_EQ(out[64 + l], float(l % 8)) << "shuffle lane " << l;
+  }
+  ASSERT_EQ(r.poison_flows.size(), 3u);
+  std::map<int, uint32_t> receivers;
+  for (const SimIssue& f : r.poison_flows) receivers[f.line] = f.receivers;
+  EXPECT_EQ(receivers[mark("poison_prefix")], 23u);
+  EXPECT_EQ(receivers[mark("poison_max")], 32u);
+  EXPECT_EQ(receivers[mark("poison_shuffle")], 0u);
 }
 
 TEST(Checks, ZeroFilledThreadgroupMemoryIsNotPoison) {

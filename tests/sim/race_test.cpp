@@ -236,6 +236,31 @@ TEST(Races, ElementSizeIsTheGranule) {
   EXPECT_EQ(detect(o, launch_bytes, out.data()).races.size(), 1u);
 }
 
+struct OneResultArgs {
+  uint* out;
+  uint same;
+};
+
+void launch_one_result(const ThreadContext& tc, void* user) {
+  auto& a = *static_cast<OneResultArgs*>(user);
+  one_result(a.out, a.same, tc.thread_position_in_grid.x);
+}
+
+// Unordered stores of the same value are benign unless asked for; of other values they race.
+TEST(Races, SameValueStoresAreBenignUnlessReportingIsAsked) {
+  uint out = 0;
+  DispatchOptions o = test::grid_1d(2, 64, "one_result");
+  o.race_buffers = {{"out", &out, sizeof out, sizeof out}};
+  OneResultArgs same{&out, 1}, different{&out, 0};
+  EXPECT_EQ(detect(o, launch_one_result, &same).races_total, 0u);
+  const DispatchResult r = detect(o, launch_one_result, &different);
+  ASSERT_EQ(r.races.size(), 1u);
+  EXPECT_TRUE(r.races[0].earlier.write && r.races[0].later.write);
+  EXPECT_EQ(r.races[0].later.line, test::line_of("races.metal", "MARK:one_result"));
+  o.report_same_value_stores = true;
+  EXPECT_EQ(detect(o, launch_one_result, &same).races.size(), 1u);
+}
+
 // ---- threadgroup variables declared in the body ----
 
 struct VariableArgs {

@@ -65,7 +65,8 @@ struct VerifyRun {
 };
 
 // `tag` keeps the JSON files of tests that verify the same spec apart (ctest runs tests in parallel).
-VerifyRun verify(const fs::path& spec, bool exact_races, const std::string& tag = "") {
+VerifyRun verify(const fs::path& spec, bool exact_races, const std::string& tag = "",
+                 void (*adjust)(verify::VerifyOptions&) = nullptr) {
   verify::VerifyOptions o;
   o.inputs = {spec.string()};
   o.timeout_seconds = 5;  // the endless-loop bug must be cut off quickly
@@ -75,6 +76,7 @@ VerifyRun verify(const fs::path& spec, bool exact_races, const std::string& tag 
                                               spec.stem().string() + (exact_races ? "-exact" : "") + tag + ".json"))
                     .string();
   fs::remove(o.json_path);
+  if (adjust) adjust(o);
   std::ostringstream out, err;
   int rc = verify::run_verify(o, out, err);
   std::ifstream json(o.json_path);
@@ -171,6 +173,64 @@ TEST(MismatchHint, SimdOnlyReductionIsToldToReduceAcrossSimdgroups) {
   EXPECT_EQ(problem.at("checker"), "mismatch");
   EXPECT_NE(problem.at("message").get<std::string>().find("reduce across simdgroups"), std::string::npos)
       << problem.dump();
+}
+
+}  // namespace
+
+namespace {
+
+// All messages of one checker in a run.
+std::vector<std::string> messages(const VerifyRun& run, const std::string& checker) {
+  std::vector<std::string> out;
+  for (const auto& c : run.results) {
+    for (const auto& p : c.at("problems"))
+      if (p.at("checker") == checker) out.push_back(p.at("message"));
+  }
+  return out;
+}
+
+bool any_contains(const std::vector<std::string>& texts, const std::string& part) {
+  return std::any_of(texts.begin(), texts.end(), [&](const std::string& t) { return t.find(part) != std::string::npos; });
+}
+
+// A race across loop iterations (a barrier already sits between the two lines) is told to put a
+// barrier at the end of the loop body, after the read, not "between" the two lines.
+TEST(RaceAdvice, LoopIterationRaceSuggestsABarrierAtTheEndOfTheLoopBody) {
+  VerifyRun run = verify("tests/verify/bugs/loop_tile_reuse.yaml", true, "-advice");
+  const auto races = messages(run, "data_race");
+  ASSERT_FALSE(races.empty()) << run.printed;
+  EXPECT_TRUE(any_contains(races, "at the end of that loop's body, after the read at line")) << run.printed;
+  EXPECT_FALSE(any_contains(races, "between the write")) << run.printed;
+}
+
+// Same-value store/store pairs are benign by default (the twin passes, see PlantedBug) and
+// reported when asked for.
+TEST(SameValueStores, AreReportedWhenAsked) {
+  VerifyRun run = verify("tests/verify/twins/same_value_store.yaml", true, "-report-same",
+                         [](verify::VerifyOptions& o) { o.report_same_value_stores = true; });
+  EXPECT_EQ(run.exit_code, driver::kVerifyFailed) << run.printed;
+  EXPECT_TRUE(any_contains(messages(run, "data_race"), "same_value_store.yaml:37)")) << run.printed;
+}
+
+// Mismatch statistics cover finite pairs only: an output whose differing elements are all NaN
+// does not read "max abs 0"; the tolerance reads "tolerance exact" for exact types.
+TEST(MismatchText, NonFiniteDifferencesAndExactTolerance) {
+  VerifyRun nan = verify("tests/verify/bugs/block_cumsum.yaml", false, "-text");
+  const auto m = messages(nan, "mismatch");
+  ASSERT_FALSE(m.empty()) << nan.printed;
+  EXPECT_TRUE(any_contains(m, "with NaN or inf")) << nan.printed;
+  EXPECT_FALSE(any_contains(m, "max abs 0,")) << nan.printed;
+  VerifyRun exact = verify("tests/verify/bugs/same_value_store.yaml", false, "-text");
+  EXPECT_TRUE(any_contains(messages(exact, "mismatch"), "tolerance exact)")) << exact.printed;
+}
+
+// Poison passing through a collective into results no lane uses is not reported (the twin passes);
+// where the outputs depend on it, the report names the collective whose results carried it.
+TEST(PoisonPolicy, ReportNamesTheCollectiveThatCarriedIt) {
+  VerifyRun run = verify("tests/verify/bugs/block_cumsum.yaml", false, "-poison");
+  const auto flows = messages(run, "poison_in_collective");
+  EXPECT_TRUE(any_contains(flows, "simd_sum at line")) << run.printed;
+  EXPECT_FALSE(any_contains(flows, "and no lane got")) << run.printed;  // a shuffle whose receivers were clean
 }
 
 }  // namespace

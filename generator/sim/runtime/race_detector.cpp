@@ -5,6 +5,7 @@
 #include <link.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdlib>
 #include <limits>
 #include <stdexcept>
@@ -128,6 +129,7 @@ void RaceDetector::add_threadgroup_variable(const char* name, const void* data, 
 }
 
 void RaceDetector::begin_threadgroup(uint64_t linear) {
+  settle_stores();  // before the runtime refills threadgroup memory
   current_tg_ = uint32_t(linear + 1);
   tg_log_.reset();
   for (BarrierLog& log : sg_logs_) log.reset();
@@ -151,13 +153,18 @@ uint32_t RaceDetector::call_site_of(uint32_t thread) const {
   return depth > 0 && depth <= kCallDepth ? call_sites_[size_t(thread) * kCallDepth + depth - 1] : 0;
 }
 
-void RaceDetector::threadgroup_barrier(uint32_t flags) { tg_log_.add(flags); }
+void RaceDetector::threadgroup_barrier(uint32_t flags, int line) {
+  tg_log_.add(flags);
+  if (flags & kMemDevice) barrier_lines_[kDevice].insert(line);
+  if (flags & kMemThreadgroup) barrier_lines_[kThreadgroup].insert(line);
+}
 
 void RaceDetector::simdgroup_barrier(uint32_t simdgroup, uint32_t flags) { sg_logs_[simdgroup].add(flags); }
 
 void RaceDetector::access(uintptr_t address, size_t size, uint8_t kind, uintptr_t pc) {
   const Lane* lane = tls_lane;
   if (lane == nullptr || size == 0) return;  // not a simulated thread
+  if (!pending_.empty()) settle_stores();  // the store they announced has executed by now
   const Access now{current_tg_,
                    offset_of(pc),
                    call_site_of(lane->index),
@@ -170,18 +177,22 @@ void RaceDetector::access(uintptr_t address, size_t size, uint8_t kind, uintptr_
     Region& r = regions_[i];
     if (address >= r.hi || address + size <= r.lo) continue;
     const uintptr_t lo = std::max(address, r.lo), hi = std::min(address + size, r.hi);
-    for (size_t e = (lo - r.lo) / r.element_size; e <= (hi - 1 - r.lo) / r.element_size; ++e) on_element(r, i, e, now);
+    for (size_t e = (lo - r.lo) / r.element_size; e <= (hi - 1 - r.lo) / r.element_size; ++e) {
+      const uintptr_t first = r.lo + e * r.element_size;  // does the access cover the whole element?
+      on_element(r, i, e, now, address <= first && address + size >= first + element_bytes(r, e));
+    }
   }
 }
 
-void RaceDetector::on_element(Region& r, size_t region_index, size_t element, const Access& now) {
+void RaceDetector::on_element(Region& r, size_t region_index, size_t element, const Access& now, bool whole) {
   Cell& c = r.shadow[element];
   if (r.space == kThreadgroup) {  // threadgroup memory lives for one threadgroup
     if (c.write.tg != current_tg_) c.write = Access{};
     for (Access& a : c.read)
       if (a.tg != current_tg_) a = Access{};
   }
-  if (c.write.tg != 0 && races(c.write, now, r.space)) report(region_index, element, c.write, now);
+  if (c.write.tg != 0 && races(c.write, now, r.space) && !(whole && defer_store(region_index, element, c.write, now)))
+    report(region_index, element, c.write, now);
   if (!(now.kind & kWrite)) return add_read(c, now, r.space);
   for (const Access& a : c.read)
     if (a.tg != 0 && races(a, now, r.space)) report(region_index, element, a, now);
@@ -267,8 +278,42 @@ void RaceDetector::report(size_t region_index, size_t element, const Access& ear
   else kept.occurrences = race.occurrences;
 }
 
+// The last element of a region may be cut short.
+size_t RaceDetector::element_bytes(const Region& r, size_t element) {
+  return std::min<size_t>(r.element_size, r.hi - r.lo - element * r.element_size);
+}
+
+// The instrumentation announces a store before it executes: remember the element's bytes now
+// and compare once the store has happened (at this detector's next call).
+bool RaceDetector::defer_store(size_t region_index, size_t element, const Access& earlier, const Access& now) {
+  const Region& r = regions_[region_index];
+  const bool plain_stores = earlier.kind == kWrite && now.kind == kWrite;
+  if (opts_.report_same_value_stores || !plain_stores || r.element_size > sizeof(PendingStore::before)) return false;
+  PendingStore p{region_index, element, earlier, now, {}};
+  std::memcpy(p.before, reinterpret_cast<const void*>(r.lo + element * r.element_size), element_bytes(r, element));
+  pending_.push_back(p);
+  return true;
+}
+
+// Same-value store/store pairs are benign (as in Oclgrind): every thread of ggml's argmax stores
+// the one result. Other pairs are reported as races.
+void RaceDetector::settle_stores() {
+  for (const PendingStore& p : pending_) {
+    const Region& r = regions_[p.region];
+    if (std::memcmp(p.before, reinterpret_cast<const void*>(r.lo + p.element * r.element_size),
+                    element_bytes(r, p.element)) != 0)
+      report(p.region, p.element, p.earlier, p.now);
+  }
+  pending_.clear();
+}
+
 void RaceDetector::finish(DispatchResult& result) {
+  settle_stores();
   if (race_hooks.detector == this) race_hooks = RaceHooks{};
+  for (DataRace& r : races_) {
+    const auto& lines = barrier_lines_[r.threadgroup_memory ? kThreadgroup : kDevice];
+    r.barrier_lines.assign(lines.begin(), lines.end());
+  }
   result.races = std::move(races_);
   result.races_total = races_total_;
 }

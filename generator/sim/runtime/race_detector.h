@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -50,7 +51,8 @@ class RaceDetector {
   // A threadgroup variable got its place in the arena (once per site and dispatch).
   void add_threadgroup_variable(const char* name, const void* data, size_t bytes, size_t element_size);
   void begin_threadgroup(uint64_t linear);
-  void threadgroup_barrier(uint32_t flags);
+  // `line`: the barrier's source line (reports tell a race across loop iterations by it).
+  void threadgroup_barrier(uint32_t flags, int line);
   void simdgroup_barrier(uint32_t simdgroup, uint32_t flags);
   // Deactivates the hooks and moves the findings into `result`.
   void finish(DispatchResult& result);
@@ -101,9 +103,21 @@ class RaceDetector {
     void add(uint32_t flags);
   };
 
+  // A plain store racing only with an earlier plain store, judged once it has executed: one that
+  // wrote the value the element already held is benign (DispatchOptions::report_same_value_stores).
+  struct PendingStore {
+    size_t region, element;
+    Access earlier, now;
+    unsigned char before[16];
+  };
+  bool defer_store(size_t region_index, size_t element, const Access& earlier, const Access& now);
+  void settle_stores();
+  static size_t element_bytes(const Region& r, size_t element);
+
   void add_region(std::string name, const void* data, size_t bytes, size_t element_size, Space space,
                   bool variable = false);
-  void on_element(Region& r, size_t region_index, size_t element, const Access& now);
+  // whole: the access covers the element (only such a store can be judged by the element's value).
+  void on_element(Region& r, size_t region_index, size_t element, const Access& now, bool whole);
   void add_read(Cell& c, const Access& now, Space space) const;
   bool ordered(const Access& earlier, const Access& now, Space space) const;
   bool races(const Access& earlier, const Access& now, Space space) const;
@@ -123,6 +137,8 @@ class RaceDetector {
   BarrierLog tg_log_;
   std::vector<BarrierLog> sg_logs_;  // per simdgroup of the running threadgroup
   std::vector<DataRace> races_;
+  std::vector<PendingStore> pending_;
+  std::set<int> barrier_lines_[2];  // per space: lines of completed threadgroup barriers ordering it  // stores of the running thread not yet executed
   std::map<std::tuple<size_t, uint32_t, uint32_t>, size_t> seen_;  // (region, pcs) -> races_ index
   uint64_t races_total_ = 0;
 };

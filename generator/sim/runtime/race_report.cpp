@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -169,6 +170,15 @@ std::pair<const RaceAccess*, const RaceAccess*> in_source_order(const DataRace& 
   return swap ? std::make_pair(&r.later, &r.earlier) : std::make_pair(&r.earlier, &r.later);
 }
 
+// A covering barrier already sits between the two lines, yet they race: one of them ran in a
+// later iteration of a loop holding both (the barrier orders them within one iteration only).
+bool across_iterations(const DataRace& r) {
+  if (r.earlier.line == 0 || r.later.line == 0) return false;
+  const auto [a, b] = in_source_order(r);
+  const int lo = body_position(*a).first, hi = body_position(*b).first;
+  return std::any_of(r.barrier_lines.begin(), r.barrier_lines.end(), [&](int l) { return l > lo && l < hi; });
+}
+
 // What to change, in the words of the two accesses.
 std::string fix(const DataRace& r) {
   const std::string flag = memory_flag(r.threadgroup_memory);
@@ -186,6 +196,14 @@ std::string fix(const DataRace& r) {
     return fmt::format("A barrier runs between them, but its mem_flags do not include mem_flags::{}, so it does not "
                        "order this memory: use threadgroup_barrier(mem_flags::{}) {}.",
                        flag, flag, between);
+  if (across_iterations(r)) {
+    const auto [up, down] = in_source_order(r);
+    return fmt::format("A barrier between the two already orders them within one pass, so they race across "
+                       "iterations of the loop that holds both: one thread's {} at {} for the next iteration overlaps "
+                       "another's {} at {} for this one. Add threadgroup_barrier(mem_flags::{}) at the end of that "
+                       "loop's body, after the {} at {}.",
+                       kind(*up), where(*up), kind(*down), where(*down), flag, kind(*down), where(*down));
+  }
   if (r.earlier.thread_index / kSimdWidth == r.later.thread_index / kSimdWidth)
     return fmt::format("Simd-group functions do not order memory: add simdgroup_barrier(mem_flags::{}) (or "
                        "threadgroup_barrier) {}.", flag, between);

@@ -10,8 +10,16 @@ void IssueSink::add(SimIssue issue) {
   if (issues_.size() < max_) issues_.push_back(std::move(issue));
 }
 
+void IssueSink::add_poison_flow(SimIssue flow) {
+  std::lock_guard lock(mutex_);
+  for (const SimIssue& f : flows_)
+    if (f.line == flow.line) return;
+  if (flows_.size() < max_) flows_.push_back(std::move(flow));
+}
+
 void IssueSink::take(DispatchResult& result) {
   std::lock_guard lock(mutex_);
+  result.poison_flows = std::move(flows_);
   result.issues = std::move(issues_);
   result.issues_total = total_;
 }

@@ -15,11 +15,13 @@ class IssueSink {
  public:
   explicit IssueSink(size_t max) : max_(max) {}
   void add(SimIssue issue);
+  // Poison that passed through a collective (DispatchResult::poison_flows): one per line.
+  void add_poison_flow(SimIssue flow);
   void take(DispatchResult& result);
 
  private:
   std::mutex mutex_;
-  std::vector<SimIssue> issues_;
+  std::vector<SimIssue> issues_, flows_;
   uint64_t total_ = 0;
   size_t max_;
 };

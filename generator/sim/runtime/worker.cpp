@@ -268,7 +268,7 @@ void Worker::simd_arrive(Lane& me, Op op, int line, CompleteFn complete) {
 void Worker::complete_simd(SimdGroup& sg, Lane& me, uint32_t runs_on) {
   if (sg.mismatch) report_simd_divergence(sg, me);
   if (race_ && sg.op == Op::simdgroup_barrier) simdgroup_barrier_completed(sg);
-  if (const PoisonHit hit = sg.complete(sg, job_->poison); hit.lane >= 0) report_poison(sg, me, hit);
+  if (const PoisonHit hit = sg.complete(sg, job_->poison); hit.lane >= 0) note_poison(sg, hit);
   const uint32_t queued = sg.arrived & ~runs_on;
   sg.arrived = 0;
   const uint16_t* seq = &simd_order_[sg.index * kSimdWidth];
@@ -303,7 +303,7 @@ void Worker::barrier_arrive(Lane& me, int line, uint32_t flags) {
 void Worker::release_barrier(Lane& me) {
   if (barrier_mismatch_) report_barrier_divergence(me);
   if (done_ > 0) report_early_exit(me);
-  if (race_) race_->threadgroup_barrier(barrier_flags_);
+  if (race_) race_->threadgroup_barrier(barrier_flags_, barrier_line_);
   barrier_flags_ = ~0u;
   // Every thread waits here now (none returned, none ready), so the queue is empty and the
   // whole threadgroup is re-queued in lane order.

@@ -111,7 +111,7 @@ class Worker {
   std::vector<uint32_t> threads_where(uint32_t first, uint32_t count, LaneState state) const;
   std::string describe_waits(uint32_t first, uint32_t count) const;
   [[noreturn]] void report_simd_divergence(SimdGroup& sg, Lane& me);
-  [[noreturn]] void report_poison(SimdGroup& sg, Lane& me, PoisonHit hit);
+  void note_poison(const SimdGroup& sg, PoisonHit hit);
   [[noreturn]] void report_barrier_divergence(Lane& me);
   [[noreturn]] void report_early_exit(Lane& me);
   [[noreturn]] void report_memory_limit(const ThreadgroupVariableSite& site, size_t total_bytes);

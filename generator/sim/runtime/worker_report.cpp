@@ -51,15 +51,20 @@ void Worker::report_simd_divergence(SimdGroup& sg, Lane& me) {
   abandon(me);
 }
 
-void Worker::report_poison(SimdGroup& sg, Lane& me, PoisonHit hit) {
+void Worker::note_poison(const SimdGroup& sg, PoisonHit hit) {
   const uint32_t thread = sg.index * kSimdWidth + uint32_t(hit.lane);
-  report(SimIssue::Kind::poison_in_collective, sg.line, thread,
-         fmt::format("{} at line {} received uninitialised threadgroup memory (poison NaN 0x{:X}) "
-                     "on lane {} (thread {}). A thread read threadgroup memory that no thread had "
-                     "written: look for a missing threadgroup_barrier between the writes and this "
-                     "read, or an index beyond the written range.",
-                     op_name(sg.op), sg.line, hit.bits, hit.lane, thread));
-  abandon(me);
+  std::vector<uint32_t> receivers;
+  for (uint32_t m = hit.tainted; m; m &= m - 1) receivers.push_back(sg.index * kSimdWidth + __builtin_ctz(m));
+  const std::string& name = job_->opts.kernel_name;
+  job_->sink.add_poison_flow(
+      {SimIssue::Kind::poison_in_collective,
+       fmt::format("poison_in_collective: kernel '{}', threadgroup {}: {} at line {} received uninitialised "
+                   "threadgroup memory (poison NaN 0x{:X}) on lane {} (thread {}), and {} got results computed "
+                   "from it. A thread read threadgroup memory that no thread had written: look for a missing "
+                   "threadgroup_barrier between the writes and this read, or an index beyond the written range.",
+                   name.empty() ? "<unnamed>" : name, format_dim(tg_position_), op_name(sg.op), sg.line, hit.bits,
+                   hit.lane, thread, receivers.empty() ? "no lane" : format_threads(receivers)),
+       sg.line, tg_position_, thread, uint32_t(receivers.size())});
 }
 
 void Worker::report_barrier_divergence(Lane& me) {

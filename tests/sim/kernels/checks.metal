@@ -54,6 +54,18 @@ template <typename T>
   v = simd_sum(v);  // MARK:uninit_sum
   out[tid] = float(v);
 }
+// Lanes 8-31 pass never-written slots into three collectives: the poison must reach exactly the
+// lanes whose results depend on it.
+[[kernel]] void poison_lanes(device float* out [[buffer(0)]],
+                             threadgroup float* tmp [[threadgroup(0)]],
+                             uint lane [[thread_index_in_simdgroup]]) {
+  if (lane < 8) tmp[lane] = float(lane);
+  simdgroup_barrier(mem_flags::mem_threadgroup);
+  out[lane] = simd_prefix_exclusive_sum(tmp[lane]);  // MARK:poison_prefix
+  out[32 + lane] = simd_max(tmp[lane]);  // MARK:poison_max
+  out[64 + lane] = simd_shuffle(tmp[lane], ushort(lane % 8));  // MARK:poison_shuffle
+}
+
 template [[host_name("uninit_read_f32")]] [[kernel]] void uninit_read<float>(
     device float*, threadgroup float*, uint, uint);
 template [[host_name("uninit_read_f16")]] [[kernel]] void uninit_read<half>(

@@ -66,6 +66,12 @@ using namespace metal;
   out[gid] = uchar(gid);
 }
 
+// Every thread stores to out[0]: the same value (ggml's argmax style) when `same`, else its index.
+[[kernel]] void one_result(device uint* out [[buffer(0)]], constant uint& same [[buffer(1)]],
+                           uint gid [[thread_position_in_grid]]) {
+  out[0] = same ? 7u : gid;  // MARK:one_result
+}
+
 // neighbour_exchange over a threadgroup variable declared in the body (as the MSL front end
 // rewrites `threadgroup float sums[64];`), plus a 2-D tile whose half-vectors are written by two
 // threads each (components of one vector are separate elements: no race).

@@ -40,8 +40,9 @@
 // * simd_divergence: lanes of one simdgroup wait at different simd functions / lines, or some
 //   at a simd function and some at a barrier. The simulator does not model the active mask
 //   of lane-divergent branches: a simd function inside `if (lane < 16)` is reported too.
-// * poison_in_collective: a simd function received a float/half/bfloat value whose bits are
-//   a threadgroup poison pattern: uninitialised threadgroup memory reached it.
+// * poison_in_collective: never reported as an issue; see DispatchResult::poison_flows. A simd
+//   function that receives a float/half/bfloat value whose bits are a threadgroup poison pattern
+//   computes on, and gives the poison to exactly the lanes whose results depend on it.
 // * deadlock: no fiber can run but not all have returned.
 // * threadgroup_memory_limit: a threadgroup variable would bring threadgroup arrays plus the
 //   variables reached so far past Metal's 32 KiB.
@@ -108,6 +109,9 @@ struct DispatchOptions {
   // `workers` says. Watches race_buffers, every threadgroup array and every threadgroup variable.
   bool detect_races = false;
   std::vector<TrackedBuffer> race_buffers;
+  // Report two unordered plain stores of the same value to one element too. Off: such a pair is
+  // benign, as in practice on GPUs (and in Oclgrind); a store of another value still races.
+  bool report_same_value_stores = false;
   // Fill threadgroup variables declared in kernel bodies with zeros instead of poison: their
   // counterpart of ThreadgroupArraySpec::poison = {0} (verify's "zeroed threadgroup memory" run).
   bool zero_threadgroup_variables = false;
@@ -128,6 +132,7 @@ struct SimIssue {
   int line = 0;                  // kernel source line of the barrier / collective
   Dim3 threadgroup_position;     // the threadgroup it happened in
   uint32_t thread_index = 0;     // first offending thread (linear index in the threadgroup)
+  uint32_t receivers = 0;        // poison_flows: lanes whose results were computed from the poison
 };
 const char* to_string(SimIssue::Kind kind) noexcept;
 
@@ -168,6 +173,9 @@ struct DataRace {
   // cover this memory (e.g. mem_none, or mem_device for a threadgroup array).
   bool barrier_without_flags = false;
   uint64_t occurrences = 1;        // racing access pairs with the same two pcs on this memory
+  // Source lines of the threadgroup barriers that ordered this memory in the dispatch: a race
+  // between two lines with such a barrier between them is one across loop iterations.
+  std::vector<int> barrier_lines = {};
   bool same_threadgroup() const { return earlier.threadgroup_position == later.threadgroup_position; }
 };
 
@@ -187,6 +195,11 @@ std::string describe(const DataRace& race, const std::string& kernel_name);
 struct DispatchResult {
   std::vector<SimIssue> issues;
   uint64_t issues_total = 0;  // including those beyond max_issues
+  // Poison (never-written threadgroup memory) that reached a simd function, one per source line,
+  // kind poison_in_collective. Not an issue: the run goes on, the lanes whose results depend on
+  // it get poison results, and whether that matters shows in what the kernel then produces (a
+  // caller reports these where an output depends on uninitialised memory).
+  std::vector<SimIssue> poison_flows;
   std::vector<DataRace> races;  // detect_races only: the first max_issues distinct races
   uint64_t races_total = 0;     // distinct (pc pair, memory) races, including those not kept
   uint64_t fiber_switches = 0;

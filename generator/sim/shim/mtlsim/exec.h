@@ -75,10 +75,12 @@ struct PoisonSet {
   int n32 = 0, n16 = 0, nbf16 = 0;
 };
 
-// Where a collective's inputs first matched a poison pattern; lane < 0: none did.
+// Where a collective's inputs first matched a poison pattern; lane < 0: none did. `tainted`: the
+// arrived lanes whose results depend on a poisoned input (their results were made poison too).
 struct PoisonHit {
   int lane = -1;
   uint32_t bits = 0;
+  uint32_t tainted = 0;
 };
 
 struct SimdGroup;

@@ -111,20 +111,70 @@ inline PoisonHit find_poison(const T* in, uint32_t arrived, const PoisonSet& ps)
   return PoisonHit{};
 }
 
-// The shared CompleteFn: load the inputs, check poison, let Policy compute.
-// Policy::run(const T* in, R* out, const uint32_t* arg, uint32_t arrived) writes out[lane]
-// for every arrived lane; slots of other lanes are copied but never read.
+// v with every element that holds a poison pattern replaced by `with`.
+template <class T>
+inline T replace_poison(T v, const PoisonSet& ps, float with) {
+  using E = typename elem_of<T>::type;
+  constexpr int n = sizeof(T) / sizeof(E);
+  E e[n];
+  std::memcpy(e, &v, sizeof e);
+  for (int i = 0; i < n; ++i)
+    if (poison_bits(e[i], ps)) e[i] = E(with);
+  std::memcpy(&v, e, sizeof e);
+  return v;
+}
+
+// Every element of r set to the poison pattern `bits` (of the element type's width).
+template <class R>
+inline void fill_poison(R& r, uint32_t bits) {
+  using E = typename elem_of<R>::type;
+  constexpr int n = sizeof(R) / sizeof(E);
+  E e[n];
+  for (int i = 0; i < n; ++i) std::memcpy(&e[i], &bits, sizeof(E));  // little-endian: the low bytes
+  std::memcpy(&r, e, sizeof e);
+}
+
+// The arrived lanes whose result depends on a poisoned input: those whose result changes when the
+// poison reads +inf instead of -inf (this also catches fmax/fmin, which would swallow the NaN), or
+// that received the poison itself. Their results become poison, so that a later use (an output,
+// another collective) still shows it; the other lanes keep their exact results. Runs only when
+// some input is poison.
+template <class T, class R, class Policy>
+uint32_t taint(const T* in, R* out, const SimdGroup& sg, const PoisonSet& ps, uint32_t bits) {
+  T hi[kSimdWidth], lo[kSimdWidth];
+  R out_hi[kSimdWidth], out_lo[kSimdWidth];
+  for (uint32_t l = 0; l < kSimdWidth; ++l) {
+    hi[l] = replace_poison(in[l], ps, __builtin_inff());
+    lo[l] = replace_poison(in[l], ps, -__builtin_inff());
+  }
+  Policy::run(hi, out_hi, sg.arg, sg.arrived);
+  Policy::run(lo, out_lo, sg.arg, sg.arrived);
+  uint32_t tainted = 0;
+  for (uint32_t m = sg.arrived; m; m &= m - 1) {
+    const int l = __builtin_ctz(m);
+    if (std::memcmp(&out_hi[l], &out_lo[l], sizeof(R)) == 0 && !poison_bits(out[l], ps)) continue;
+    tainted |= 1u << l;
+    fill_poison(out[l], bits);
+  }
+  return tainted;
+}
+
+// The shared CompleteFn: load the inputs, let Policy compute, follow any poison to the lanes
+// whose results it reaches. Policy::run(const T* in, R* out, const uint32_t* arg, uint32_t arrived)
+// writes out[lane] for every arrived lane; slots of other lanes are copied but never read.
 template <class T, class R, class Policy>
 PoisonHit complete_collective(SimdGroup& sg, const PoisonSet& ps) {
   T in[kSimdWidth];
   R out[kSimdWidth];
   std::memcpy(in, sg.in, sizeof in);
-  if constexpr (is_poisonable_v<T>) {
-    if (const PoisonHit hit = find_poison(in, sg.arrived, ps); hit.lane >= 0) return hit;
-  }
   Policy::run(in, out, sg.arg, sg.arrived);
+  PoisonHit hit{};
+  if constexpr (is_poisonable_v<T> && is_poisonable_v<R>) {
+    hit = find_poison(in, sg.arrived, ps);
+    if (hit.lane >= 0) hit.tainted = taint<T, R, Policy>(in, out, sg, ps, hit.bits);
+  }
   std::memcpy(sg.out, out, sizeof out);
-  return PoisonHit{};
+  return hit;
 }
 
 template <class T, class R, class Policy>
