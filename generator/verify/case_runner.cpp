@@ -1039,6 +1039,7 @@ RunningCase start_case(const CaseRequest& request, double watchdog_seconds) {
   ::setpgid(pid, pid);  // as the child does: the group exists whichever runs first
   ::fcntl(report[0], F_SETFL, O_NONBLOCK);
   ::fcntl(output[0], F_SETFL, O_NONBLOCK);
+  ::fcntl(report[0], F_SETPIPE_SZ, 1 << 20);  // best effort: the parent drains every few ms
   RunningCase running;
   running.pid = pid;
   running.fd = report[0];

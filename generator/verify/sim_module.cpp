@@ -219,7 +219,10 @@ support::OutputSet module_sources(const ir::Kernel& k) {
   }
   for (const auto& f : support::mtlgen_verify_files()) files.add("shim/" + std::string(f.path), std::string(f.bytes));
   if (k.is_source()) {
-    for (const auto& [name, text] : k.source->simulator_headers) files.add(k.name + "/" + name, text);
+    for (const auto& [name, text] : k.source->simulator_headers) {
+      // Files beside the source may include the source itself, when it is named <kernel>.metal.
+      if (name != k.name + ".metal") files.add(k.name + "/" + name, text);
+    }
     files.add(k.name + "/" + k.name + ".metal", k.source->simulator_text);
     files.add("launcher.cpp", source_launcher_source(k));
   } else {
