@@ -11,6 +11,7 @@
 #include "emit_reference/reference_emitter.h"
 #include "msl/cpp_check.h"
 #include "msl/msl_unit.h"
+#include "support/include_policy.h"
 
 namespace mtlgen::check_msl {
 namespace {
@@ -77,6 +78,19 @@ bool report_at_spec(const support::Diagnostics& parsed, const Embedded& e, suppo
   return ok;
 }
 
+// libclang would read what the block includes, wait on `/dev/stdin` and quote `/etc/passwd`:
+// a directive the include policy refuses is reported before anything is parsed.
+bool includes_allowed(const ir::CodeBlock& block, support::Diagnostics& diags) {
+  auto v = support::first_include_violation(block.text, block.loc.line, std::max(1, block.loc.column));
+  if (!v) return true;
+  support::SourceLoc loc = block.loc;
+  loc.line = v->line;
+  loc.column = v->column;
+  diags.error(support::ErrorKind::msl_syntax, loc, fmt::format("`{}`: {}", v->directive, v->why),
+              support::kIncludePolicyHint);
+  return false;
+}
+
 // Brackets a block leaves open or closes too often would be reported by the parse at the
 // generated code after it; say it where the user wrote it. Comments and literals skipped.
 bool brackets_balanced(const ir::CodeBlock& block, const char* what, support::Diagnostics& diags) {
@@ -134,7 +148,7 @@ bool brackets_balanced(const ir::CodeBlock& block, const char* what, support::Di
 
 bool check_emitted_msl(const ir::Kernel& kernel, support::Diagnostics& diags) {
   if (kernel.is_source()) return true;
-  if (!brackets_balanced(kernel.body, "body", diags)) return false;
+  if (!includes_allowed(kernel.body, diags) || !brackets_balanced(kernel.body, "body", diags)) return false;
   msl::ParseOptions options;
   options.file = kernel.name + ".metal";
   options.text = emit::msl_source(kernel);
@@ -145,7 +159,9 @@ bool check_emitted_msl(const ir::Kernel& kernel, support::Diagnostics& diags) {
 }
 
 bool check_emitted_reference(const ir::Kernel& kernel, support::Diagnostics& diags) {
-  if (!brackets_balanced(kernel.reference, "reference", diags)) return false;
+  if (!includes_allowed(kernel.reference, diags) || !brackets_balanced(kernel.reference, "reference", diags)) {
+    return false;
+  }
   support::OutputSet out;
   emit::emit_types(kernel, out);
   emit::emit_reference(kernel, out);

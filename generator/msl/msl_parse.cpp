@@ -10,6 +10,7 @@
 
 #include "msl/conformance.h"
 #include "msl/msl_internal.h"
+#include "support/include_policy.h"
 #include "support/embedded_files.h"
 
 namespace mtlgen::support {
@@ -148,6 +149,18 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
   }
   for (const auto& f : support::mtlgen_msl_files())
     memory.files.emplace_back(std::string(kShimDir) + "/" + std::string(f.path), std::string(f.bytes));
+  // libclang would open what an absolute or `..` include names (`/dev/stdin` waits forever).
+  bool refused = false;
+  auto refuse = [&](const std::string& file, const std::string& content) {
+    if (auto v = support::first_include_violation(content, 1)) {
+      diags.error(ErrorKind::msl_syntax, {file, v->line, v->column}, fmt::format("`{}`: {}", v->directive, v->why),
+                  support::kIncludePolicyHint);
+      refused = true;
+    }
+  };
+  refuse(path, *text);
+  for (const auto& [name, original] : headers) refuse(name, original);
+  if (refused) return unit;
 
   ClangSession session;
   CXErrorCode status = session.parse(path, clang_arguments(options, path, *version), memory);

@@ -24,7 +24,7 @@
 #include "support/hash.h"
 #include "support/output_set.h"
 #include "support/templates.h"
-#include "verify/include_policy.h"
+#include "support/include_policy.h"
 
 namespace mtlgen::support {
 const std::vector<EmbeddedFile>& mtlgen_verify_files();  // the shim, embedded by CMake
@@ -373,7 +373,7 @@ namespace {
 void check_includes(const ir::Kernel& k) {
   std::string error;
   auto check = [&](const std::string& text, const std::string& file, int line, int column = 1) {
-    if (error.empty()) error = include_violation(text, file, line, column);
+    if (error.empty()) error = support::include_violation(text, file, line, column);
   };
   if (k.is_source()) {
     check(k.source->simulator_text, k.source->file, 1);

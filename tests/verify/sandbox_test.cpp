@@ -24,7 +24,7 @@
 
 #include "cli/driver.h"
 #include "verify/case_runner.h"
-#include "verify/include_policy.h"
+#include "support/include_policy.h"
 #include "verify/sandbox.h"
 #include "verify/verify.h"
 
@@ -286,7 +286,7 @@ TEST(IncludePolicy, RefusesHostFilesHoweverSpelled) {
                            "#include_next </etc/shadow>", "#import </etc/passwd>", "#define F </etc/passwd>\n#include F",
                            "#line 1 \"/etc/passwd\"", "#pragma GCC dependency \"/etc/passwd\"",
                            "auto s = R\"(/*)\";\n#include </etc/passwd>\n// */"}) {
-    EXPECT_NE(verify::include_violation(text, "spec.yaml", 10), "") << text;
+    EXPECT_NE(support::include_violation(text, "spec.yaml", 10), "") << text;
   }
 }
 
@@ -294,12 +294,12 @@ TEST(IncludePolicy, AllowsTheShimTheStandardLibraryAndFilesBeside) {
   for (const char* text : {"#include <metal_stdlib>", "#include <simd/simd.h>", "#include \"row_utils.h\"",
                            "#include <algorithm>", "const char* s = \"#include </etc/passwd>\";",
                            "auto s = R\"x(\n#include </etc/passwd>\n)x\";", "// #include </etc/passwd>", "#line 12"}) {
-    EXPECT_EQ(verify::include_violation(text, "spec.yaml", 10), "") << text;
+    EXPECT_EQ(support::include_violation(text, "spec.yaml", 10), "") << text;
   }
 }
 
 TEST(IncludePolicy, LocatesTheDirectiveInTheSpec) {
-  EXPECT_EQ(verify::include_violation("x = 1;\n  #include </etc/passwd>", "s.yaml", 20, 3).rfind("s.yaml:21:5: error: ", 0),
+  EXPECT_EQ(support::include_violation("x = 1;\n  #include </etc/passwd>", "s.yaml", 20, 3).rfind("s.yaml:21:5: error: ", 0),
             0u);
 }
 

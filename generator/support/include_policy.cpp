@@ -1,4 +1,4 @@
-#include "verify/include_policy.h"
+#include "support/include_policy.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mtlgen::verify {
+namespace mtlgen::support {
 
 namespace {
 
@@ -133,18 +133,22 @@ std::string refusal(std::string_view line) {
 
 }  // namespace
 
-std::string include_violation(const std::string& text, const std::string& file, int first_line, int first_column) {
+std::optional<IncludeViolation> first_include_violation(const std::string& text, int first_line, int first_column) {
   for (const Line& line : logical_lines(text)) {
     std::string why = refusal(line.text);
     if (why.empty()) continue;
     std::string_view shown = trim(line.text);
     size_t column = line.text.find_first_not_of(" \t") + static_cast<size_t>(std::max(first_column, 1));
-    return fmt::format("{}:{}:{}: error: `{}`: {}\nhint: include the simulator's headers (<metal_stdlib>), the "
-                       "standard library's, or files beside the spec by a relative name; spec code never reads "
-                       "other files of the machine that verifies it",
-                       file, first_line + line.first, column, shown.substr(0, 120), why);
+    return IncludeViolation{first_line + line.first, static_cast<int>(column), std::string(shown.substr(0, 120)), why};
   }
-  return "";
+  return std::nullopt;
 }
 
-}  // namespace mtlgen::verify
+std::string include_violation(const std::string& text, const std::string& file, int first_line, int first_column) {
+  auto v = first_include_violation(text, first_line, first_column);
+  if (!v) return "";
+  return fmt::format("{}:{}:{}: error: `{}`: {}\nhint: {}", file, v->line, v->column, v->directive, v->why,
+                     kIncludePolicyHint);
+}
+
+}  // namespace mtlgen::support
