@@ -37,7 +37,8 @@ using support::TemplateData;
 
 namespace {
 
-const char* kFlags = "-std=c++20 -O2 -g0 -fPIC -shared -Wno-attributes -Wno-unused-parameter";
+// -g1: line tables, so that crash and hang reports name the faulting or stuck line in every mode.
+const char* kFlags = "-std=c++20 -O2 -g1 -gdwarf-4 -fPIC -shared -Wno-attributes -Wno-unused-parameter";
 // Only the launchers' TU (the kernel) is instrumented; the reference runs plain. Line tables
 // for the race reports; DWARF 4 because addr2line 2.40 names the wrong file for DWARF 5 line
 // tables of template instantiations (their own sections).
