@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "emit_common/emitter.h"
 #include "emit_msl/msl_emitter.h"
 #include "emit_reference/reference_emitter.h"
 #include "msl/cpp_check.h"
@@ -20,17 +21,15 @@ namespace {
 // (`// body: spec.yaml:12`), indented by two spaces.
 struct Embedded {
   const ir::CodeBlock& block;
-  std::string file;   // the emitted file's path as the parser names it
-  std::string text;   // the emitted file
-  const char* what;   // "body" or "reference"
-  int first = 0;      // 1-based line of the block's first line in `text`; 0: marker not found
+  std::string file;         // the emitted file's path as the parser names it
+  const std::string& text;  // the emitted file
+  const char* what;         // "body" or "reference"
+  int first = 0;            // 1-based line of the block's first line in `text`; 0: marker not found
   int count = 0;
 
-  Embedded(const ir::CodeBlock& b, std::string f, std::string t, const char* w, const std::string& marker)
-      : block(b), file(std::move(f)), text(std::move(t)), what(w) {
-    size_t at = text.find(marker);
-    if (at == std::string::npos) return;
-    first = static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 2;
+  Embedded(const ir::CodeBlock& b, std::string f, const std::string& t, const char* w, const std::string& marker)
+      : block(b), file(std::move(f)), text(t), what(w) {
+    if (int line = emit::marker_line(text, marker)) first = line + 1;
     count = static_cast<int>(std::count(b.text.begin(), b.text.end(), '\n')) +
             (b.text.empty() || b.text.back() == '\n' ? 0 : 1);
   }
@@ -79,7 +78,8 @@ bool report_at_spec(const support::Diagnostics& parsed, const Embedded& e, suppo
 }
 
 // libclang would read what the block includes, wait on `/dev/stdin` and quote `/etc/passwd`:
-// a directive the include policy refuses is reported before anything is parsed.
+// a directive the include policy refuses is reported before anything is parsed. (msl::parse does
+// this for bodies; the reference's parse also reads generated headers that include `../support`.)
 bool includes_allowed(const ir::CodeBlock& block, support::Diagnostics& diags) {
   auto v = support::first_include_violation(block.text, block.loc.line, std::max(1, block.loc.column));
   if (!v) return true;
@@ -148,7 +148,7 @@ bool brackets_balanced(const ir::CodeBlock& block, const char* what, support::Di
 
 bool check_emitted_msl(const ir::Kernel& kernel, support::Diagnostics& diags) {
   if (kernel.is_source()) return true;
-  if (!includes_allowed(kernel.body, diags) || !brackets_balanced(kernel.body, "body", diags)) return false;
+  if (!brackets_balanced(kernel.body, "body", diags)) return false;  // msl::parse applies the include policy
   msl::ParseOptions options;
   options.file = kernel.name + ".metal";
   options.text = emit::msl_source(kernel);
@@ -178,7 +178,7 @@ bool check_emitted_reference(const ir::Kernel& kernel, support::Diagnostics& dia
   }
   support::Diagnostics parsed;
   msl::check_cpp(files, main_index, parsed);
-  Embedded e{kernel.reference, root + main, files[main_index].text, "reference", "// reference: "};
+  Embedded e{kernel.reference, root + main, files[main_index].text, "reference", emit::kReferenceMarker};
   return report_at_spec(parsed, e, diags);
 }
 

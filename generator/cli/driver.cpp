@@ -4,8 +4,6 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <set>
 
 #include "check_msl/check_msl.h"
@@ -138,18 +136,12 @@ int run_generate(const std::vector<std::string>& inputs, const fs::path& out_dir
 
 namespace {
 
-std::optional<std::string> existing_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 // Every skeleton that would replace different bytes is named before anything is written.
 bool would_overwrite(const support::OutputSet& files, const fs::path& out_dir, std::ostream& err) {
   bool refused = false;
   for (const auto& [name, text] : files.files()) {
-    auto old = existing_text(out_dir / name);
-    if (!old || *old == text) continue;
+    std::error_code ec;
+    if (!fs::exists(out_dir / name, ec) || support::has_content(out_dir / name, text)) continue;
     fmt::print(err, "{}: error: exists with other contents (your completed spec?)\n  hint: import writes only new "
                "skeletons; move it away or pass --force to replace it\n", (out_dir / name).generic_string());
     refused = true;

@@ -34,6 +34,10 @@ std::string banner(const ir::Kernel& kernel, const std::string& what);
 // Same for files that belong to the whole library rather than to one spec.
 std::string library_banner(const std::string& what);
 
+// 1-based line of the first line of `emitted` that holds `marker` (the comment an emitter writes
+// before pasting a spec code block, e.g. kBodyMarker); 0 when there is none.
+int marker_line(const std::string& emitted, const std::string& marker);
+
 // CamelCase of a snake_case name: rms_norm -> RmsNorm.
 std::string camel_case(const std::string& snake);
 

@@ -11,6 +11,10 @@
 
 namespace mtlgen::emit {
 
+// Where the reference starts in the emitted <kernel>_reference.cpp: the line after
+// "// reference: <spec>:<line>" (templates/reference/reference.cpp.mustache).
+inline constexpr const char* kReferenceMarker = "// reference: ";
+
 void emit_types(const ir::Kernel& kernel, support::OutputSet& out);
 void emit_reference(const ir::Kernel& kernel, support::OutputSet& out);
 void emit_host_support(const std::vector<ir::Kernel>& kernels, support::OutputSet& out);

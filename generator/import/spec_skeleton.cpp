@@ -62,6 +62,15 @@ std::optional<std::string> spec_type(const std::string& c_type) {
   return ir::info(t).spec_name;
 }
 
+// Each value once, in the order of first appearance (instantiations list `float` before `half`).
+std::vector<std::string> distinct(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const auto& v : values) {
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  return out;
+}
+
 bool is_float_type(const std::string& c_type) { return spec::c_value_kind(c_type) == spec::ValueKind::floating; }
 
 // `const device SSBO& _46` where SSBO ends in an array: SPIRV-Cross's struct-wrapped buffer.
@@ -235,12 +244,9 @@ class SkeletonWriter {
     for (const auto& tp : template_params_) {
       if (!tp.is_type) continue;
       if (s.lines.empty()) s.add("types:");
-      std::vector<std::string> distinct;
-      for (const auto& v : tp.values) {
-        std::string t = *spec_type(v);
-        if (std::find(distinct.begin(), distinct.end(), t) == distinct.end()) distinct.push_back(t);
-      }
-      s.add(fmt::format("  {}: [{}]", tp.name, fmt::join(distinct, ", ")));
+      std::vector<std::string> types;
+      for (const auto& v : tp.values) types.push_back(*spec_type(v));
+      s.add(fmt::format("  {}: [{}]", tp.name, fmt::join(distinct(types), ", ")));
     }
     return s;
   }
@@ -282,11 +288,8 @@ class SkeletonWriter {
     for (const auto& tp : template_params_) {
       if (tp.is_type || !tp.varies || !integer_literal(tp.values[0])) continue;
       if (s.lines.empty()) s.add("tunables:");
-      std::vector<std::string> distinct;
-      for (const auto& v : tp.values) {
-        if (std::find(distinct.begin(), distinct.end(), v) == distinct.end()) distinct.push_back(v);
-      }
-      s.add(fmt::format("  {}: {{values: [{}], default: {}}}", tp.name, fmt::join(distinct, ", "), distinct[0]),
+      std::vector<std::string> values = distinct(tp.values);
+      s.add(fmt::format("  {}: {{values: [{}], default: {}}}", tp.name, fmt::join(values, ", "), values[0]),
             "instantiated values");
     }
     return s;

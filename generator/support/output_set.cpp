@@ -25,15 +25,6 @@ void OutputSet::add(const std::string& path, std::string content) {
 
 namespace {
 
-bool same_content(const fs::path& path, const std::string& content) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) != content.size()) return false;
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream existing;
-  existing << in.rdbuf();
-  return existing.str() == content;
-}
-
 constexpr const char* kTempInfix = ".tmp.";
 
 // `name.tmp.<pid>` -> pid; 0 when `name` is no temp file of ours.
@@ -74,6 +65,15 @@ void write_temp(const fs::path& tmp, const std::string& content) {
 
 }  // namespace
 
+bool has_content(const fs::path& path, const std::string& content) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) != content.size()) return false;
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream existing;
+  existing << in.rdbuf();
+  return existing.str() == content;
+}
+
 bool write_file_atomically(const fs::path& path, const std::string& content) {
   std::error_code ec;
   if (fs::is_directory(fs::symlink_status(path, ec))) {
@@ -85,7 +85,7 @@ bool write_file_atomically(const fs::path& path, const std::string& content) {
     throw fs::filesystem_error("refusing to replace something that is not a regular file", path,
                                std::make_error_code(std::errc::invalid_argument));
   }
-  if (same_content(path, content)) return false;
+  if (has_content(path, content)) return false;
   if (path.has_parent_path()) fs::create_directories(path.parent_path());
   fs::path tmp = path;
   tmp += kTempInfix + std::to_string(::getpid());

@@ -32,6 +32,9 @@ WriteStats write_outputs(const OutputSet& outputs, const std::filesystem::path& 
 // Removes `<name>.tmp.<pid>` regular files in `dir` whose pid is not a live process.
 void remove_stale_temp_files(const std::filesystem::path& dir);
 
+// Whether `path` is a regular file holding exactly `content` (how unchanged files are skipped).
+bool has_content(const std::filesystem::path& path, const std::string& content);
+
 // Atomic write of one file (temp file in the same directory + rename); no-op when unchanged.
 // A directory or other non-regular file in the way is an error, with no temp file left.
 // Returns true when the file was written.

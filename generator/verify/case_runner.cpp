@@ -21,6 +21,7 @@
 #include <limits>
 #include <memory>
 
+#include "emit_common/emitter.h"
 #include "emit_msl/msl_emitter.h"
 #include "verify/elements.h"
 #include "verify/guarded_buffer.h"
@@ -351,10 +352,7 @@ class CaseRun {
 
   // Line of the body marker in the emitted .metal; the body starts on the next line.
   static int body_marker_line(const ir::Kernel& k) {
-    if (k.is_source()) return 0;
-    std::string msl = emit::msl_source(k);
-    size_t at = msl.find(emit::kBodyMarker);
-    return at == std::string::npos ? 0 : static_cast<int>(std::count(msl.begin(), msl.begin() + at, '\n')) + 1;
+    return k.is_source() ? 0 : emit::marker_line(emit::msl_source(k), emit::kBodyMarker);
   }
 
   void add_problem(std::string checker, std::string message) {
