@@ -17,25 +17,25 @@
 namespace mtlgen::check_msl {
 namespace {
 
-// A spec code block inside an emitted file: it starts on the line after its marker comment
-// (`// body: spec.yaml:12`), indented by two spaces.
+// The spec code blocks inside one emitted file (each on the lines after its marker comment,
+// `// body: spec.yaml:12`); the last is the one the file is built around (body, reference).
 struct Embedded {
-  const ir::CodeBlock& block;
   std::string file;         // the emitted file's path as the parser names it
   const std::string& text;  // the emitted file
-  const char* what;         // "body" or "reference"
-  int first = 0;            // 1-based line of the block's first line in `text`; 0: marker not found
-  int count = 0;
+  std::vector<emit::EmbeddedBlock> blocks;
 
-  Embedded(const ir::CodeBlock& b, std::string f, const std::string& t, const char* w, const std::string& marker)
-      : block(b), file(std::move(f)), text(t), what(w) {
-    if (int line = emit::marker_line(text, marker)) first = line + 1;
-    count = static_cast<int>(std::count(b.text.begin(), b.text.end(), '\n')) +
-            (b.text.empty() || b.text.back() == '\n' ? 0 : 1);
-  }
+  const emit::EmbeddedBlock& main() const { return blocks.back(); }
 
-  bool contains(const support::SourceLoc& loc) const {
-    return first > 0 && loc.file == file && loc.line >= first && loc.line < first + count;
+  // The spec location of an emitted location inside one of the blocks.
+  std::optional<support::SourceLoc> spec_loc(const support::SourceLoc& loc) const {
+    if (loc.file != file) return std::nullopt;
+    for (const auto& b : blocks) {
+      auto at = emit::spec_location(text, {b}, loc.line);
+      if (!at) continue;
+      at->column = std::max(1, loc.column - b.indent) + std::max(0, b.block->loc.column - 1);
+      return at;
+    }
+    return std::nullopt;
   }
 };
 
@@ -47,29 +47,27 @@ std::string line_of(const std::string& text, int line) {
   return l;
 }
 
-// The block scalar's own indentation is in loc.column; the emitters indent by two spaces.
 support::Diagnostic at_spec_line(const support::Diagnostic& d, const Embedded& e) {
   support::Diagnostic out = d;
-  out.loc = e.block.loc;
-  if (e.contains(d.loc)) {
-    out.loc.line = e.block.loc.line + (d.loc.line - e.first);
-    out.loc.column = std::max(1, d.loc.column - 2) + std::max(0, e.block.loc.column - 1);
+  if (auto at = e.spec_loc(d.loc)) {
+    out.loc = *at;
     return out;
   }
-  // In the code around the block (a helper it misuses, a header): name the generated line and
-  // report at the block's first line.
+  // In the code around the blocks (a helper they misuse, a header): name the generated line and
+  // report at the main block's first line.
+  out.loc = e.main().block->loc;
   std::string where = d.loc.file == e.file ? line_of(e.text, d.loc.line) : d.loc.file;
-  out.message = fmt::format("{} (in the code mtlgen wraps around the {}, at `{}`)", d.message, e.what, where);
+  out.message = fmt::format("{} (in the code mtlgen wraps around the {}, at `{}`)", d.message, e.main().what, where);
   return out;
 }
 
-// Reports `parsed`'s errors at spec lines: those inside the block each, one from around it.
+// Reports `parsed`'s errors at spec lines: those inside the blocks each, one from around them.
 bool report_at_spec(const support::Diagnostics& parsed, const Embedded& e, support::Diagnostics& diags) {
   bool ok = true;
   bool outside_reported = false;
   for (const auto& d : parsed.all()) {
     if (d.severity != support::Severity::error) continue;
-    if (!e.contains(d.loc) && std::exchange(outside_reported, true)) continue;
+    if (!e.spec_loc(d.loc) && std::exchange(outside_reported, true)) continue;
     support::Diagnostic mapped = at_spec_line(d, e);
     diags.error(mapped.kind, mapped.loc, mapped.message, mapped.hint);
     ok = false;
@@ -144,24 +142,34 @@ bool brackets_balanced(const ir::CodeBlock& block, const char* what, support::Di
   return false;
 }
 
+// Brackets and includes of every block, each where the user wrote it.
+bool blocks_well_formed(const std::vector<emit::EmbeddedBlock>& blocks, support::Diagnostics& diags) {
+  bool ok = true;
+  for (const auto& b : blocks) {
+    if (b.block->text.empty()) continue;
+    ok = includes_allowed(*b.block, diags) && brackets_balanced(*b.block, b.what, diags) && ok;
+  }
+  return ok;
+}
+
 }  // namespace
 
 bool check_emitted_msl(const ir::Kernel& kernel, support::Diagnostics& diags) {
   if (kernel.is_source()) return true;
-  if (!brackets_balanced(kernel.body, "body", diags)) return false;  // msl::parse applies the include policy
+  auto blocks = emit::msl_blocks(kernel);
+  if (!blocks_well_formed(blocks, diags)) return false;
   msl::ParseOptions options;
   options.file = kernel.name + ".metal";
   options.text = emit::msl_source(kernel);
   options.msl_version = kernel.msl_version;
   support::Diagnostics parsed;
   msl::parse(options, parsed);
-  return report_at_spec(parsed, {kernel.body, options.file.string(), *options.text, "body", emit::kBodyMarker}, diags);
+  return report_at_spec(parsed, {options.file.string(), *options.text, std::move(blocks)}, diags);
 }
 
 bool check_emitted_reference(const ir::Kernel& kernel, support::Diagnostics& diags) {
-  if (!includes_allowed(kernel.reference, diags) || !brackets_balanced(kernel.reference, "reference", diags)) {
-    return false;
-  }
+  auto blocks = emit::reference_blocks(kernel);
+  if (!blocks_well_formed(blocks, diags)) return false;
   support::OutputSet out;
   emit::emit_types(kernel, out);
   emit::emit_reference(kernel, out);
@@ -178,8 +186,7 @@ bool check_emitted_reference(const ir::Kernel& kernel, support::Diagnostics& dia
   }
   support::Diagnostics parsed;
   msl::check_cpp(files, main_index, parsed);
-  Embedded e{kernel.reference, root + main, files[main_index].text, "reference", emit::kReferenceMarker};
-  return report_at_spec(parsed, e, diags);
+  return report_at_spec(parsed, {root + main, files[main_index].text, std::move(blocks)}, diags);
 }
 
 }  // namespace mtlgen::check_msl

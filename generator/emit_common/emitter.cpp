@@ -31,6 +31,22 @@ int marker_line(const std::string& emitted, const std::string& marker) {
   return static_cast<int>(std::count(emitted.begin(), emitted.begin() + static_cast<long>(at), '\n')) + 1;
 }
 
+std::optional<support::SourceLoc> spec_location(const std::string& emitted, const std::vector<EmbeddedBlock>& blocks,
+                                                int line) {
+  for (const auto& b : blocks) {
+    if (b.block->text.empty()) continue;
+    int first = marker_line(emitted, b.marker) + 1;
+    int count = static_cast<int>(std::count(b.block->text.begin(), b.block->text.end(), '\n')) +
+                (b.block->text.back() == '\n' ? 0 : 1);
+    if (first > 1 && line >= first && line < first + count) {
+      support::SourceLoc loc = b.block->loc;
+      loc.line += line - first;
+      return loc;
+    }
+  }
+  return std::nullopt;
+}
+
 std::string camel_case(const std::string& snake) {
   std::string out;
   bool upper = true;

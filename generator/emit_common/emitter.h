@@ -1,6 +1,7 @@
 #pragma once
 // What every emitter shares: the interface (IR in, files into an in-memory OutputSet, nothing
 // else), the banner every generated file starts with, and naming used across targets.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,20 @@ std::string library_banner(const std::string& what);
 // 1-based line of the first line of `emitted` that holds `marker` (the comment an emitter writes
 // before pasting a spec code block, e.g. kBodyMarker); 0 when there is none.
 int marker_line(const std::string& emitted, const std::string& marker);
+
+// A spec code block an emitter pastes into a file on the lines after its marker comment
+// (`// body: spec.yaml:12`), each line indented by `indent` spaces.
+struct EmbeddedBlock {
+  const ir::CodeBlock* block = nullptr;
+  const char* what = "";  // "body", "prelude", ...: the spec key
+  std::string marker;     // "// body: "
+  int indent = 2;
+};
+
+// Where a line of an emitted file was written: the spec location of `line` (1-based, column 1 of
+// the block's indentation) when it lies inside one of `blocks`, else nothing.
+std::optional<support::SourceLoc> spec_location(const std::string& emitted, const std::vector<EmbeddedBlock>& blocks,
+                                                int line);
 
 // CamelCase of a snake_case name: rms_norm -> RmsNorm.
 std::string camel_case(const std::string& snake);

@@ -30,6 +30,7 @@ class MslWriter {
     d.set("function_constants_gap", k_.function_constants.empty() ? "" : "\n");
     d.set("function_constants", function_constants());
     d.set("helpers", helpers());
+    d.set("preludes", preludes());
     // Without type parameters or tunables the kernel is a plain function named like its one entry point.
     d.set("templated", !template_param_names().empty());
     d.set("template_params", template_params());
@@ -77,6 +78,21 @@ class MslWriter {
       item.set("name", h.name);
       item.set("file", h.file);
       std::string text(support::template_file(std::string("msl/helpers/") + h.file));
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      item.set("text", text);
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  TemplateData preludes() const {
+    TemplateData list{TemplateData::type::list};
+    for (const auto& b : msl_blocks(k_)) {
+      if (b.block == &k_.body || b.block->text.empty()) continue;
+      TemplateData item;
+      item.set("marker", b.marker);
+      item.set("origin", comment_text(fmt::format("{}:{}", k_.spec_path, b.block->loc.line)));
+      std::string text = b.block->text;
       while (!text.empty() && text.back() == '\n') text.pop_back();
       item.set("text", text);
       list.push_back(item);
@@ -181,6 +197,12 @@ class MslWriter {
 };
 
 }  // namespace
+
+std::vector<EmbeddedBlock> msl_blocks(const ir::Kernel& kernel) {
+  return {{&kernel.prelude, "prelude", "// prelude: ", 0},
+          {&kernel.metal_prelude, "metal_prelude", "// metal_prelude: ", 0},
+          {&kernel.body, "body", kBodyMarker, 2}};
+}
 
 std::string msl_source(const ir::Kernel& kernel) { return MslWriter(kernel).run(); }
 

@@ -7,6 +7,7 @@
 // time into the metallib, carries its own max_total_threads_per_threadgroup, and creating its
 // pipeline needs no specialisation compile at run time. Spec-level function constants remain
 // available for flags the host decides at pipeline creation.
+#include "emit_common/emitter.h"
 #include "ir/kernel.h"
 #include "support/output_set.h"
 
@@ -17,5 +18,8 @@ void emit_msl(const ir::Kernel& kernel, support::OutputSet& out);
 
 // Where the body starts in the emitted file: the line after "// body: <spec>:<line>".
 inline constexpr const char* kBodyMarker = "// body: ";
+
+// The spec blocks in the emitted .metal: prelude, metal_prelude (file scope), body.
+std::vector<EmbeddedBlock> msl_blocks(const ir::Kernel& kernel);
 
 }  // namespace mtlgen::emit

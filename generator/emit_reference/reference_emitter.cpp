@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "emit_common/cpp_text.h"
 #include "emit_common/emitter.h"
 #include "support/text.h"
@@ -25,8 +27,12 @@ class ReferenceWriter {
     d.set("instantiations", instantiations());
     d.set("size_checks", size_checks());
     d.set("locals", support::string_list(locals()));
+    std::vector<std::string> includes;
+    d.set("shared_prelude", prelude(k_.prelude, "// prelude: ", includes));
+    d.set("reference_prelude", prelude(k_.reference_prelude, "// reference_prelude: ", includes));
     d.set("origin", comment_text(fmt::format("{}:{}", k_.spec_path, k_.reference.loc.line)));
-    d.set("body", support::indent_lines(k_.reference.text, "  "));
+    d.set("body", support::indent_lines(without_includes(k_.reference.text, includes), "  "));
+    d.set("hoisted_includes", support::string_list(includes));
     d.set("banner", banner(k_, k_.name + "_reference.h"));
     out.add(k_.name + "/" + k_.name + "_reference.h", support::render_template("reference/reference.h.mustache", d));
     d.set("banner", banner(k_, k_.name + "_reference.cpp"));
@@ -34,6 +40,43 @@ class ReferenceWriter {
   }
 
  private:
+  // `#include` lines of a block move to the top of the file (a header cannot be read inside a
+  // namespace or a function); the block keeps an empty line so its lines still match the spec's.
+  static std::string without_includes(const std::string& text, std::vector<std::string>& includes) {
+    std::string out;
+    size_t pos = 0;
+    while (pos < text.size()) {
+      size_t end = text.find('\n', pos);
+      std::string line = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+      size_t first = line.find_first_not_of(" \t");
+      size_t word = first == std::string::npos || line[first] != '#' ? std::string::npos
+                                                                      : line.find_first_not_of(" \t", first + 1);
+      if (word != std::string::npos && line.compare(word, 7, "include") == 0) {
+        std::string directive = line.substr(first);
+        if (std::find(includes.begin(), includes.end(), directive) == includes.end()) includes.push_back(directive);
+      } else {
+        out += line;
+      }
+      if (end == std::string::npos) break;
+      out += '\n';
+      pos = end + 1;
+    }
+    return out;
+  }
+
+  TemplateData prelude(const ir::CodeBlock& block, const char* marker, std::vector<std::string>& includes) const {
+    TemplateData list{TemplateData::type::list};
+    if (block.text.empty()) return list;
+    TemplateData item;
+    item.set("marker", marker);
+    item.set("origin", comment_text(fmt::format("{}:{}", k_.spec_path, block.loc.line)));
+    std::string text = without_includes(block.text, includes);
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    item.set("text", text);
+    list.push_back(item);
+    return list;
+  }
+
   std::string template_decl() const {
     if (k_.type_params.empty()) return "";
     std::vector<std::string> parts;
@@ -100,6 +143,9 @@ class ReferenceWriter {
         lines.push_back(fmt::format("const {1} {0} = function_constants.{0};", f.name, ir::info(f.type).cpp));
       }
     }
+    for (const auto& t : k_.tunables) {
+      if (used.count(t.name)) lines.push_back(fmt::format("const int64_t {0} = tuning.{0};", t.name));
+    }
     return lines;
   }
 
@@ -107,6 +153,18 @@ class ReferenceWriter {
 };
 
 }  // namespace
+
+std::vector<EmbeddedBlock> reference_blocks(const ir::Kernel& kernel) {
+  return {{&kernel.prelude, "prelude", "// prelude: ", 0},
+          {&kernel.reference_prelude, "reference_prelude", "// reference_prelude: ", 0},
+          {&kernel.reference, "reference", kReferenceMarker, 2}};
+}
+
+bool reference_reads_tunables(const ir::Kernel& kernel) {
+  auto used = support::identifiers_in(kernel.reference.text);
+  for (const auto& t : kernel.tunables) if (used.count(t.name)) return true;
+  return false;
+}
 
 void emit_reference(const ir::Kernel& kernel, support::OutputSet& out) { ReferenceWriter(kernel).run(out); }
 

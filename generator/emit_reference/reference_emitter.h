@@ -6,6 +6,7 @@
 //  - support/mtlgen_host.h and support/mtlgen_numeric.h, copied once per library.
 #include <vector>
 
+#include "emit_common/emitter.h"
 #include "ir/kernel.h"
 #include "support/output_set.h"
 
@@ -14,6 +15,11 @@ namespace mtlgen::emit {
 // Where the reference starts in the emitted <kernel>_reference.cpp: the line after
 // "// reference: <spec>:<line>" (templates/reference/reference.cpp.mustache).
 inline constexpr const char* kReferenceMarker = "// reference: ";
+
+// The spec blocks in the emitted <kernel>_reference.cpp: prelude, reference_prelude, reference.
+std::vector<EmbeddedBlock> reference_blocks(const ir::Kernel& kernel);
+// True when the reference reads a tunable: its results are then per variant, not per type.
+bool reference_reads_tunables(const ir::Kernel& kernel);
 
 void emit_types(const ir::Kernel& kernel, support::OutputSet& out);
 void emit_reference(const ir::Kernel& kernel, support::OutputSet& out);

@@ -298,6 +298,12 @@ struct Kernel {
   std::vector<FunctionConstant> function_constants;
   std::vector<ThreadgroupArray> threadgroup_arrays;
   Dispatch dispatch;
+  // File-scope code placed before the kernel: `prelude` in the .metal and (Metal's address-space
+  // qualifiers defined away) in the reference; `metal_prelude` in the .metal only;
+  // `reference_prelude` in the reference only. Empty text when the spec has none.
+  CodeBlock prelude;
+  CodeBlock metal_prelude;
+  CodeBlock reference_prelude;
   CodeBlock body;
   CodeBlock reference;
   Cost cost;

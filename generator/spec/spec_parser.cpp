@@ -19,7 +19,7 @@ const std::vector<std::string>& top_level_keys() {
       "name",    "summary",           "types",    "dims",      "preconditions", "tunables",
       "buffers", "scalars",           "function_constants", "threadgroup_memory", "dispatch",
       "body",    "reference",         "cost",     "tests",
-      "source",  "entries",           "arguments"};
+      "source",  "entries",           "arguments", "prelude", "metal_prelude", "reference_prelude"};
   return keys;
 }
 
@@ -47,6 +47,7 @@ class Parser {
                [&](auto& key, auto& v) { threadgroup_array(key, v); });
     if (auto n = top.optional("source"); n.IsDefined()) source(n, top);  // after types and scalars it names
     if (auto n = top.required("dispatch"); n.IsDefined()) dispatch(n);
+    preludes(top);
     if (!k_.source) {
       if (auto n = top.required("body"); n.IsDefined()) code(n, "body", k_.body);
     } else if (auto n = top.optional("body"); n.IsDefined()) {
@@ -331,6 +332,21 @@ class Parser {
     if (auto t = r.required("threads_per_threadgroup"); t.IsDefined()) {
       k_.dispatch.threads_per_threadgroup = expression_list(t, "threads_per_threadgroup");
     }
+  }
+
+  void preludes(MapReader& top) {
+    for (auto [key, block] : {std::pair{"prelude", &k_.prelude}, std::pair{"metal_prelude", &k_.metal_prelude}}) {
+      auto n = top.optional(key);
+      if (!n.IsDefined()) continue;
+      if (k_.source) {
+        ctx_.diags().error(ErrorKind::unknown_key, ctx_.loc(n), fmt::format("`{}:` is for kernels with a `body:`", key),
+                           "a hand-written kernel's file holds its own file-scope code; the reference's goes "
+                           "under `reference_prelude:`");
+        continue;
+      }
+      code(n, key, *block);
+    }
+    if (auto n = top.optional("reference_prelude"); n.IsDefined()) code(n, "reference_prelude", k_.reference_prelude);
   }
 
   void code(const YAML::Node& n, const char* what, ir::CodeBlock& block) {

@@ -313,6 +313,10 @@ class Validator {
   void scan_body() {
     auto tokens = support::identifier_tokens(k_.body.text);
     for (size_t i = 0; i < tokens.size(); ++i) scan_token(tokens, i);
+    // Functions of the Metal preludes may call helpers too; they see no dims or builtins.
+    for (const ir::CodeBlock* block : {&k_.prelude, &k_.metal_prelude}) {
+      for (const auto& t : support::identifier_tokens(block->text)) note_helper(t.text);
+    }
     for (auto h : std::set<ir::Helper>(k_.helpers_used)) add_helper(h);
     check_threadgroup_declarations();
   }
@@ -322,16 +326,20 @@ class Validator {
     if (auto b = ir::builtin_from_name(t)) k_.builtins_used.insert(*b);
     for (const auto& d : k_.dims) if (d.name == t) k_.params_used_in_body.insert(t);
     for (const auto& s : k_.scalars) if (s.name == t) k_.params_used_in_body.insert(t);
-    for (const auto& h : ir::all_helpers()) {
-      bool named = t == h.name || std::find(h.also_named.begin(), h.also_named.end(), t) != h.also_named.end();
-      if (named) k_.helpers_used.insert(h.helper);
-    }
+    note_helper(t);
     if (t.rfind("tg_", 0) == 0 && !ir::builtin_from_name(t) && is_call(tokens[i]) && !is_helper(t)) {
       std::vector<std::string> names;
       for (const auto& h : ir::all_helpers()) names.push_back(h.name);
       std::string s = support::did_you_mean(t, names);
       diags_.error(ErrorKind::unknown_helper, body_loc(tokens[i]), fmt::format("mtlgen provides no helper `{}`", t),
                    s.empty() ? fmt::format("helpers are: {}", fmt::join(names, ", ")) : fmt::format("did you mean `{}`?", s));
+    }
+  }
+
+  void note_helper(const std::string& t) {
+    for (const auto& h : ir::all_helpers()) {
+      bool named = t == h.name || std::find(h.also_named.begin(), h.also_named.end(), t) != h.also_named.end();
+      if (named) k_.helpers_used.insert(h.helper);
     }
   }
 

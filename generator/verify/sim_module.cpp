@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "emit_common/emitter.h"
+#include "emit_reference/reference_emitter.h"
 #include "mtlsim/msl_source.h"
 #include "support/embedded_files.h"
 #include "support/hash.h"
@@ -156,6 +157,14 @@ std::string bridge_source(const ir::Kernel& k) {
     std::string args = template_args(k, v, Spelling::cpp_reference);
     item.set("template_args", args.empty() ? std::string() : "<" + args + ">");
     item.set("spans", support::string_list(reference_spans(k, v)));
+    TemplateData tuning{TemplateData::type::list};
+    for (const auto& t : k.tunables) {
+      TemplateData field;
+      field.set("name", t.name);
+      field.set("value", std::to_string(v.tunables.at(t.name)));
+      tuning.push_back(field);
+    }
+    item.set("tuning", tuning);
     combos.push_back(item);
   }
   TemplateData d;
@@ -365,6 +374,9 @@ std::string launcher_symbol(const ir::Variant& v) { return "mtlsim_thread_" + v.
 std::string reference_symbol(const ir::Kernel& k, const ir::Variant& v) {
   std::string symbol = k.name;
   for (const auto& t : k.type_params) symbol += std::string("_") + ir::info(v.types.at(t.name)).suffix;
+  if (emit::reference_reads_tunables(k)) {  // one result per variant, not per type combination
+    for (const auto& t : k.tunables) symbol += fmt::format("_{}{}", t.name, v.tunables.at(t.name));
+  }
   return symbol;
 }
 

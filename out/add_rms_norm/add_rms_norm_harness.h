@@ -187,7 +187,8 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[2]),
             h::view<float>(buffers[3]),
             h::view<float>(buffers[4]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGAddRmsNorm tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half") {
@@ -197,7 +198,8 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
             h::view<mtlgen::half>(buffers[4]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGAddRmsNorm tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=bfloat") {
@@ -207,7 +209,8 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
             h::view<mtlgen::bfloat>(buffers[4]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGAddRmsNorm tuningOfVariant:variant]);
         return "";
       }
     } catch (const std::exception& e) {

@@ -176,21 +176,24 @@ class Harness final : public h::Kernel {
         mtlgen::kernels::argmax::reference<float>(dims,
             h::view<const float>(buffers[0]),
             h::view<uint32_t>(buffers[1]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGArgmax tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half") {
         mtlgen::kernels::argmax::reference<mtlgen::half>(dims,
             h::view<const mtlgen::half>(buffers[0]),
             h::view<uint32_t>(buffers[1]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGArgmax tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=bfloat") {
         mtlgen::kernels::argmax::reference<mtlgen::bfloat>(dims,
             h::view<const mtlgen::bfloat>(buffers[0]),
             h::view<uint32_t>(buffers[1]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGArgmax tuningOfVariant:variant]);
         return "";
       }
     } catch (const std::exception& e) {

@@ -187,7 +187,8 @@ class Harness final : public h::Kernel {
             h::view<const uint32_t>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
             h::view<mtlgen::half>(buffers[4]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGKvCacheUpdate tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=float,C=bfloat") {
@@ -197,7 +198,8 @@ class Harness final : public h::Kernel {
             h::view<const uint32_t>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
             h::view<mtlgen::bfloat>(buffers[4]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGKvCacheUpdate tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half,C=half") {
@@ -207,7 +209,8 @@ class Harness final : public h::Kernel {
             h::view<const uint32_t>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
             h::view<mtlgen::half>(buffers[4]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGKvCacheUpdate tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half,C=bfloat") {
@@ -217,7 +220,8 @@ class Harness final : public h::Kernel {
             h::view<const uint32_t>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
             h::view<mtlgen::bfloat>(buffers[4]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGKvCacheUpdate tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=bfloat,C=half") {
@@ -227,7 +231,8 @@ class Harness final : public h::Kernel {
             h::view<const uint32_t>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
             h::view<mtlgen::half>(buffers[4]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGKvCacheUpdate tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=bfloat,C=bfloat") {
@@ -237,7 +242,8 @@ class Harness final : public h::Kernel {
             h::view<const uint32_t>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
             h::view<mtlgen::bfloat>(buffers[4]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGKvCacheUpdate tuningOfVariant:variant]);
         return "";
       }
     } catch (const std::exception& e) {

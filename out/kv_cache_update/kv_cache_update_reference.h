@@ -14,7 +14,8 @@
 namespace mtlgen::kernels::kv_cache_update {
 
 // Checks dims (std::invalid_argument in the spec's wording) and buffer sizes, then computes what the
-// kernel computes when its pipelines are created with `function_constants`.
+// kernel computes when its pipelines are created with `function_constants`, at `tuning` (which
+// matters only where the reference reads a tunable).
 template <typename T, typename C>
 void reference(const Dims& dims,
     std::span<const T> k,
@@ -22,48 +23,48 @@ void reference(const Dims& dims,
     std::span<const uint32_t> position,
     std::span<C> k_cache,
     std::span<C> v_cache,
-    const Scalars& scalars = {}, const FunctionConstants& function_constants = {});
+    const Scalars& scalars = {}, const FunctionConstants& function_constants = {}, const Tuning& tuning = {});
 extern template void reference<float, mtlgen::half>(const Dims&,
     std::span<const float>,
     std::span<const float>,
     std::span<const uint32_t>,
     std::span<mtlgen::half>,
     std::span<mtlgen::half>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 extern template void reference<float, mtlgen::bfloat>(const Dims&,
     std::span<const float>,
     std::span<const float>,
     std::span<const uint32_t>,
     std::span<mtlgen::bfloat>,
     std::span<mtlgen::bfloat>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 extern template void reference<mtlgen::half, mtlgen::half>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
     std::span<const uint32_t>,
     std::span<mtlgen::half>,
     std::span<mtlgen::half>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 extern template void reference<mtlgen::half, mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
     std::span<const uint32_t>,
     std::span<mtlgen::bfloat>,
     std::span<mtlgen::bfloat>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 extern template void reference<mtlgen::bfloat, mtlgen::half>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
     std::span<const uint32_t>,
     std::span<mtlgen::half>,
     std::span<mtlgen::half>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 extern template void reference<mtlgen::bfloat, mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
     std::span<const uint32_t>,
     std::span<mtlgen::bfloat>,
     std::span<mtlgen::bfloat>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 
 }  // namespace mtlgen::kernels::kv_cache_update

@@ -181,7 +181,8 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[1]),
             h::view<const float>(buffers[2]),
             h::view<float>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGLayerNorm tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half") {
@@ -190,7 +191,8 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[1]),
             h::view<const mtlgen::half>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGLayerNorm tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=bfloat") {
@@ -199,7 +201,8 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[1]),
             h::view<const mtlgen::bfloat>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGLayerNorm tuningOfVariant:variant]);
         return "";
       }
     } catch (const std::exception& e) {

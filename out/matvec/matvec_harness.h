@@ -177,7 +177,8 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[0]),
             h::view<const float>(buffers[1]),
             h::view<float>(buffers[2]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGMatvec tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half") {
@@ -185,7 +186,8 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[0]),
             h::view<const mtlgen::half>(buffers[1]),
             h::view<mtlgen::half>(buffers[2]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGMatvec tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=bfloat") {
@@ -193,7 +195,8 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[0]),
             h::view<const mtlgen::bfloat>(buffers[1]),
             h::view<mtlgen::bfloat>(buffers[2]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGMatvec tuningOfVariant:variant]);
         return "";
       }
     } catch (const std::exception& e) {

@@ -175,7 +175,8 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[0]),
             h::view<const float>(buffers[1]),
             h::view<float>(buffers[2]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGRmsNorm tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half") {
@@ -183,7 +184,8 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[0]),
             h::view<const mtlgen::half>(buffers[1]),
             h::view<mtlgen::half>(buffers[2]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGRmsNorm tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=bfloat") {
@@ -191,7 +193,8 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[0]),
             h::view<const mtlgen::bfloat>(buffers[1]),
             h::view<mtlgen::bfloat>(buffers[2]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGRmsNorm tuningOfVariant:variant]);
         return "";
       }
     } catch (const std::exception& e) {

@@ -187,7 +187,8 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[1]),
             h::view<const float>(buffers[2]),
             h::view<float>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGRmsNormMatvec tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half") {
@@ -196,7 +197,8 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[1]),
             h::view<const mtlgen::half>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGRmsNormMatvec tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=bfloat") {
@@ -205,7 +207,8 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[1]),
             h::view<const mtlgen::bfloat>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGRmsNormMatvec tuningOfVariant:variant]);
         return "";
       }
     } catch (const std::exception& e) {

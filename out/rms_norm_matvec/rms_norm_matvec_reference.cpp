@@ -9,13 +9,16 @@
 
 namespace mtlgen::kernels::rms_norm_matvec {
 
+
+
 template <typename T>
 void reference(const Dims& dims,
     std::span<const T> w,
     std::span<const T> x,
     std::span<const T> g,
     std::span<T> y,
-    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants) {
+    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
+    [[maybe_unused]] const Tuning& tuning) {
   check_dims(dims);
   mtlgen::require_elements(w.size(), w_elements(dims), kName, "w");
   mtlgen::require_elements(x.size(), x_elements(dims), kName, "x");
@@ -46,18 +49,18 @@ template void reference<float>(const Dims&,
     std::span<const float>,
     std::span<const float>,
     std::span<float>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 template void reference<mtlgen::half>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
     std::span<mtlgen::half>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 template void reference<mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
     std::span<mtlgen::bfloat>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 
 }  // namespace mtlgen::kernels::rms_norm_matvec

@@ -180,7 +180,8 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[0]),
             h::view<const uint32_t>(buffers[1]),
             h::view<float>(buffers[2]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGRope tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half") {
@@ -188,7 +189,8 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[0]),
             h::view<const uint32_t>(buffers[1]),
             h::view<mtlgen::half>(buffers[2]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGRope tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=bfloat") {
@@ -196,7 +198,8 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[0]),
             h::view<const uint32_t>(buffers[1]),
             h::view<mtlgen::bfloat>(buffers[2]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGRope tuningOfVariant:variant]);
         return "";
       }
     } catch (const std::exception& e) {

@@ -186,7 +186,8 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[1]),
             h::view<const mtlgen::bfloat>(buffers[2]),
             h::view<float>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSdpaVector tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=float,KV=half") {
@@ -195,7 +196,8 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[1]),
             h::view<const mtlgen::half>(buffers[2]),
             h::view<float>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSdpaVector tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half,KV=bfloat") {
@@ -204,7 +206,8 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[1]),
             h::view<const mtlgen::bfloat>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSdpaVector tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half,KV=half") {
@@ -213,7 +216,8 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[1]),
             h::view<const mtlgen::half>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSdpaVector tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=bfloat,KV=bfloat") {
@@ -222,7 +226,8 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[1]),
             h::view<const mtlgen::bfloat>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSdpaVector tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=bfloat,KV=half") {
@@ -231,7 +236,8 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[1]),
             h::view<const mtlgen::half>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSdpaVector tuningOfVariant:variant]);
         return "";
       }
     } catch (const std::exception& e) {

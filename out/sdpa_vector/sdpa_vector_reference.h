@@ -14,49 +14,50 @@
 namespace mtlgen::kernels::sdpa_vector {
 
 // Checks dims (std::invalid_argument in the spec's wording) and buffer sizes, then computes what the
-// kernel computes when its pipelines are created with `function_constants`.
+// kernel computes when its pipelines are created with `function_constants`, at `tuning` (which
+// matters only where the reference reads a tunable).
 template <typename T, typename KV>
 void reference(const Dims& dims,
     std::span<const T> q,
     std::span<const KV> k_cache,
     std::span<const KV> v_cache,
     std::span<T> out,
-    const Scalars& scalars = {}, const FunctionConstants& function_constants = {});
+    const Scalars& scalars = {}, const FunctionConstants& function_constants = {}, const Tuning& tuning = {});
 extern template void reference<float, mtlgen::bfloat>(const Dims&,
     std::span<const float>,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
     std::span<float>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 extern template void reference<float, mtlgen::half>(const Dims&,
     std::span<const float>,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
     std::span<float>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 extern template void reference<mtlgen::half, mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
     std::span<mtlgen::half>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 extern template void reference<mtlgen::half, mtlgen::half>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
     std::span<mtlgen::half>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 extern template void reference<mtlgen::bfloat, mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
     std::span<mtlgen::bfloat>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 extern template void reference<mtlgen::bfloat, mtlgen::half>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
     std::span<mtlgen::bfloat>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 
 }  // namespace mtlgen::kernels::sdpa_vector

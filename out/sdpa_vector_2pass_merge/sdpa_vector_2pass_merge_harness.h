@@ -182,7 +182,8 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[1]),
             h::view<const float>(buffers[2]),
             h::view<float>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSdpaVector2passMerge tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half") {
@@ -191,7 +192,8 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[1]),
             h::view<const float>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSdpaVector2passMerge tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=bfloat") {
@@ -200,7 +202,8 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[1]),
             h::view<const float>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSdpaVector2passMerge tuningOfVariant:variant]);
         return "";
       }
     } catch (const std::exception& e) {

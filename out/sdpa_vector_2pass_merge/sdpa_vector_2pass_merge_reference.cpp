@@ -9,13 +9,16 @@
 
 namespace mtlgen::kernels::sdpa_vector_2pass_merge {
 
+
+
 template <typename T>
 void reference(const Dims& dims,
     std::span<const float> partial_out,
     std::span<const float> block_max,
     std::span<const float> block_sum,
     std::span<T> out,
-    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants) {
+    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
+    [[maybe_unused]] const Tuning& tuning) {
   check_dims(dims);
   mtlgen::require_elements(partial_out.size(), partial_out_elements(dims), kName, "partial_out");
   mtlgen::require_elements(block_max.size(), block_max_elements(dims), kName, "block_max");
@@ -46,18 +49,18 @@ template void reference<float>(const Dims&,
     std::span<const float>,
     std::span<const float>,
     std::span<float>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 template void reference<mtlgen::half>(const Dims&,
     std::span<const float>,
     std::span<const float>,
     std::span<const float>,
     std::span<mtlgen::half>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 template void reference<mtlgen::bfloat>(const Dims&,
     std::span<const float>,
     std::span<const float>,
     std::span<const float>,
     std::span<mtlgen::bfloat>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 
 }  // namespace mtlgen::kernels::sdpa_vector_2pass_merge

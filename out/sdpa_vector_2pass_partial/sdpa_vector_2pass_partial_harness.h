@@ -195,7 +195,8 @@ class Harness final : public h::Kernel {
             h::view<float>(buffers[3]),
             h::view<float>(buffers[4]),
             h::view<float>(buffers[5]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSdpaVector2passPartial tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=float,KV=half") {
@@ -206,7 +207,8 @@ class Harness final : public h::Kernel {
             h::view<float>(buffers[3]),
             h::view<float>(buffers[4]),
             h::view<float>(buffers[5]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSdpaVector2passPartial tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half,KV=bfloat") {
@@ -217,7 +219,8 @@ class Harness final : public h::Kernel {
             h::view<float>(buffers[3]),
             h::view<float>(buffers[4]),
             h::view<float>(buffers[5]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSdpaVector2passPartial tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half,KV=half") {
@@ -228,7 +231,8 @@ class Harness final : public h::Kernel {
             h::view<float>(buffers[3]),
             h::view<float>(buffers[4]),
             h::view<float>(buffers[5]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSdpaVector2passPartial tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=bfloat,KV=bfloat") {
@@ -239,7 +243,8 @@ class Harness final : public h::Kernel {
             h::view<float>(buffers[3]),
             h::view<float>(buffers[4]),
             h::view<float>(buffers[5]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSdpaVector2passPartial tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=bfloat,KV=half") {
@@ -250,7 +255,8 @@ class Harness final : public h::Kernel {
             h::view<float>(buffers[3]),
             h::view<float>(buffers[4]),
             h::view<float>(buffers[5]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSdpaVector2passPartial tuningOfVariant:variant]);
         return "";
       }
     } catch (const std::exception& e) {

@@ -9,6 +9,8 @@
 
 namespace mtlgen::kernels::sdpa_vector_2pass_partial {
 
+
+
 template <typename T, typename KV>
 void reference(const Dims& dims,
     std::span<const T> q,
@@ -17,7 +19,8 @@ void reference(const Dims& dims,
     std::span<float> partial_out,
     std::span<float> block_max,
     std::span<float> block_sum,
-    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants) {
+    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
+    [[maybe_unused]] const Tuning& tuning) {
   check_dims(dims);
   mtlgen::require_elements(q.size(), q_elements(dims), kName, "q");
   mtlgen::require_elements(k_cache.size(), k_cache_elements(dims), kName, "k_cache");
@@ -71,7 +74,7 @@ template void reference<float, mtlgen::bfloat>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 template void reference<float, mtlgen::half>(const Dims&,
     std::span<const float>,
     std::span<const mtlgen::half>,
@@ -79,7 +82,7 @@ template void reference<float, mtlgen::half>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 template void reference<mtlgen::half, mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::bfloat>,
@@ -87,7 +90,7 @@ template void reference<mtlgen::half, mtlgen::bfloat>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 template void reference<mtlgen::half, mtlgen::half>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
@@ -95,7 +98,7 @@ template void reference<mtlgen::half, mtlgen::half>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 template void reference<mtlgen::bfloat, mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
@@ -103,7 +106,7 @@ template void reference<mtlgen::bfloat, mtlgen::bfloat>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 template void reference<mtlgen::bfloat, mtlgen::half>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::half>,
@@ -111,6 +114,6 @@ template void reference<mtlgen::bfloat, mtlgen::half>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 
 }  // namespace mtlgen::kernels::sdpa_vector_2pass_partial

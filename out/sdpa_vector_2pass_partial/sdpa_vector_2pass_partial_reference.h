@@ -14,7 +14,8 @@
 namespace mtlgen::kernels::sdpa_vector_2pass_partial {
 
 // Checks dims (std::invalid_argument in the spec's wording) and buffer sizes, then computes what the
-// kernel computes when its pipelines are created with `function_constants`.
+// kernel computes when its pipelines are created with `function_constants`, at `tuning` (which
+// matters only where the reference reads a tunable).
 template <typename T, typename KV>
 void reference(const Dims& dims,
     std::span<const T> q,
@@ -23,7 +24,7 @@ void reference(const Dims& dims,
     std::span<float> partial_out,
     std::span<float> block_max,
     std::span<float> block_sum,
-    const Scalars& scalars = {}, const FunctionConstants& function_constants = {});
+    const Scalars& scalars = {}, const FunctionConstants& function_constants = {}, const Tuning& tuning = {});
 extern template void reference<float, mtlgen::bfloat>(const Dims&,
     std::span<const float>,
     std::span<const mtlgen::bfloat>,
@@ -31,7 +32,7 @@ extern template void reference<float, mtlgen::bfloat>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 extern template void reference<float, mtlgen::half>(const Dims&,
     std::span<const float>,
     std::span<const mtlgen::half>,
@@ -39,7 +40,7 @@ extern template void reference<float, mtlgen::half>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 extern template void reference<mtlgen::half, mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::bfloat>,
@@ -47,7 +48,7 @@ extern template void reference<mtlgen::half, mtlgen::bfloat>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 extern template void reference<mtlgen::half, mtlgen::half>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const mtlgen::half>,
@@ -55,7 +56,7 @@ extern template void reference<mtlgen::half, mtlgen::half>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 extern template void reference<mtlgen::bfloat, mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::bfloat>,
@@ -63,7 +64,7 @@ extern template void reference<mtlgen::bfloat, mtlgen::bfloat>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 extern template void reference<mtlgen::bfloat, mtlgen::half>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<const mtlgen::half>,
@@ -71,6 +72,6 @@ extern template void reference<mtlgen::bfloat, mtlgen::half>(const Dims&,
     std::span<float>,
     std::span<float>,
     std::span<float>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 
 }  // namespace mtlgen::kernels::sdpa_vector_2pass_partial

@@ -177,21 +177,24 @@ class Harness final : public h::Kernel {
         mtlgen::kernels::softmax::reference<float>(dims,
             h::view<const float>(buffers[0]),
             h::view<float>(buffers[1]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSoftmax tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half") {
         mtlgen::kernels::softmax::reference<mtlgen::half>(dims,
             h::view<const mtlgen::half>(buffers[0]),
             h::view<mtlgen::half>(buffers[1]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSoftmax tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=bfloat") {
         mtlgen::kernels::softmax::reference<mtlgen::bfloat>(dims,
             h::view<const mtlgen::bfloat>(buffers[0]),
             h::view<mtlgen::bfloat>(buffers[1]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSoftmax tuningOfVariant:variant]);
         return "";
       }
     } catch (const std::exception& e) {

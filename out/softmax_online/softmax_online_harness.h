@@ -176,21 +176,24 @@ class Harness final : public h::Kernel {
         mtlgen::kernels::softmax_online::reference<float>(dims,
             h::view<const float>(buffers[0]),
             h::view<float>(buffers[1]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSoftmaxOnline tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half") {
         mtlgen::kernels::softmax_online::reference<mtlgen::half>(dims,
             h::view<const mtlgen::half>(buffers[0]),
             h::view<mtlgen::half>(buffers[1]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSoftmaxOnline tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=bfloat") {
         mtlgen::kernels::softmax_online::reference<mtlgen::bfloat>(dims,
             h::view<const mtlgen::bfloat>(buffers[0]),
             h::view<mtlgen::bfloat>(buffers[1]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGSoftmaxOnline tuningOfVariant:variant]);
         return "";
       }
     } catch (const std::exception& e) {

@@ -9,11 +9,14 @@
 
 namespace mtlgen::kernels::softmax_single_row {
 
+
+
 template <typename T>
 void reference(const Dims& dims,
     std::span<const T> x,
     std::span<T> out,
-    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants) {
+    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
+    [[maybe_unused]] const Tuning& tuning) {
   check_dims(dims);
   mtlgen::require_elements(x.size(), x_elements(dims), kName, "x");
   mtlgen::require_elements(out.size(), out_elements(dims), kName, "out");
@@ -33,14 +36,14 @@ void reference(const Dims& dims,
 template void reference<float>(const Dims&,
     std::span<const float>,
     std::span<float>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 template void reference<mtlgen::half>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<mtlgen::half>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 template void reference<mtlgen::bfloat>(const Dims&,
     std::span<const mtlgen::bfloat>,
     std::span<mtlgen::bfloat>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 
 }  // namespace mtlgen::kernels::softmax_single_row

@@ -1,6 +1,10 @@
 // Errors in a spec's body (found by the MSL front end in the emitted kernel) and reference (the
 // emitted C++ through libclang) are reported once, at the spec's line and column: one file per error class under body_errors/, its first line stating
 // the diagnostic in the grammar of tests/spec/spec_test_util.h. Every shipped spec's body passes.
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
 #include <set>
 
 #include "check_msl/check_msl.h"
@@ -59,6 +63,26 @@ TEST(CheckMsl, ShippedBodiesAreMetal) {
       EXPECT_TRUE(check_msl::check_emitted_reference(*kernel, diags)) << diags.format_all();
     }
   }
+}
+
+// A hand-written kernel's file holds its own file-scope code: `prelude:` is refused at its line,
+// `reference_prelude:` accepted (and checked as C++ at its own lines).
+TEST(CheckMsl, PreludeIsForBodyKernels) {
+  fs::path from = source_dir() / "tests/import";
+  fs::path root = fs::temp_directory_path() / ("mtlgen-prelude-" + std::to_string(::getpid()));
+  fs::create_directories(root / "specs");
+  fs::copy(from / "kernels", root / "kernels", fs::copy_options::recursive);
+  std::string text = read_text(from / "specs/scale_shift.yaml");
+  text += "prelude: |\n  constant constexpr int K = 8;\nreference_prelude: |\n  inline float twice(float v) { return 2 * v; }\n";
+  std::ofstream(root / "specs/s.yaml") << text;
+  support::Diagnostics diags;
+  auto kernel = load_spec((root / "specs/s.yaml").string(), "s.yaml", diags);
+  fs::remove_all(root);
+  EXPECT_FALSE(kernel);
+  int prelude_line = static_cast<int>(std::count(text.begin(), text.end(), '\n')) - 3;
+  ASSERT_EQ(diags.error_count(), 1) << diags.format_all();
+  EXPECT_EQ(diags.all().front().loc.line, prelude_line) << diags.format_all();
+  EXPECT_NE(diags.all().front().message.find("`prelude:` is for kernels with a `body:`"), std::string::npos);
 }
 
 }  // namespace

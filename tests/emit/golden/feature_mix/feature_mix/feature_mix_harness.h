@@ -175,7 +175,8 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[1]),
             h::view<float>(buffers[2]),
             h::view<uint32_t>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGFeatureMix tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=float,Acc=int32") {
@@ -184,7 +185,8 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[1]),
             h::view<int32_t>(buffers[2]),
             h::view<uint32_t>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGFeatureMix tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half,Acc=float") {
@@ -193,7 +195,8 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[1]),
             h::view<float>(buffers[2]),
             h::view<uint32_t>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGFeatureMix tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half,Acc=int32") {
@@ -202,7 +205,8 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[1]),
             h::view<int32_t>(buffers[2]),
             h::view<uint32_t>(buffers[3]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGFeatureMix tuningOfVariant:variant]);
         return "";
       }
     } catch (const std::exception& e) {

@@ -9,13 +9,16 @@
 
 namespace mtlgen::kernels::feature_mix {
 
+
+
 template <typename T, typename Acc>
 void reference(const Dims& dims,
     std::span<const T> matrix,
     std::span<const float> bias,
     std::span<Acc> sums,
     std::span<uint32_t> argmax_out,
-    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants) {
+    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
+    [[maybe_unused]] const Tuning& tuning) {
   check_dims(dims);
   mtlgen::require_elements(matrix.size(), matrix_elements(dims), kName, "matrix");
   mtlgen::require_elements(bias.size(), bias_elements(dims), kName, "bias");
@@ -39,24 +42,24 @@ template void reference<float, float>(const Dims&,
     std::span<const float>,
     std::span<float>,
     std::span<uint32_t>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 template void reference<float, int32_t>(const Dims&,
     std::span<const float>,
     std::span<const float>,
     std::span<int32_t>,
     std::span<uint32_t>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 template void reference<mtlgen::half, float>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const float>,
     std::span<float>,
     std::span<uint32_t>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 template void reference<mtlgen::half, int32_t>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const float>,
     std::span<int32_t>,
     std::span<uint32_t>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 
 }  // namespace mtlgen::kernels::feature_mix

@@ -14,37 +14,38 @@
 namespace mtlgen::kernels::feature_mix {
 
 // Checks dims (std::invalid_argument in the spec's wording) and buffer sizes, then computes what the
-// kernel computes when its pipelines are created with `function_constants`.
+// kernel computes when its pipelines are created with `function_constants`, at `tuning` (which
+// matters only where the reference reads a tunable).
 template <typename T, typename Acc>
 void reference(const Dims& dims,
     std::span<const T> matrix,
     std::span<const float> bias,
     std::span<Acc> sums,
     std::span<uint32_t> argmax_out,
-    const Scalars& scalars = {}, const FunctionConstants& function_constants = {});
+    const Scalars& scalars = {}, const FunctionConstants& function_constants = {}, const Tuning& tuning = {});
 extern template void reference<float, float>(const Dims&,
     std::span<const float>,
     std::span<const float>,
     std::span<float>,
     std::span<uint32_t>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 extern template void reference<float, int32_t>(const Dims&,
     std::span<const float>,
     std::span<const float>,
     std::span<int32_t>,
     std::span<uint32_t>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 extern template void reference<mtlgen::half, float>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const float>,
     std::span<float>,
     std::span<uint32_t>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 extern template void reference<mtlgen::half, int32_t>(const Dims&,
     std::span<const mtlgen::half>,
     std::span<const float>,
     std::span<int32_t>,
     std::span<uint32_t>,
-    const Scalars&, const FunctionConstants&);
+    const Scalars&, const FunctionConstants&, const Tuning&);
 
 }  // namespace mtlgen::kernels::feature_mix

@@ -163,7 +163,8 @@ class Harness final : public h::Kernel {
         mtlgen::kernels::plain_kernel::reference(dims,
             h::view<const float>(buffers[0]),
             h::view<float>(buffers[1]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGPlainKernel tuningOfVariant:variant]);
         return "";
       }
     } catch (const std::exception& e) {

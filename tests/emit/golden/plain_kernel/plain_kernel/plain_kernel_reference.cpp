@@ -9,10 +9,13 @@
 
 namespace mtlgen::kernels::plain_kernel {
 
+
+
 void reference(const Dims& dims,
     std::span<const float> x,
     std::span<float> out,
-    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants) {
+    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
+    [[maybe_unused]] const Tuning& tuning) {
   check_dims(dims);
   mtlgen::require_elements(x.size(), x_elements(dims), kName, "x");
   mtlgen::require_elements(out.size(), out_elements(dims), kName, "out");

@@ -14,11 +14,12 @@
 namespace mtlgen::kernels::plain_kernel {
 
 // Checks dims (std::invalid_argument in the spec's wording) and buffer sizes, then computes what the
-// kernel computes when its pipelines are created with `function_constants`.
+// kernel computes when its pipelines are created with `function_constants`, at `tuning` (which
+// matters only where the reference reads a tunable).
 void reference(const Dims& dims,
     std::span<const float> x,
     std::span<float> out,
-    const Scalars& scalars = {}, const FunctionConstants& function_constants = {});
+    const Scalars& scalars = {}, const FunctionConstants& function_constants = {}, const Tuning& tuning = {});
 
 
 }  // namespace mtlgen::kernels::plain_kernel
