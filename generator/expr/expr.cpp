@@ -62,8 +62,8 @@ const char* func_name(Func f) {
 // Recursive-descent parser over one line of spec text.
 class Parser {
  public:
-  Parser(const std::string& text, const SourceLoc& loc, Diagnostics& diags)
-      : text_(text), base_(loc), diags_(diags) {}
+  Parser(const std::string& text, const SourceLoc& loc, Diagnostics& diags, Columns columns)
+      : text_(text), base_(loc), diags_(diags), columns_(columns) {}
 
   std::optional<Expr> parse_all() {
     skip_space();
@@ -83,7 +83,7 @@ class Parser {
 
   SourceLoc at(size_t pos) const {
     SourceLoc l = base_;
-    if (l.column > 0) l.column += static_cast<int>(pos);
+    if (l.column > 0 && columns_ == Columns::advance) l.column += static_cast<int>(pos);
     return l;
   }
   std::nullopt_t fail(size_t pos, std::string message, std::string hint) {
@@ -232,6 +232,7 @@ class Parser {
   const std::string& text_;
   SourceLoc base_;
   Diagnostics& diags_;
+  Columns columns_;
   size_t pos_ = 0;
   int depth_ = 0;
 };
@@ -329,8 +330,8 @@ std::string render_with(const Expr& e, const std::function<std::string(const Exp
 
 }  // namespace
 
-std::optional<Expr> parse(const std::string& text, const SourceLoc& loc, Diagnostics& diags) {
-  return Parser(text, loc, diags).parse_all();
+std::optional<Expr> parse(const std::string& text, const SourceLoc& loc, Diagnostics& diags, Columns columns) {
+  return Parser(text, loc, diags, columns).parse_all();
 }
 
 int64_t evaluate(const Expr& e, const Env& env) {

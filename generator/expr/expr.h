@@ -58,10 +58,14 @@ struct Expr {
 // ones are rejected as a located error rather than recursed into.
 inline constexpr int kMaxExpressionDepth = 100;
 
-// Parses `text`, which starts at `loc` in the spec (column advances with the text). Errors go to
-// `diags`; nullopt on failure.
+// How the parsed text lies at its location: `advance` when the text is written there as is (each
+// node's column advances with the text); `fixed` when it is not (a YAML alias `*name` standing for
+// an anchored value, a quoted string with escapes): every node is located at `loc` itself.
+enum class Columns { advance, fixed };
+
+// Parses `text`, which starts at `loc` in the spec. Errors go to `diags`; nullopt on failure.
 std::optional<Expr> parse(const std::string& text, const support::SourceLoc& loc,
-                          support::Diagnostics& diags);
+                          support::Diagnostics& diags, Columns columns = Columns::advance);
 
 // Values of symbols, and the byte size of each type parameter named in sizeof().
 struct Env {

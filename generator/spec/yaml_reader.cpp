@@ -9,6 +9,8 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <optional>
 #include <sstream>
 
 namespace mtlgen::spec {
@@ -17,75 +19,217 @@ using support::ErrorKind;
 
 namespace {
 
-// Counts alias uses while parsing, before any node is built from them.
-class AliasCounter : public YAML::EventHandler {
- public:
-  size_t aliases = 0;
-  YAML::Mark first_alias;
-  size_t documents = 0;
-  YAML::Mark second_document;
-  void OnDocumentStart(const YAML::Mark& mark) override {
-    if (documents++ == 1) second_document = mark;
-  }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
-    if (aliases++ == 0) first_alias = mark;
-  }
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
-};
-
 // A spec nests a few levels; this bounds the recursion of every walk over the tree.
 constexpr int kMaxNesting = 64;
 
-// Nodes reachable with aliases expanded; stops counting past `limit` (or past a nesting depth
-// that only a self-referencing alias reaches).
-size_t expanded_nodes(const YAML::Node& node, size_t limit, int depth = 0) {
-  if (depth > kMaxNesting) return limit + 1;
-  size_t count = 1;
-  if (node.IsMap() || node.IsSequence()) {
-    for (auto it = node.begin(); it != node.end() && count <= limit; ++it) {
-      if (node.IsMap()) {
-        count += expanded_nodes(it->first, limit - count, depth + 1);
-        if (count > limit) break;  // `limit - count` would wrap around
-        count += expanded_nodes(it->second, limit - count, depth + 1);
+}  // namespace
+
+// yaml-cpp sets a node's mark only in its own builder. `as_if` is a friend of YAML::Node that a
+// user may specialize; this specialization, for a tag type of ours, sets the mark of a node built
+// here.
+struct NodeMarkAccess {};
+
+}  // namespace mtlgen::spec
+
+namespace YAML {
+template <>
+struct as_if<mtlgen::spec::NodeMarkAccess, void> {
+  static void set(Node& node, const Mark& mark) {
+    node.EnsureNodeExists();
+    node.m_pNode->set_mark(mark);
+  }
+};
+}  // namespace YAML
+
+namespace mtlgen::spec {
+namespace {
+
+void set_mark(YAML::Node& node, const YAML::Mark& mark) { YAML::as_if<NodeMarkAccess, void>::set(node, mark); }
+
+// Builds the tree of the first document from parser events, as yaml-cpp's own builder does, except
+// that an alias becomes a copy of its anchor's node marked at the `*alias`: yaml-cpp hands back the
+// anchor's node itself, so an error in a value used through an alias pointed at the anchor. Nesting,
+// aliases and nodes (aliases expanded) are bounded as the events arrive; the first problem stops
+// the parse.
+class Composer : public YAML::EventHandler {
+ public:
+  struct Problem {
+    ErrorKind kind;
+    YAML::Mark mark;
+    std::string message;
+    std::string hint;
+  };
+  struct Stop {};  // thrown out of the parser once `problem` is set
+
+  Composer(const YamlLimits& limits, const std::string& text) : limits_(limits), text_(text) {}
+
+  YAML::Node root;  // undefined when the document is empty
+  std::optional<Problem> problem;
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents_ == 2) {
+      fail(ErrorKind::yaml_syntax, mark, "the spec file holds a second YAML document",
+           "one spec per file: move it to a file of its own");
+    }
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    add(YAML::Node(YAML::NodeType::Null), mark, "", anchor);
+  }
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    add(YAML::Node(value), mark, tag, anchor);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value style) override {
+    open(YAML::NodeType::Sequence, mark, tag, anchor, style);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value style) override {
+    open(YAML::NodeType::Map, mark, tag, anchor, style);
+  }
+  void OnMapEnd() override { close(); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override;
+
+ private:
+  struct Open {
+    YAML::Node node;
+    YAML::anchor_t anchor;
+    std::optional<YAML::Node> key;  // a mapping's key waiting for its value
+  };
+
+  [[noreturn]] void fail(ErrorKind kind, const YAML::Mark& mark, std::string message, std::string hint) {
+    problem = Problem{kind, mark, std::move(message), std::move(hint)};
+    throw Stop{};
+  }
+
+  void too_deep(const YAML::Mark& mark) {
+    fail(ErrorKind::yaml_syntax, mark, fmt::format("YAML nests deeper than {} levels", kMaxNesting),
+         "a spec nests a few levels: flatten the structure");
+  }
+
+  // Every node built, copies of aliased nodes included, counts against max_expanded_nodes.
+  void count(const YAML::Mark& mark, bool through_alias) {
+    if (++nodes_ <= limits_.max_expanded_nodes) return;
+    if (through_alias) {
+      fail(ErrorKind::alias_limit, mark,
+           fmt::format("spec expands to more than {} YAML nodes through its aliases", limits_.max_expanded_nodes),
+           "aliases nested inside aliases multiply; expand them by hand or remove them");
+    }
+    fail(ErrorKind::alias_limit, mark, fmt::format("spec has more than {} YAML nodes", limits_.max_expanded_nodes),
+         "a kernel spec is a few hundred values: move large data out of the spec");
+  }
+
+  // A new node goes into its parent right away, so that the parent's node memory takes it in
+  // one step; a mapping's key waits for its value.
+  void attach(const YAML::Node& node) {
+    if (stack_.empty()) {
+      root = node;
+      return;
+    }
+    Open& top = stack_.back();
+    if (top.node.IsSequence()) {
+      top.node.push_back(node);
+    } else if (!top.key) {
+      top.key = node;
+    } else {
+      top.node.force_insert(*top.key, node);
+      top.key.reset();
+    }
+  }
+
+  void add(YAML::Node node, const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor) {
+    count(mark, false);
+    if (!tag.empty()) node.SetTag(tag);
+    set_mark(node, mark);
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = node;
+    attach(node);
+  }
+
+  void open(YAML::NodeType::value type, const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+            YAML::EmitterStyle::value style) {
+    if (stack_.size() >= static_cast<size_t>(kMaxNesting)) too_deep(mark);
+    count(mark, false);
+    YAML::Node node(type);
+    if (!tag.empty()) node.SetTag(tag);
+    node.SetStyle(style);
+    set_mark(node, mark);
+    attach(node);
+    stack_.push_back({node, anchor, std::nullopt});
+  }
+
+  void close() {
+    Open top = std::move(stack_.back());
+    stack_.pop_back();
+    // Registered once complete: an alias inside the node it names is an error, not a cycle.
+    if (top.anchor != YAML::NullAnchor) anchors_[top.anchor] = top.node;
+  }
+
+  // A node like `from` (scalar, tag, style), empty if a collection, marked at `mark`.
+  YAML::Node shell(const YAML::Node& from, const YAML::Mark& mark) {
+    count(mark, true);
+    YAML::Node node = from.IsScalar() ? YAML::Node(from.Scalar()) : YAML::Node(from.Type());
+    if (!from.Tag().empty()) node.SetTag(from.Tag());
+    if (!from.IsScalar() && !from.IsNull()) node.SetStyle(from.Style());
+    set_mark(node, mark);
+    return node;
+  }
+
+  // Fills `to`, already in the tree at nesting `depth`, with copies of `from`'s children.
+  void fill(YAML::Node& to, const YAML::Node& from, const YAML::Mark& mark, size_t depth) {
+    if (!from.IsMap() && !from.IsSequence()) return;
+    if (depth >= static_cast<size_t>(kMaxNesting)) too_deep(mark);
+    for (auto it = from.begin(); it != from.end(); ++it) {
+      if (from.IsSequence()) {
+        YAML::Node item = shell(*it, mark);
+        to.push_back(item);
+        fill(item, *it, mark, depth + 1);
       } else {
-        count += expanded_nodes(*it, limit - count, depth + 1);
+        YAML::Node key = shell(it->first, mark);
+        fill(key, it->first, mark, depth + 1);
+        YAML::Node value = shell(it->second, mark);
+        to.force_insert(key, value);
+        fill(value, it->second, mark, depth + 1);
       }
     }
   }
-  return count;
+
+  std::string alias_name(const YAML::Mark& mark) const {
+    if (mark.pos < 0 || static_cast<size_t>(mark.pos) >= text_.size()) return "*";
+    size_t end = text_.find_first_of(" \t\r\n,]}", static_cast<size_t>(mark.pos));
+    return text_.substr(static_cast<size_t>(mark.pos), std::min(end, text_.size()) - static_cast<size_t>(mark.pos));
+  }
+
+  const YamlLimits& limits_;
+  const std::string& text_;
+  size_t documents_ = 0;
+  size_t aliases_ = 0;
+  YAML::Mark first_alias_;
+  size_t nodes_ = 0;
+  std::vector<Open> stack_;
+  std::map<YAML::anchor_t, YAML::Node> anchors_;
+};
+
+void Composer::OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) {
+  if (aliases_++ == 0) first_alias_ = mark;
+  if (aliases_ > limits_.max_aliases) {
+    fail(ErrorKind::alias_limit, first_alias_, fmt::format("more than {} YAML aliases", limits_.max_aliases),
+         "use anchors and aliases sparingly, for sharing a value, not to build large structures");
+  }
+  auto found = anchors_.find(anchor);
+  if (found == anchors_.end()) {
+    fail(ErrorKind::alias_limit, mark, fmt::format("alias `{}` is used inside the node its anchor names", alias_name(mark)),
+         "an alias repeats a complete node: move it out of the anchored node");
+  }
+  YAML::Node copy = shell(found->second, mark);
+  attach(copy);
+  fill(copy, found->second, mark, stack_.size() + 1);
 }
 
 SourceLoc mark_loc(const std::string& file, const YAML::Mark& m) {
   if (m.is_null()) return {file, 0, 0};
   return {file, m.line + 1, m.column + 1};
-}
-
-// The first place where flow collections (`[`, `{`) nest deeper than kMaxNesting, or npos. Scanned
-// before yaml-cpp parses, whose own limit reports only "bad file" or recurses deeply first.
-size_t too_deep_flow(const std::string& text) {
-  int depth = 0;
-  char quote = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (quote) {
-      if (c == quote) quote = 0;
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-    } else if (c == '#' && (i == 0 || std::isspace(static_cast<unsigned char>(text[i - 1])))) {
-      i = std::min(text.find('\n', i), text.size());
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxNesting) return i;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return std::string::npos;
 }
 
 SourceLoc offset_loc(const std::string& file, const std::string& text, size_t offset) {
@@ -111,13 +255,20 @@ bool check_text(const std::string& display_path, const std::string& text, Diagno
       return false;
     }
   }
-  if (size_t deep = too_deep_flow(text); deep != std::string::npos) {
-    diags.error(ErrorKind::yaml_syntax, offset_loc(display_path, text, deep),
-                fmt::format("YAML nests deeper than {} levels", kMaxNesting),
-                "a spec nests a few levels: flatten the structure");
-    return false;
-  }
   return true;
+}
+
+// What to do about one of yaml-cpp's syntax errors.
+std::string syntax_hint(const std::string& message) {
+  namespace msg = YAML::ErrorMsg;
+  if (message == msg::UNKNOWN_ANCHOR) return "an alias `*name` repeats a node anchored `&name` earlier in the file";
+  if (message == msg::END_OF_MAP_FLOW || message == msg::END_OF_SEQ_FLOW || message == msg::FLOW_END) {
+    return "close every `{` with `}` and every `[` with `]`; quote values that contain `,` `[` `]` `{` `}`";
+  }
+  if (message == msg::MAP_VALUE) return "quote a value that contains `: `, and indent nested keys under their parent";
+  if (message.rfind(msg::INVALID_ESCAPE, 0) == 0) return "in double quotes write a backslash as `\\\\`, or use single quotes";
+  if (message.find("tab") != std::string::npos) return "indent with spaces, not tabs";
+  return "check indentation and that every `key: value` pair is well formed";
 }
 
 bool read_file(const std::string& path, std::string& out) {
@@ -147,45 +298,33 @@ std::optional<YAML::Node> load_yaml(const std::string& path, const std::string& 
   diags.add_source(display_path, text);
   if (text_out) *text_out = text;
   if (!check_text(display_path, text, diags)) return std::nullopt;
+  Composer composer(limits, text);
   try {
-    std::istringstream events(text);
-    AliasCounter counter;
-    YAML::Parser parser(events);
-    while (parser.HandleNextDocument(counter)) {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    while (parser.HandleNextDocument(composer)) {
     }
-    if (counter.aliases > limits.max_aliases) {
-      diags.error(ErrorKind::alias_limit, mark_loc(display_path, counter.first_alias),
-                  fmt::format("{} YAML aliases; at most {} are allowed", counter.aliases, limits.max_aliases),
-                  "use anchors and aliases sparingly, for sharing a value, not to build large structures");
-      return std::nullopt;
-    }
-    if (counter.documents > 1) {
-      diags.error(ErrorKind::yaml_syntax, mark_loc(display_path, counter.second_document),
-                  "the spec file holds a second YAML document", "one spec per file: move it to a file of its own");
-      return std::nullopt;
-    }
-    YAML::Node root = YAML::Load(text);
-    if (!root.IsDefined() || root.IsNull()) {
-      diags.error(ErrorKind::missing_field, {display_path, 1, 1}, "the spec is empty",
-                  "a spec is a mapping that starts with `name:`; see docs/spec-format.md");
-      return std::nullopt;
-    }
-    if (expanded_nodes(root, limits.max_expanded_nodes) > limits.max_expanded_nodes) {
-      diags.error(ErrorKind::alias_limit, {display_path, 1, 1},
-                  fmt::format("spec expands to more than {} YAML nodes", limits.max_expanded_nodes),
-                  "aliases nested inside aliases multiply; expand them by hand or remove them");
-      return std::nullopt;
-    }
-    return root;
+  } catch (const Composer::Stop&) {
   } catch (const YAML::DeepRecursion& e) {
     diags.error(ErrorKind::yaml_syntax, mark_loc(display_path, e.mark), "YAML nests too deep",
                 "a spec nests a few levels: flatten the structure");
     return std::nullopt;
   } catch (const YAML::Exception& e) {
-    diags.error(ErrorKind::yaml_syntax, mark_loc(display_path, e.mark), e.msg,
-                "check indentation and that every `key: value` pair is well formed");
+    if (!composer.problem) {
+      diags.error(ErrorKind::yaml_syntax, mark_loc(display_path, e.mark), e.msg, syntax_hint(e.msg));
+      return std::nullopt;
+    }
+  }
+  if (const auto& p = composer.problem) {
+    diags.error(p->kind, mark_loc(display_path, p->mark), p->message, p->hint);
     return std::nullopt;
   }
+  if (!composer.root.IsDefined() || composer.root.IsNull()) {
+    diags.error(ErrorKind::missing_field, {display_path, 1, 1}, "the spec is empty",
+                "a spec is a mapping that starts with `name:`; see docs/spec-format.md");
+    return std::nullopt;
+  }
+  return composer.root;
 }
 
 SourceLoc YamlContext::loc(const YAML::Node& node) const {
@@ -210,20 +349,36 @@ std::optional<size_t> YamlContext::missing_value_offset(int pos) const {
   return before + 1;
 }
 
+// Offset in the text of the first character of a scalar's value: past its properties (`&name`,
+// `!tag`, either first, which yaml-cpp's mark includes) and an opening quote. Nullopt when the
+// value is not on the line of the mark.
+std::optional<size_t> YamlContext::value_offset(const YAML::Node& node) const {
+  int pos = node.Mark().pos;
+  if (pos < 0 || static_cast<size_t>(pos) >= text_.size()) return std::nullopt;
+  size_t p = static_cast<size_t>(pos);
+  for (int property = 0; property < 2 && (text_[p] == '&' || text_[p] == '!'); ++property) {
+    size_t after = text_.find_first_of(" \t\r\n", p);
+    p = after == std::string::npos ? after : text_.find_first_not_of(" \t", after);
+    if (p == std::string::npos || text_[p] == '\r' || text_[p] == '\n') return std::nullopt;
+  }
+  if (text_[p] == '"' || text_[p] == '\'') ++p;
+  return p;
+}
+
 SourceLoc YamlContext::value_loc(const YAML::Node& node) const {
   SourceLoc l = loc(node);
-  int pos = node.Mark().pos;
-  if (pos < 0 || static_cast<size_t>(pos) >= text_.size()) return l;
-  size_t p = static_cast<size_t>(pos);
-  if (text_[p] == '&') {  // `&name value`: the value starts after the anchor
-    size_t after = text_.find_first_of(" \t", p);
-    size_t value = after == std::string::npos ? std::string::npos : text_.find_first_not_of(" \t", after);
-    if (value == std::string::npos) return l;
-    l.column += static_cast<int>(value - p);
-    p = value;
-  }
-  if (text_[p] == '"' || text_[p] == '\'') ++l.column;
+  if (auto p = value_offset(node); p && l.column > 0) l.column += static_cast<int>(*p - static_cast<size_t>(node.Mark().pos));
   return l;
+}
+
+bool YamlContext::written_as_is(const YAML::Node& node) const {
+  auto p = value_offset(node);
+  return node.IsScalar() && p && text_.compare(*p, node.Scalar().size(), node.Scalar()) == 0;
+}
+
+std::optional<expr::Expr> YamlContext::expression(const YAML::Node& node) const {
+  return expr::parse(node.Scalar(), value_loc(node), diags_,
+                     written_as_is(node) ? expr::Columns::advance : expr::Columns::fixed);
 }
 
 namespace {

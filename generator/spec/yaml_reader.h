@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "expr/expr.h"
 #include "support/diagnostics.h"
 
 namespace mtlgen::spec {
@@ -31,8 +32,15 @@ class YamlContext {
       : file_(std::move(file)), text_(std::move(text)), diags_(diags) {}
 
   SourceLoc loc(const YAML::Node& node) const;
-  // Location of the first character of a scalar's value (inside quotes, past a block indicator).
+  // Location of the first character of a scalar's value (inside quotes, past an anchor or a tag).
+  // A value used through an alias is located at the alias.
   SourceLoc value_loc(const YAML::Node& node) const;
+  // Whether a scalar's text is written at value_loc as is, so that a column inside it is value_loc's
+  // plus the offset: not so for an alias, a quoted string with escapes, a value over several lines.
+  bool written_as_is(const YAML::Node& node) const;
+  // A scalar parsed as an expression, its nodes located in the spec text (at value_loc where the
+  // text is not written as is).
+  std::optional<expr::Expr> expression(const YAML::Node& node) const;
   Diagnostics& diags() const { return diags_; }
   const std::string& file() const { return file_; }
 
@@ -48,6 +56,7 @@ class YamlContext {
 
  private:
   std::optional<size_t> missing_value_offset(int pos) const;
+  std::optional<size_t> value_offset(const YAML::Node& node) const;
 
   std::string file_;
   std::string text_;
