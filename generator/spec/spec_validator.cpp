@@ -525,7 +525,8 @@ class Validator {
       }
       check_variant_limits(v, total, reported);
     } catch (const expr::EvalError& err) {
-      diags_.error(ErrorKind::bad_expression, k_.dispatch.loc, fmt::format("at {}: {}", v.entry_point, err.message));
+      diags_.error(ErrorKind::bad_expression, k_.dispatch.loc, fmt::format("at {}: {}", v.entry_point, err.message),
+                   "threads_per_threadgroup must evaluate at every tune point and type: check its divisors and sizes");
       return std::nullopt;
     }
     return v;

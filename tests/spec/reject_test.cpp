@@ -152,6 +152,19 @@ TEST(RejectFolder, ExpectLinesAreWellFormed) {
   }
 }
 
+// Every error of every rejected file carries a hint, not just the expected one; files marked
+// `missing-hint:` document the exceptions.
+TEST(RejectFolder, EveryErrorHasAHint) {
+  for (const auto& c : all_reject_cases()) {
+    if (!c.expect.missing_hint.empty()) continue;
+    support::Diagnostics diags;
+    load_spec(c.path.string(), c.name + ".yaml", diags);
+    for (const auto& d : diags.all()) {
+      EXPECT_FALSE(d.hint.empty()) << c.path.filename().string() << ": no hint for " << diags.format(d);
+    }
+  }
+}
+
 TEST(RejectFolder, ExpectationGrammar) {
   std::string error;
   auto x = parse_expectation("# expect: unknown-key 10:1; also: missing-field, wrong-type; hint: did you mean `a`?",
