@@ -335,18 +335,40 @@ SourceLoc YamlContext::loc(const YAML::Node& node) const {
 }
 
 // For `key:` with nothing after it, yaml-cpp marks the null value at the next token, often on the
-// next line; the value is missing right after the `:` (or `- `). Nullopt for a written null.
+// next line (past blank and comment lines); the value is missing right after the `:` (or `- `).
+// Nullopt for a written null.
 std::optional<size_t> YamlContext::missing_value_offset(int pos) const {
   if (pos <= 0 || static_cast<size_t>(pos) > text_.size()) return std::nullopt;
   size_t p = static_cast<size_t>(pos);
   if (p < text_.size() && (text_[p] == '~' || text_.compare(p, 4, "null") == 0 || text_.compare(p, 4, "Null") == 0)) {
     return std::nullopt;
   }
-  size_t before = text_.find_last_not_of(" \t\r\n", p - 1);
+  size_t before = last_content_before(p);
   if (before == std::string::npos || (text_[before] != ':' && text_[before] != '-')) return std::nullopt;
   bool same_line = text_.find('\n', before) >= p;
   if (same_line) return std::nullopt;  // `{type: , ...}`: the mark is already on the line
   return before + 1;
+}
+
+// The last character before `p` that is neither blank nor in a comment, or npos.
+size_t YamlContext::last_content_before(size_t p) const {
+  size_t end = p;  // the line segment [start, end) is examined, then the line before
+  while (end > 0) {
+    size_t start = text_.rfind('\n', end - 1);
+    start = start == std::string::npos ? 0 : start + 1;
+    size_t stop = end;
+    for (size_t i = start; i < end; ++i) {  // a comment starts at `#` after a blank or at the line start
+      if (text_[i] == '#' && (i == start || text_[i - 1] == ' ' || text_[i - 1] == '\t')) {
+        stop = i;
+        break;
+      }
+    }
+    size_t last = stop > start ? text_.find_last_not_of(" \t\r\n", stop - 1) : std::string::npos;
+    if (last != std::string::npos && last >= start) return last;
+    if (start == 0) break;
+    end = start - 1;
+  }
+  return std::string::npos;
 }
 
 // Offset in the text of the first character of a scalar's value: past its properties (`&name`,

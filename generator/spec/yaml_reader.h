@@ -56,6 +56,7 @@ class YamlContext {
 
  private:
   std::optional<size_t> missing_value_offset(int pos) const;
+  size_t last_content_before(size_t p) const;
   std::optional<size_t> value_offset(const YAML::Node& node) const;
 
   std::string file_;

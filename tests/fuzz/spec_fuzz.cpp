@@ -4,6 +4,8 @@
 //   * no crash and no hang (over --deadline seconds);
 //   * every error is located inside the file (line 1..lines, column >= 1), has a message and a
 //     hint;
+//   * a mutant whose only edit empties a value (`key:`) and that is rejected has an error on
+//     that line;
 //   * alias mutants (a value anchored `&fz_anchor` on one line and used as `*fz_anchor` on a later
 //     one) report the same errors, on the same lines, as the same spec with the value written out
 //     at the use, and no column past the alias;
@@ -206,6 +208,25 @@ std::optional<AliasPair> alias_pair(const std::string& text, std::mt19937& rng) 
   return AliasPair{join(lines), join(twin), int(use.index) + 1, int(use.head.size()) + 1};
 }
 
+// `key: value` turned into `key:` (a line whose value is on the line and whose next line is not
+// indented deeper, so that nothing else becomes the value). Returns the 1-based line, or 0.
+int empty_a_value(std::string& text, std::mt19937& rng) {
+  auto lines = lines_of(text);
+  std::vector<ValueLine> candidates;
+  for (const auto& v : value_lines(lines)) {
+    size_t indent = lines[v.index].find_first_not_of(' ');
+    size_t next = v.index + 1 < lines.size() ? lines[v.index + 1].find_first_not_of(' ') : 0;
+    if (v.head.size() >= 2 && v.head.compare(v.head.size() - 2, 2, ": ") == 0 && (next == std::string::npos || next <= indent)) {
+      candidates.push_back(v);
+    }
+  }
+  if (candidates.empty()) return 0;
+  const ValueLine& v = candidates[std::uniform_int_distribution<size_t>(0, candidates.size() - 1)(rng)];
+  lines[v.index] = v.head.substr(0, v.head.size() - 1);
+  text = join(lines);
+  return int(v.index) + 1;
+}
+
 std::string check_located(const support::Diagnostics& diags, const fs::path& path) {
   int lines = int(lines_of(read(path)).size()) + 1;
   for (const auto& d : diags.all()) {
@@ -235,10 +256,15 @@ std::string check_compiles(const ir::Kernel& kernel, const std::optional<ir::Ker
 
 // What the child found wrong, or "" when the mutant was handled well; `accepted` says whether
 // the front end took it.
-std::string judge(const fs::path& path, const fs::path& seed_path, bool compile, bool& accepted) {
+// A rejected mutant whose only edit emptied a value on `emptied_line` has an error on that line.
+std::string judge(const fs::path& path, const fs::path& seed_path, bool compile, int emptied_line, bool& accepted) {
   support::Diagnostics diags;
   auto kernel = spec::load_spec(path.string(), path.string(), diags);
   if (std::string bad = check_located(diags, path); !bad.empty()) return bad;
+  if (!kernel && emptied_line > 0 &&
+      std::none_of(diags.all().begin(), diags.all().end(), [&](const auto& d) { return d.loc.line == emptied_line; })) {
+    return fmt::format("the value emptied on line {} is reported elsewhere:\n{}", emptied_line, diags.format_all());
+  }
   if (!kernel) return "";
   accepted = true;
   if (diags.has_errors()) return "a kernel came back with errors:\n" + diags.format_all();
@@ -338,9 +364,13 @@ int main(int argc, char** argv) {
   for (int i = 0; i < o.iterations; ++i) {
     const std::string& seed = o.seeds[size_t(i) % o.seeds.size()];
     std::string text = read(seed);
-    // One mutant in four uses an alias, after at most one other edit.
+    // One mutant in four uses an alias, after at most one other edit; one in eight only empties
+    // a value.
     bool alias = i % 4 == 3;
-    for (int edits = alias ? int(rng() % 2) : 1 + int(rng() % 3); edits > 0; --edits) text = mutate(text, rng);
+    int emptied_line = i % 8 == 1 ? empty_a_value(text, rng) : 0;
+    if (!emptied_line) {
+      for (int edits = alias ? int(rng() % 2) : 1 + int(rng() % 3); edits > 0; --edits) text = mutate(text, rng);
+    }
     std::optional<AliasPair> pair = alias ? alias_pair(text, rng) : std::nullopt;
     fs::path mutant = dir / fmt::format("mutant_{}.yaml", i);
     fs::path twin = dir / fmt::format("mutant_{}_written_out.yaml", i);
@@ -350,7 +380,7 @@ int main(int argc, char** argv) {
     const bool compile = accepted < o.compile;
     std::string verdict = run_one(
         [&](bool& took) {
-          return pair ? judge_alias(mutant, twin, *pair, took) : judge(mutant, seed, compile, took);
+          return pair ? judge_alias(mutant, twin, *pair, took) : judge(mutant, seed, compile, emptied_line, took);
         },
         accepted, o);
     if (verdict.empty()) {
