@@ -1,7 +1,8 @@
 // A mutation fuzzer for the spec front end. It mutates spec files line by line and value by value
 // (values that broke it before: INT64_MIN / -1, deep nesting, huge names, CR-only line endings,
 // duplicate keys, NaN, 2^32) and checks, for every mutant, in a child process with a deadline:
-//   * no crash and no hang (over --deadline seconds);
+//   * no crash and no hang (over --deadline seconds, libclang pass included), and the front end
+//     (load, validate, generate) done within --slow seconds;
 //   * every error is located inside the file (line 1..lines, column >= 1), has a message and a
 //     hint;
 //   * a mutant whose only edit empties a value (`key:`) and that is rejected has an error on
@@ -22,6 +23,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -47,6 +49,7 @@ struct Options {
   int iterations = 200;
   unsigned seed = 1;
   int deadline = 10;
+  double slow = 3;
   int compile = 3;
 };
 
@@ -256,8 +259,15 @@ std::string check_compiles(const ir::Kernel& kernel, const std::optional<ir::Ker
 
 // What the child found wrong, or "" when the mutant was handled well; `accepted` says whether
 // the front end took it.
+std::string check_time(std::chrono::steady_clock::time_point start, double slow) {
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return seconds > slow ? fmt::format("slow: the front end took {:.1f} s (limit {} s)", seconds, slow) : "";
+}
+
 // A rejected mutant whose only edit emptied a value on `emptied_line` has an error on that line.
-std::string judge(const fs::path& path, const fs::path& seed_path, bool compile, int emptied_line, bool& accepted) {
+std::string judge(const fs::path& path, const fs::path& seed_path, bool compile, int emptied_line, double slow,
+                  bool& accepted) {
+  auto start = std::chrono::steady_clock::now();
   support::Diagnostics diags;
   auto kernel = spec::load_spec(path.string(), path.string(), diags);
   if (std::string bad = check_located(diags, path); !bad.empty()) return bad;
@@ -265,11 +275,12 @@ std::string judge(const fs::path& path, const fs::path& seed_path, bool compile,
       std::none_of(diags.all().begin(), diags.all().end(), [&](const auto& d) { return d.loc.line == emptied_line; })) {
     return fmt::format("the value emptied on line {} is reported elsewhere:\n{}", emptied_line, diags.format_all());
   }
-  if (!kernel) return "";
+  if (!kernel) return check_time(start, slow);
   accepted = true;
   if (diags.has_errors()) return "a kernel came back with errors:\n" + diags.format_all();
   auto files = driver::generate({*kernel});
   if (files.files().empty()) return "an accepted spec generated nothing";
+  if (std::string bad = check_time(start, slow); !bad.empty()) return bad;
   if (!compile) return "";
   support::Diagnostics seed_diags;
   return check_compiles(*kernel, spec::load_spec(seed_path.string(), seed_path.string(), seed_diags));
@@ -343,6 +354,7 @@ Options parse_args(int argc, char** argv) {
     if (a == "--iterations") o.iterations = next();
     else if (a == "--seed") o.seed = static_cast<unsigned>(next());
     else if (a == "--deadline") o.deadline = next();
+    else if (a == "--slow") o.slow = next();
     else if (a == "--compile") o.compile = next();
     else o.seeds.push_back(a);
   }
@@ -353,8 +365,8 @@ Options parse_args(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   Options o = parse_args(argc, argv);
-  if (o.seeds.empty() || o.iterations < 1 || o.deadline < 1) {
-    fmt::print(stderr, "usage: spec_fuzz [--iterations N] [--seed S] [--deadline SECONDS] [--compile N] SPEC...\n");
+  if (o.seeds.empty() || o.iterations < 1 || o.deadline < 1 || o.slow <= 0) {
+    fmt::print(stderr, "usage: spec_fuzz [--iterations N] [--seed S] [--deadline SECONDS] [--slow SECONDS] [--compile N] SPEC...\n");
     return 2;
   }
   std::mt19937 rng(o.seed);
@@ -380,7 +392,7 @@ int main(int argc, char** argv) {
     const bool compile = accepted < o.compile;
     std::string verdict = run_one(
         [&](bool& took) {
-          return pair ? judge_alias(mutant, twin, *pair, took) : judge(mutant, seed, compile, emptied_line, took);
+          return pair ? judge_alias(mutant, twin, *pair, took) : judge(mutant, seed, compile, emptied_line, o.slow, took);
         },
         accepted, o);
     if (verdict.empty()) {
