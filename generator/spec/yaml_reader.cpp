@@ -310,10 +310,8 @@ std::optional<YAML::Node> load_yaml(const std::string& path, const std::string& 
                 "a spec nests a few levels: flatten the structure");
     return std::nullopt;
   } catch (const YAML::Exception& e) {
-    if (!composer.problem) {
-      diags.error(ErrorKind::yaml_syntax, mark_loc(display_path, e.mark), e.msg, syntax_hint(e.msg));
-      return std::nullopt;
-    }
+    diags.error(ErrorKind::yaml_syntax, mark_loc(display_path, e.mark), e.msg, syntax_hint(e.msg));
+    return std::nullopt;
   }
   if (const auto& p = composer.problem) {
     diags.error(p->kind, mark_loc(display_path, p->mark), p->message, p->hint);
