@@ -106,6 +106,7 @@ class CaseRun {
     }
     if (!simulator_failed_) check_runs();  // data races do not stop the other checkers
     if (result_.status != CaseStatus::error && !simulator_failed_) compare_with_reference();
+    result_.output_digest = output_digest();
     report_poison_flows();
     if (!result_.problems.empty() && result_.status == CaseStatus::pass) result_.status = CaseStatus::fail;
     return std::move(result_);
@@ -208,7 +209,16 @@ class CaseRun {
     o.seed = r_.order_seed;
     o.workers = r_.workers;
     o.kernel_name = v_.entry_point;
+    o.kernel_function = kernel_function();
     return o;
+  }
+
+  // The kernel's function as `__func__` names it: `ns::rms<float, 4>` is `rms`.
+  std::string kernel_function() const {
+    if (!k_.is_source()) return k_.name;
+    std::string call = v_.source_call.substr(0, v_.source_call.find('<'));
+    size_t colon = call.rfind("::");
+    return colon == std::string::npos ? call : call.substr(colon + 2);
   }
 
   static std::vector<uint8_t> tg_poison(ir::ScalarType t) {
@@ -221,7 +231,7 @@ class CaseRun {
   bool simulate(const RunSpec& run, bool baseline) {
     std::vector<void*> slots;
     for (auto& b : buffers_) {
-      b.sim->place(run.placement);
+      b.sim->place(r_.exact_ends ? Placement::flush_exact_end : run.placement);
       if (b.decl->access == ir::Access::write) {
         auto pattern = output_poison(b.type, run.output_poison);
         for (size_t i = 0; i < b.bytes(); ++i) static_cast<uint8_t*>(b.sim->data())[i] = pattern[i % pattern.size()];
@@ -253,6 +263,7 @@ class CaseRun {
     check_canaries();
     add_issues(result);
     for (auto& flow : result.poison_flows) poison_flows_.push_back(std::move(flow));
+    if (baseline && r_.exact_races) last_writes_ = std::move(result.last_writes);
     add_races(result);
     simulator_failed_ = !result.ok();
     return result.ok();
@@ -292,6 +303,7 @@ class CaseRun {
   // Buffers the kernel writes (read-only ones cannot race) and, always, threadgroup arrays.
   void watch_for_races(mtlsim::DispatchOptions& o) const {
     o.detect_races = true;
+    o.keep_last_writes = true;  // a mismatch names the line that last wrote its first wrong elements
     o.report_same_value_stores = r_.report_same_value_stores;
     for (const auto& b : buffers_) {
       if (b.decl->access == ir::Access::read) continue;
@@ -409,14 +421,32 @@ class CaseRun {
       }
     }
     if (count == 0) return;
-    bool race = std::string(checker) == "race";
-    add_problem(checker,
-                fmt::format("{}: output `{}` {}: {} elements differ, e.g. {}. {}", v_.entry_point, b.decl->name,
-                            race ? "depends on the order threads run in" : "depends on uninitialised threadgroup memory",
-                            count, fmt::join(examples, "; "),
-                            race ? "A threadgroup-memory write and a read by another thread need a threadgroup_barrier "
-                                   "between them, or threads race on the same device memory."
-                                 : "Some thread reads threadgroup memory before any thread of its threadgroup wrote it."));
+    add_problem(checker, fmt::format("{}: output `{}` depends on {}: {} elements differ, e.g. {}. {}", v_.entry_point,
+                                     b.decl->name, difference_cause(checker), count, fmt::join(examples, "; "),
+                                     difference_advice(checker)));
+  }
+
+  static const char* difference_cause(const std::string& checker) {
+    return checker == "race" ? "the order threads run in" : "uninitialised threadgroup memory";
+  }
+
+  static const char* difference_advice(const std::string& checker) {
+    if (checker == "race") {
+      return "A threadgroup-memory write and a read by another thread need a threadgroup_barrier between them, or "
+             "threads race on the same device memory.";
+    }
+    return "Some thread reads threadgroup memory before any thread of its threadgroup wrote it.";
+  }
+
+  // FNV-1a of the baseline run's outputs: verify compares it with a run of the module built with
+  // other initial bytes in private variables (see "uninitialised-private-memory" in verify.cpp).
+  std::string output_digest() const {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const auto& b : buffers_) {
+      if (!b.is_output() || b.snapshots.empty()) continue;
+      for (uint8_t byte : b.snapshots[0]) h = (h ^ byte) * 0x100000001b3ull;
+    }
+    return fmt::format("{:016x}", h);
   }
 
   void compare_with_reference() {
@@ -448,9 +478,24 @@ class CaseRun {
       if (!b.is_output()) continue;
       auto tol = tolerance_for(k_.tests, b.type);
       auto stats = compare_output(b.decl->name, b.type, b.shape, b.snapshots[0].data(), ref[i].data(), b.elements, tol);
-      if (stats.mismatches || stats.nmse_failed) add_mismatch(stats, tol);
+      if (stats.mismatches || stats.nmse_failed) add_mismatch(with_last_writes(stats, i), tol);
       result_.outputs.push_back(std::move(stats));
     }
+  }
+
+  // With the exact race detector on: each example names the line (and thread) that last wrote
+  // the element in the baseline run.
+  OutputStats with_last_writes(OutputStats s, size_t buffer) const {
+    size_t tracked = 0;  // race_buffers hold the buffers that are not read-only, in order
+    for (size_t i = 0; i < buffer; ++i) tracked += buffers_[i].decl->access != ir::Access::read;
+    if (tracked >= last_writes_.size()) return s;
+    std::vector<mtlsim::RaceAccess> writes;
+    for (size_t e : s.example_elements)
+      writes.push_back(e < last_writes_[tracked].size() ? last_writes_[tracked][e] : mtlsim::RaceAccess{});
+    mtlsim::resolve_access_sources(writes);
+    for (size_t i = 0; i < writes.size() && i < s.examples.size(); ++i)
+      s.examples[i] += " (" + mtlsim::describe_last_write(writes[i]) + ")";
+    return s;
   }
 
   void add_mismatch(const OutputStats& s, const ir::Tolerance& tol) {
@@ -465,11 +510,11 @@ class CaseRun {
     std::string stats = s.nonfinite_mismatches == s.mismatches
                             ? ""
                             : fmt::format("max abs {:.3g}, max rel {:.3g}, nmse {:.3g}; ", s.max_abs, s.max_rel, s.nmse);
-    add_problem("mismatch", fmt::format("{}: output `{}` differs from the reference in {} of {} elements{} ({}tolerance{}): "
+    add_problem("mismatch", with_spec_lines(fmt::format("{}: output `{}` differs from the reference in {} of {} elements{} ({}tolerance{}): "
                                         "{}{}{}",
                                         v_.entry_point, s.buffer, s.mismatches, s.elements, nonfinite, stats, limits,
                                         fmt::join(s.examples, "; "), s.mismatches > s.examples.size() ? "; ..." : "",
-                                        simd_hint()));
+                                        simd_hint())));
   }
 
   // The classic: a reduction done with simd_* alone covers 32 threads of a larger threadgroup.
@@ -505,6 +550,7 @@ class CaseRun {
   CaseResult result_;
   bool simulator_failed_ = false;
   std::vector<mtlsim::SimIssue> poison_flows_;  // of every run; reported where outputs depend on them
+  std::vector<std::vector<mtlsim::RaceAccess>> last_writes_;  // exact races: the baseline's, per tracked buffer
   int body_line_ = 0;
   ir::ConstantSetting constants_;
 };
@@ -537,6 +583,7 @@ nlohmann::json to_json(const CaseResult& r) {
   j["sim_seconds"] = r.sim_seconds;
   j["reference_seconds"] = r.reference_seconds;
   j["fiber_switches"] = r.fiber_switches;
+  j["output_digest"] = r.output_digest;
   return j;
 }
 
@@ -618,6 +665,7 @@ CaseResult case_result_from_json(const nlohmann::json& j) {
   r.sim_seconds = number_field(j, "sim_seconds", "");
   r.reference_seconds = number_field(j, "reference_seconds", "");
   r.fiber_switches = count_field(j, "fiber_switches", "");
+  r.output_digest = text_field(j, "output_digest", "");
   if (r.status == CaseStatus::pass && !r.problems.empty()) bad_field("status", "PASS with problems listed");
   return r;
 }
@@ -688,7 +736,9 @@ void on_crash(int sig, siginfo_t* info, void* context) {
 #else
   (void)context;
 #endif
-  bool known = (sig == SIGSEGV || sig == SIGBUS) && describe_fault(address, where, sizeof where);
+  bool known = (sig == SIGSEGV || sig == SIGBUS) &&
+               (describe_fault(address, where, sizeof where) ||
+                mtlsim::describe_threadgroup_address(address, where, sizeof where));
   char thread[512];
   describe_thread(thread, sizeof thread);
   char message[1200];
@@ -775,8 +825,12 @@ void on_hang(int, siginfo_t*, void* context) {
     const auto& regs = static_cast<ucontext_t*>(context)->uc_mcontext.gregs;
     auto pc = static_cast<uintptr_t>(regs[REG_RIP]);
     int added = describe_fault_pc(pc, message + n, sizeof message - static_cast<size_t>(n));
-    // Stopped in the runtime (a race-detector hook): the kernel's call into it is on the stack.
-    if (added == 0) pc = kernel_return_address(reinterpret_cast<const uintptr_t*>(regs[REG_RSP]), 16);
+    // Stopped in the runtime (a race-detector hook): the kernel's call into it is on the stack,
+    // below the running fiber's top (the words above it are the next stack's guard page).
+    const auto sp = static_cast<uintptr_t>(regs[REG_RSP]);
+    const uintptr_t top = mtlsim::current_stack_top();
+    const size_t words = top > sp ? std::min<size_t>((top - sp) / sizeof(uintptr_t), 2048) : 16;
+    if (added == 0) pc = kernel_return_address(reinterpret_cast<const uintptr_t*>(sp), words);
     if (added == 0 && pc) added = describe_fault_pc(pc, message + n, sizeof message - static_cast<size_t>(n));
     n += added;
   }

@@ -28,6 +28,9 @@ struct CaseRequest {
   bool exact_races = false;
   ir::ConstantSetting constants;  // function constant values (Kernel::constant_settings); empty: the defaults
   bool report_same_value_stores = false;  // see VerifyOptions
+  // Every buffer ends flush against its trailing guard page (GuardedBuffer::flush_exact_end), so
+  // a write into the alignment slack faults where it happens: to locate an out-of-bounds-write.
+  bool exact_ends = false;
 };
 
 // skipped: the variant's preconditions exclude the case's dims; it was not run (not a failure).
@@ -47,6 +50,7 @@ struct CaseResult {
   double sim_seconds = 0;
   double reference_seconds = 0;
   uint64_t fiber_switches = 0;
+  std::string output_digest;  // of the baseline run's outputs (empty where the case did not run)
 };
 
 nlohmann::json to_json(const CaseResult& r);

@@ -66,6 +66,7 @@ OutputStats compare_output(const std::string& buffer, ir::ScalarType type, const
       if (!std::isfinite(got) || !std::isfinite(want)) ++s.nonfinite_mismatches;
       if (s.mismatches++ < 5) {
         s.examples.push_back(fmt::format("{} = {}, expected {}", element_name(buffer, shape, i), value_text(got), value_text(want)));
+        s.example_elements.push_back(i);
       }
     }
   }

@@ -17,6 +17,7 @@ struct OutputStats {
   size_t mismatches = 0;
   size_t nonfinite_mismatches = 0;    // mismatches with NaN or an infinity on either side (not in the stats above)
   std::vector<std::string> examples;  // the first few mismatches, "out[1, 3] = 0.5, expected 0.25"
+  std::vector<size_t> example_elements;  // their flat indices
   bool nmse_failed = false;
 };
 

@@ -24,7 +24,9 @@ class GuardedBuffer {
   GuardedBuffer(const GuardedBuffer&) = delete;
   GuardedBuffer& operator=(const GuardedBuffer&) = delete;
 
-  enum class Placement { flush_end, flush_start };
+  // flush_exact_end: the last byte against the trailing page, so that a write one byte past the
+  // end faults (the start is then aligned only as the size allows; for locating a canary write).
+  enum class Placement { flush_end, flush_start, flush_exact_end };
   // Moves the buffer within its pages and fills the slack after it with canaries; the contents
   // are not kept.
   void place(Placement p);

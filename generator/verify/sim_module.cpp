@@ -214,6 +214,17 @@ std::string source_launcher_source(const ir::Kernel& k) {
   return support::render_template("sim/source_launcher.cpp.mustache", d);
 }
 
+// The launchers include the kernel's .metal between kernel_source_begin.h and kernel_source_end.h
+// (shim/mtlsim/), which mark the lines of the `return`s it executes for reports.
+std::string with_return_marks(std::string launcher, const std::string& kernel) {
+  const std::string include = fmt::format("#include \"{0}/{0}.metal\"\n", kernel);
+  size_t at = launcher.find(include);
+  if (at == std::string::npos) throw std::logic_error("a simulator launcher does not include its kernel");
+  launcher.replace(at, include.size(),
+                   "#include <mtlsim/kernel_source_begin.h>\n" + include + "#include <mtlsim/kernel_source_end.h>\n");
+  return launcher;
+}
+
 // Every source file of the module, by path relative to the build directory.
 support::OutputSet module_sources(const ir::Kernel& k) {
   support::OutputSet generated = emit::generate_all({k});
@@ -234,16 +245,22 @@ support::OutputSet module_sources(const ir::Kernel& k) {
       if (name != k.name + ".metal") files.add(k.name + "/" + name, text);
     }
     files.add(k.name + "/" + k.name + ".metal", k.source->simulator_text);
-    files.add("launcher.cpp", source_launcher_source(k));
+    files.add("launcher.cpp", with_return_marks(source_launcher_source(k), k.name));
   } else {
-    files.add("launcher.cpp", launcher_source(k));
+    files.add("launcher.cpp", with_return_marks(launcher_source(k), k.name));
   }
   files.add("reference_bridge.cpp", bridge_source(k));
   return files;
 }
 
+const char* private_init_flag(const ModuleOptions& o) {
+  return o.private_init == ModuleOptions::PrivateInit::zero ? "-ftrivial-auto-var-init=zero"
+                                                            : "-ftrivial-auto-var-init=pattern";
+}
+
 std::string module_key(const support::OutputSet& files, const ModuleOptions& o) {
-  std::string all = o.compiler + "\n" + kFlags + "\n" + kLinkFlags + "\n" + (o.race_instrumented ? kRaceFlags : "") + "\n";
+  std::string all = o.compiler + "\n" + kFlags + "\n" + kLinkFlags + "\n" + (o.race_instrumented ? kRaceFlags : "") + "\n" +
+                    private_init_flag(o) + "\n";
   for (const auto& [path, content] : files.files()) all += path + "\n" + support::hash_hex(content) + "\n";
   return support::hash_hex(all);
 }
@@ -322,6 +339,7 @@ void compile(const fs::path& dir, const fs::path& target, const ModuleOptions& o
   tmp += fmt::format(".tmp.{}", ::getpid());
   std::vector<std::string> cxx = words(o.compiler);
   for (const auto& f : words(kFlags)) cxx.push_back(f);
+  cxx.push_back(private_init_flag(o));
   // Instrumented: the launchers (which include the kernel) become an object file of their own,
   // because linking with -fsanitize=thread would pull in libtsan.
   std::string launcher = "launcher.cpp";
@@ -407,7 +425,9 @@ SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
   support::OutputSet files = module_sources(kernel);
   fs::path cache = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
   fs::path dir = cache / "sim" /
-                fmt::format("{}-{}{}", kernel.name, options.race_instrumented ? "races-" : "", module_key(files, options));
+                fmt::format("{}-{}{}{}", kernel.name, options.race_instrumented ? "races-" : "",
+                            options.private_init == ModuleOptions::PrivateInit::zero ? "zeroed-" : "",
+                            module_key(files, options));
   path_ = fs::absolute(dir / (kernel.name + ".so"));  // absolute: race reports find it by dladdr()
   cached_ = fs::exists(path_);
   if (!cached_) {

@@ -25,6 +25,12 @@ struct ModuleOptions {
   // without libtsan: the simulator runtime takes the instrumentation calls) and line tables, so
   // DispatchOptions::detect_races works and reports source lines. A separate cache entry.
   bool race_instrumented = false;
+  // What private (thread) variables hold before the kernel writes them (g++
+  // -ftrivial-auto-var-init): 0xFE bytes by default, the same in every run, so that a kernel
+  // reading one is not mistaken for a racy one; zeros in the module verify builds to tell
+  // whether outputs depend on them. A separate cache entry.
+  enum class PrivateInit { pattern, zero };
+  PrivateInit private_init = PrivateInit::pattern;
   // A compile running longer is killed (with its process group) and reported.
   double compile_timeout_seconds = 600;
 };

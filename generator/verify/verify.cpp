@@ -9,6 +9,8 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <regex>
 #include <thread>
 
 #include "cli/driver.h"
@@ -112,12 +114,165 @@ void print_case(std::ostream& out, size_t done, size_t total, const Finished& f,
   }
 }
 
+// Runs of a failed case on other builds of its kernel that say more about the failure:
+// * private_memory: the kernel compiled with its uninitialised private variables zeroed instead
+//   of filled with 0xFE bytes. Other outputs mean the kernel reads private memory it never wrote.
+// * exact_lines: a lane-order `race` says which output depends on the order, not which lines race,
+//   and a mismatch which elements are wrong, not what wrote them: the case runs again with the
+//   exact race detector, and the racing lines and the lines that last wrote the wrong elements
+//   are attached.
+// * write_lines: a write into a buffer's alignment slack shows only afterwards, as a changed
+//   canary: the case runs again with every buffer ending flush against its guard page, where the
+//   write faults, and the faulting line and thread are attached.
+// Each build is compiled on first need (and cached like any module).
+class FollowUps {
+ public:
+  enum class Stage { none, private_memory, exact_lines, write_lines };
+
+  explicit FollowUps(const VerifyOptions& o) : o_(o) {}
+
+  // What the case needs after `done`, given its result so far.
+  Stage next(const CaseResult& r, Stage done) const {
+    if (done == Stage::none && r.status == CaseStatus::fail && !r.output_digest.empty()) return Stage::private_memory;
+    bool locatable = std::any_of(r.problems.begin(), r.problems.end(),
+                                 [](const Problem& p) { return p.checker == "race" || p.checker == "mismatch"; });
+    if (done < Stage::exact_lines && locatable && !o_.exact_races) return Stage::exact_lines;
+    bool canary = std::any_of(r.problems.begin(), r.problems.end(),
+                              [](const Problem& p) { return p.checker == "out-of-bounds-write"; });
+    if (done < Stage::write_lines && canary) return Stage::write_lines;
+    return Stage::none;
+  }
+
+  // The run of `w` for `stage`; nullopt where its module does not compile.
+  std::optional<RunningCase> start(const WorkItem& w, Stage stage) {
+    const bool exact = stage == Stage::exact_lines || o_.exact_races;
+    if (stage == Stage::write_lines) {  // the first run's module, buffers placed otherwise
+      CaseRequest request{w.kernel, w.variant, w.test, w.module, o_.seed, o_.workers, o_.exact_races, w.constants};
+      request.exact_ends = true;
+      return start_case(request, o_.timeout_seconds);
+    }
+    auto& module = modules_[{w.kernel, stage}];
+    if (!module) {
+      ModuleOptions options = o_.module;
+      options.race_instrumented = exact;
+      if (stage == Stage::private_memory) options.private_init = ModuleOptions::PrivateInit::zero;
+      try {
+        module = std::make_unique<SimModule>(*w.kernel, options);
+      } catch (const std::exception&) {
+        return std::nullopt;  // the first run's report stands alone
+      }
+    }
+    CaseRequest request{w.kernel, w.variant, w.test, module.get(), o_.seed, o_.workers, exact, w.constants};
+    request.report_same_value_stores = o_.report_same_value_stores;
+    return start_case(request, o_.timeout_seconds);
+  }
+
+  static void merge(CaseResult& r, const CaseResult& rerun, Stage stage, const WorkItem& w) {
+    if (stage == Stage::private_memory) {
+      if (!rerun.output_digest.empty() && rerun.output_digest != r.output_digest) {
+        r.problems.insert(r.problems.begin(), {"uninitialised-private-memory", private_memory_message(w)});
+      }
+    } else if (stage == Stage::exact_lines) {
+      attach_race_lines(r, rerun);
+      take_located_mismatches(r, rerun);
+    } else if (stage == Stage::write_lines) {
+      attach_write_line(r, rerun);
+    }
+  }
+
+ private:
+  static std::string private_memory_message(const WorkItem& w) {
+    return fmt::format("{}: the outputs depend on private (thread) memory read before it was written: built with "
+                       "its uninitialised private variables zeroed instead of filled with 0xFE bytes, the kernel "
+                       "computed other outputs. A thread reads a local variable or a private array element it never "
+                       "wrote (a GPU leaves whatever its registers held there): initialise it (`float v[8] = {{}};`) "
+                       "or read only the elements written.",
+                       w.variant->entry_point);
+  }
+
+  // The rerun crashed at the out-of-bounds write: "by thread 0 of threadgroup (3, 0, 0) of k at
+  // line 19 (x.yaml:19)" goes to the out-of-bounds-write problem about the same buffer.
+  static void attach_write_line(CaseResult& r, const CaseResult& rerun) {
+    static const std::regex fault("out-of-bounds write of element (\\d+) of buffer `([^`]*)`.*?(by thread .*)$");
+    std::smatch m;
+    if (rerun.status != CaseStatus::crash || rerun.problems.empty() ||
+        !std::regex_search(rerun.problems.front().message, m, fault)) {
+      return;
+    }
+    for (auto& p : r.problems) {
+      if (p.checker != "out-of-bounds-write" || p.message.find("buffer `" + m[2].str() + "`") == std::string::npos) continue;
+      p.message += fmt::format(" Run again with the buffer's last byte against an inaccessible page, the write of "
+                               "element {} faulted: {}.",
+                               m[1].str(), m[3].str());
+    }
+  }
+
+  // The exact run's mismatch reports name the lines that last wrote the wrong elements: each
+  // replaces the first run's report about the same output (the runs compute the same outputs).
+  static void take_located_mismatches(CaseResult& r, const CaseResult& exact) {
+    for (const auto& located : exact.problems) {
+      if (located.checker != "mismatch" || located.message.find("written") == std::string::npos) continue;
+      const std::string head = located.message.substr(0, located.message.find(" differs from the reference"));
+      for (auto& p : r.problems) {
+        if (p.checker == "mismatch" && p.message.rfind(head + " differs", 0) == 0) p.message = located.message;
+      }
+    }
+  }
+
+  // Attaches the exact run's racing lines to each `race` problem, and its data_race reports.
+  static void attach_race_lines(CaseResult& r, const CaseResult& exact) {
+    std::vector<std::string> pairs;
+    std::vector<Problem> races;
+    for (const auto& p : exact.problems) {
+      if (p.checker != "data_race") continue;
+      races.push_back(p);
+      if (std::string pair = racing_accesses(p.message); !pair.empty()) pairs.push_back(pair);
+    }
+    std::string note = pairs.empty()
+                           ? " The exact race detector, run again on this case, saw no two unordered accesses to one "
+                             "element (an order-dependent result of atomics, or control flow that depends on the order?)."
+                           : fmt::format(" Racing accesses (the exact race detector, run again on this case): {}; see "
+                                         "the data_race report{} for the fix.",
+                                         fmt::join(pairs, "; "), races.size() > 1 ? "s" : "");
+    for (auto& p : r.problems)
+      if (p.checker == "race") p.message += note;
+    r.problems.insert(r.problems.end(), races.begin(), races.end());
+  }
+
+  // "read at line 26 (x.yaml:26) and write at line 31 (x.yaml:31) on threadgroup array `partials`"
+  // from a data_race message (race_report.cpp's describe()).
+  static std::string racing_accesses(const std::string& message) {
+    static const std::regex access("((?:atomic )?(?:read|write)) at (.*?) by thread");
+    static const std::regex memory(" of ((?:threadgroup array|threadgroup variable|buffer) `[^`]*`)");
+    std::vector<std::string> found;
+    for (auto it = std::sregex_iterator(message.begin(), message.end(), access);
+         it != std::sregex_iterator() && found.size() < 2; ++it) {
+      found.push_back((*it)[1].str() + " at " + (*it)[2].str());
+    }
+    if (found.size() < 2) return "";
+    std::smatch m;
+    std::string on = std::regex_search(message, m, memory) ? " on " + m[1].str() : "";
+    return found[0] + " and " + found[1] + on;
+  }
+
+  const VerifyOptions& o_;
+  std::map<std::pair<const ir::Kernel*, Stage>, std::unique_ptr<SimModule>> modules_;
+};
+
+struct Active {
+  size_t item;
+  RunningCase running;
+  FollowUps::Stage stage = FollowUps::Stage::none;  // which run this is
+  std::optional<CaseResult> first;                  // for a follow-up: the result it adds to
+};
+
 std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOptions& o, std::ostream& out) {
   int jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   std::vector<Finished> finished;
   std::deque<size_t> pending;
   for (size_t i = 0; i < items.size(); ++i) pending.push_back(i);
-  std::vector<std::pair<size_t, RunningCase>> running;
+  std::vector<Active> running;
+  FollowUps follow_ups(o);
   for (size_t i = 0; i < items.size(); ++i) {
     if (items[i].skip_reason.empty()) continue;
     finished.push_back({items[i], skipped(items[i].skip_reason)});
@@ -129,21 +284,36 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
       const WorkItem& w = items[pending.front()];
       CaseRequest request{w.kernel, w.variant, w.test, w.module, o.seed, o.workers, o.exact_races, w.constants};
       request.report_same_value_stores = o.report_same_value_stores;
-      running.emplace_back(pending.front(), start_case(request, o.timeout_seconds));
+      running.push_back({pending.front(), start_case(request, o.timeout_seconds), FollowUps::Stage::none, std::nullopt});
       pending.pop_front();
     }
     bool progressed = false;
     for (size_t i = 0; i < running.size();) {
       CaseResult result;
-      if (poll_case(running[i].second, result, o.timeout_seconds)) {
-        locate_crash(result, *items[running[i].first].kernel);
-        finished.push_back({items[running[i].first], std::move(result)});
-        print_case(out, finished.size(), items.size(), finished.back(), o.quiet);
-        running.erase(running.begin() + static_cast<long>(i));
-        progressed = true;
-      } else {
+      if (!poll_case(running[i].running, result, o.timeout_seconds)) {
         ++i;
+        continue;
       }
+      const WorkItem& w = items[running[i].item];
+      locate_crash(result, *w.kernel);
+      progressed = true;
+      Active& a = running[i];
+      if (a.first) {  // a follow-up: what it found goes to the first run's result
+        FollowUps::merge(*a.first, result, a.stage, w);
+        result = std::move(*a.first);
+      }
+      bool followed = false;  // a build that does not compile is passed over
+      for (auto next = follow_ups.next(result, a.stage); next != FollowUps::Stage::none && !followed;
+           next = follow_ups.next(result, next)) {
+        if (auto rerun = follow_ups.start(w, next)) {
+          a = {a.item, std::move(*rerun), next, std::move(result)};
+          followed = true;
+        }
+      }
+      if (followed) continue;
+      finished.push_back({w, std::move(result)});
+      print_case(out, finished.size(), items.size(), finished.back(), o.quiet);
+      running.erase(running.begin() + static_cast<long>(i));
     }
     if (!progressed) ::usleep(2000);
   }

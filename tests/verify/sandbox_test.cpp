@@ -249,7 +249,8 @@ TEST(Sandbox, NoCoreFilesAndNoFileGrowth) {
 nlohmann::json good_report() {
   return nlohmann::json::parse(R"({"status":"FAIL","problems":[{"checker":"mismatch","message":"m"}],
     "outputs":[{"buffer":"out","elements":4,"max_abs":null,"max_rel":0.5,"nmse":0,"mismatches":1,
-    "nonfinite_mismatches":0}],"sim_seconds":0.1,"reference_seconds":0,"fiber_switches":7})");
+    "nonfinite_mismatches":0}],"sim_seconds":0.1,"reference_seconds":0,"fiber_switches":7,
+    "output_digest":"0123456789abcdef"})");
 }
 
 TEST(Report, IsValidatedFieldByField) {

@@ -316,6 +316,24 @@ void RaceDetector::finish(DispatchResult& result) {
   }
   result.races = std::move(races_);
   result.races_total = races_total_;
+  if (opts_.keep_last_writes) result.last_writes = last_writes();
+}
+
+std::vector<std::vector<RaceAccess>> RaceDetector::last_writes() const {
+  std::vector<std::vector<RaceAccess>> out;
+  for (const TrackedBuffer& b : opts_.race_buffers) {
+    out.emplace_back();
+    for (const Region& r : regions_) {
+      if (r.space != kDevice || r.lo != reinterpret_cast<uintptr_t>(b.data)) continue;
+      const size_t elements = (r.hi - r.lo + r.element_size - 1) / r.element_size;
+      for (size_t i = 0; i < elements; ++i) {
+        const Access& w = r.shadow[i].write;
+        out.back().push_back(w.tg != 0 ? describe_access(w) : RaceAccess{});
+      }
+      break;
+    }
+  }
+  return out;
 }
 
 }  // namespace mtlsim::detail

@@ -123,6 +123,8 @@ class RaceDetector {
   bool races(const Access& earlier, const Access& now, Space space) const;
   void report(size_t region_index, size_t element, const Access& earlier, const Access& now);
   RaceAccess describe_access(const Access& a) const;
+  // DispatchResult::last_writes.
+  std::vector<std::vector<RaceAccess>> last_writes() const;
 
   static constexpr uint32_t kCallDepth = 16;  // call sites kept per thread (kernels do not recurse)
   uint32_t offset_of(uintptr_t pc) const { return pc - code_base_ < code_bytes_ ? uint32_t(pc - code_base_) : 0; }

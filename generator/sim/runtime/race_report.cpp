@@ -268,4 +268,26 @@ std::string describe(const DataRace& r, const std::string& kernel_name) {
                      times, fix(r));
 }
 
+void resolve_access_sources(std::vector<RaceAccess>& accesses) {
+  std::vector<std::vector<int>> lines(accesses.size() * 2);  // per access: its chain, its call site's
+  std::map<std::string, std::vector<Lookup>> by_object;
+  auto look_up = [&](uintptr_t pc, std::vector<int>* out) {
+    uintptr_t offset = 0;
+    const std::string object = pc ? object_of(pc, offset) : "";
+    if (!object.empty()) by_object[object].push_back({offset, out});
+  };
+  for (size_t i = 0; i < accesses.size(); ++i) {
+    look_up(accesses[i].pc, &lines[2 * i]);
+    look_up(accesses[i].call_site, &lines[2 * i + 1]);
+  }
+  for (auto& [object, lookups] : by_object) resolve_object(object, lookups);
+  for (size_t i = 0; i < accesses.size(); ++i) assign_lines(accesses[i], lines[2 * i], lines[2 * i + 1]);
+}
+
+std::string describe_last_write(const RaceAccess& w) {
+  if (w.pc == 0) return "never written by the kernel";
+  return fmt::format("last written at {} by thread {} of threadgroup {}", where(w), w.thread_index,
+                     detail::format_dim(w.threadgroup_position));
+}
+
 }  // namespace mtlsim

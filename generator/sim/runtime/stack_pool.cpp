@@ -69,4 +69,20 @@ AltStack::~AltStack() {
   munmap(mem_, kAltStackBytes);
 }
 
+GuardedRegion::GuardedRegion(size_t bytes) {
+  const size_t page = page_size();
+  bytes_ = (bytes + page - 1) / page * page;
+  mapped_ = bytes_ + 2 * kGuardBytes;
+  void* p = mmap(nullptr, mapped_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "mtlsim: mmap of threadgroup memory");
+  map_ = static_cast<unsigned char*>(p);
+  data_ = map_ + kGuardBytes;
+  if (mprotect(data_, bytes_, PROT_READ | PROT_WRITE) != 0) {
+    munmap(map_, mapped_);
+    throw std::system_error(errno, std::generic_category(), "mtlsim: mprotect of threadgroup memory");
+  }
+}
+
+GuardedRegion::~GuardedRegion() { munmap(map_, mapped_); }
+
 }  // namespace mtlsim::detail

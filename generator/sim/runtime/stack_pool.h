@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace mtlsim::detail {
 
@@ -33,6 +34,32 @@ class AltStack {
 
  private:
   void* mem_ = nullptr;
+};
+
+// A worker's threadgroup memory: `bytes` read-write between two PROT_NONE reservations of
+// kGuardBytes each, so that an index far past (or before) a threadgroup array, `t[100000]`,
+// faults instead of silently writing whatever lies there; the crash handler names it
+// (describe_threadgroup_address in mtlsim/runtime.h).
+class GuardedRegion {
+ public:
+  static constexpr size_t kGuardBytes = size_t(16) << 20;  // reserved address space, never touched
+
+  explicit GuardedRegion(size_t bytes);
+  ~GuardedRegion();
+  GuardedRegion(const GuardedRegion&) = delete;
+  GuardedRegion& operator=(const GuardedRegion&) = delete;
+
+  unsigned char* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  // Inside the region or its guards.
+  bool covers(uintptr_t address) const {
+    return address >= reinterpret_cast<uintptr_t>(map_) && address < reinterpret_cast<uintptr_t>(map_) + mapped_;
+  }
+
+ private:
+  unsigned char* map_ = nullptr;
+  unsigned char* data_ = nullptr;
+  size_t bytes_ = 0, mapped_ = 0;
 };
 
 }  // namespace mtlsim::detail

@@ -11,6 +11,7 @@ namespace mtlsim::detail {
 namespace ctx = boost::context;
 
 thread_local constinit Lane* tls_lane MTLSIM_TLS_FAST = nullptr;
+thread_local constinit ReturnMark* tls_return_marks MTLSIM_TLS_FAST = nullptr;
 namespace {
 thread_local constinit Worker* tls_worker MTLSIM_TLS_FAST = nullptr;
 
@@ -46,6 +47,7 @@ Worker& this_thread_worker() {
 void Worker::run(DispatchJob& job) {
   job_ = &job;
   tls_worker = this;
+  tls_return_marks = returns_;
   switches_ = threadgroups_run_ = 0;
   prepare_dispatch();
   for (;;) {
@@ -56,6 +58,7 @@ void Worker::run(DispatchJob& job) {
   job.fiber_switches += switches_;
   job.threadgroups_run += threadgroups_run_;
   tls_worker = nullptr;
+  tls_return_marks = nullptr;
   job_ = nullptr;
 }
 
@@ -65,9 +68,13 @@ void Worker::prepare_dispatch() {
   size_ = uint32_t(o.threads_per_threadgroup.volume());
   simdgroups_ = (size_ + kSimdWidth - 1) / kSimdWidth;
   const size_t image_bytes = job_->poisoned_image.size();
-  tg_memory_.resize(image_bytes + ThreadgroupVariables::kArenaBytes);
   tg_pointers_.clear();
-  for (size_t off : job_->array_offsets) tg_pointers_.push_back(tg_memory_.data() + off);
+  tg_regions_.clear();
+  for (size_t i = 0; i < job_->array_offsets.size(); ++i) {
+    tg_pointers_.push_back(tg_memory_.data() + job_->array_offsets[i]);
+    const ThreadgroupArraySpec& a = o.threadgroup_arrays[i];
+    tg_regions_.push_back({static_cast<const unsigned char*>(tg_pointers_.back()), a.bytes, std::max<size_t>(a.element_size, 1), a.name.c_str(), false});
+  }
   // 64-aligned, so the 16-byte alignment of small variables costs no padding.
   const auto arena_at = (reinterpret_cast<uintptr_t>(tg_memory_.data()) + image_bytes + 63) & ~uintptr_t(63);
   unsigned char* arena = reinterpret_cast<unsigned char*>(arena_at);
@@ -224,6 +231,7 @@ ctx::fiber Worker::lane_main(Lane& me, ctx::fiber&& from) {
   stash(std::move(from));
   for (;;) {
     tls_lane = &me;
+    returns_[me.index] = {};
     job_->fn(start_context(me), job_->user);
     lane_returned(me);
     switch_to(pop(), &me);
@@ -235,7 +243,28 @@ void* Worker::enter_variable(const ThreadgroupVariableSite& site) {
   const ThreadgroupVariables::Placement p = variables_.enter(site);
   if (p.storage == nullptr) report_memory_limit(site, p.total_bytes);
   if (p.new_place && race_) race_->add_threadgroup_variable(site.name, p.storage, site.bytes, site.element_size);
+  if (p.new_place) {
+    tg_regions_.push_back({static_cast<const unsigned char*>(p.storage), site.bytes,
+                           std::max<size_t>(site.element_size, 1), site.name, true});
+  }
   return p.storage;
+}
+
+bool Worker::describe_threadgroup_address(uintptr_t address, char* out, size_t size) const noexcept {
+  if (!tg_memory_.covers(address) || tg_regions_.empty()) return false;
+  const NamedRegion *below = nullptr, *first = nullptr;  // the nearest start at or below the address, else the lowest
+  for (const NamedRegion& c : tg_regions_) {
+    if (!first || c.start < first->start) first = &c;
+    if (reinterpret_cast<uintptr_t>(c.start) <= address && (!below || c.start > below->start)) below = &c;
+  }
+  const NamedRegion* r = below ? below : first;
+  const auto offset = static_cast<long long>(address - reinterpret_cast<uintptr_t>(r->start));
+  const auto width = static_cast<long long>(r->element_size);
+  const long long element = offset >= 0 ? offset / width : -1 - (-offset - 1) / width;
+  std::snprintf(out, size, "element %lld of threadgroup %s `%s`, which holds %zu elements%s", element,
+                r->variable ? "variable" : "array", r->name ? r->name : "?", r->bytes / r->element_size,
+                element < 0 ? " (before its start)" : "");
+  return true;
 }
 
 void Worker::abandon(Lane& me) {
@@ -345,6 +374,16 @@ void* threadgroup_variable(const ThreadgroupVariableSite& site) {
 }  // namespace mtlsim::detail
 
 namespace mtlsim {
+bool describe_threadgroup_address(uintptr_t address, char* out, size_t size) noexcept {
+  const detail::Worker* w = detail::tls_worker;
+  return w != nullptr && w->describe_threadgroup_address(address, out, size);
+}
+
+uintptr_t current_stack_top() noexcept {
+  const detail::Worker* w = detail::tls_worker;
+  return w != nullptr ? w->running_stack_top() : 0;
+}
+
 const ThreadContext* current_thread_context() noexcept {
   const detail::Lane* lane = detail::tls_lane;
   return lane ? &detail::tls_worker->context(*lane) : nullptr;

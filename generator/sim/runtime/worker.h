@@ -73,6 +73,13 @@ class Worker {
   void simd_arrive(Lane& me, Op op, int line, CompleteFn complete);
   void barrier_arrive(Lane& me, int line, uint32_t flags);
   const ThreadContext& context(const Lane& lane) const { return contexts_[lane.index]; }
+  // "element 100000 of threadgroup array `t`, which holds 256 elements" for an address in this
+  // worker's threadgroup memory or its guards; false for any other address. For crash handlers.
+  bool describe_threadgroup_address(uintptr_t address, char* out, size_t size) const noexcept;
+  // The highest address of the running lane's fiber stack (exclusive); 0 outside a lane.
+  uintptr_t running_stack_top() const noexcept {
+    return tls_lane ? reinterpret_cast<uintptr_t>(stacks_.top(tls_lane->index)) : 0;
+  }
   // This threadgroup's storage for a threadgroup variable site (see ThreadgroupVariables).
   void* threadgroup_variable(const ThreadgroupVariableSite& site) {
     if (void* storage = variables_.find(site.id)) return storage;
@@ -110,6 +117,7 @@ class Worker {
   void report(SimIssue::Kind kind, int line, uint32_t thread, const std::string& what);
   std::vector<uint32_t> threads_where(uint32_t first, uint32_t count, LaneState state) const;
   std::string describe_waits(uint32_t first, uint32_t count) const;
+  std::string describe_returns(const std::vector<uint32_t>& gone) const;
   [[noreturn]] void report_simd_divergence(SimdGroup& sg, Lane& me);
   void note_poison(const SimdGroup& sg, PoisonHit hit);
   [[noreturn]] void report_barrier_divergence(Lane& me);
@@ -125,12 +133,21 @@ class Worker {
   Lane lanes_[kMaxThreads];
   ThreadContext contexts_[kMaxThreads];
   int wait_lines_[kMaxThreads];    // source line each lane waits at (or last waited at)
+  ReturnMark returns_[kMaxThreads];  // the `return` each lane executed last (kernel_source_begin.h)
   LaneState states_[kMaxThreads];  // dense, apart from Lane: rewritten at every release
   FiberSlot fibers_[kMaxThreads];
   SimdGroup simds_[kMaxSimdgroups];
   uint16_t order_[kMaxThreads], simd_order_[kMaxThreads], queue_[kMaxThreads];
   uint32_t queue_head_ = 0, queue_tail_ = 0;
-  std::vector<unsigned char> tg_memory_;  // the arrays, then the variables' arena
+  // The arrays, then the variables' arena, between guards (arrays take at most 64 KiB, DispatchJob).
+  GuardedRegion tg_memory_{64 * 1024 + ThreadgroupVariables::kArenaBytes + 64};
+  struct NamedRegion {  // a threadgroup array or variable, for reports of faults
+    const unsigned char* start;
+    size_t bytes, element_size;
+    const char* name;
+    bool variable;
+  };
+  std::vector<NamedRegion> tg_regions_;  // arrays, then variables as they are placed
   ThreadgroupVariables variables_;
   std::vector<void*> tg_pointers_;
 

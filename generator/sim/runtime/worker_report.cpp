@@ -77,15 +77,36 @@ void Worker::report_barrier_divergence(Lane& me) {
   abandon(me);
 }
 
+// "threads 100-199 returned at line 19, threads 200-255 at the end of the kernel": where each
+// returned lane left the kernel, from the `return` it executed last (when that one was in the
+// kernel's own function; a helper's return says nothing about where the kernel ended).
+std::string Worker::describe_returns(const std::vector<uint32_t>& gone) const {
+  const std::string& function = job_->opts.kernel_function;
+  std::map<int, std::vector<uint32_t>> by_line;  // 0: fell off the end, or unknown
+  for (uint32_t t : gone) {
+    const ReturnMark& m = returns_[t];
+    const bool in_kernel = m.function != nullptr && !function.empty() && function == m.function;
+    by_line[in_kernel ? m.line : 0].push_back(t);
+  }
+  if (by_line.size() == 1 && by_line.begin()->first == 0) return format_threads(gone) + " returned";
+  std::string out;
+  for (const auto& [line, threads] : by_line) {
+    if (!out.empty()) out += ", ";
+    out += format_threads(threads) + (out.empty() ? " returned" : "");
+    out += line > 0 ? fmt::format(" at the `return` on line {}", line) : " at the end of the kernel";
+  }
+  return out;
+}
+
 void Worker::report_early_exit(Lane& me) {
   const std::vector<uint32_t> gone = threads_where(0, size_, LaneState::done);
   const std::vector<uint32_t> waiting = threads_where(0, size_, LaneState::at_barrier);
   report(SimIssue::Kind::barrier_early_exit, barrier_line_, gone.front(),
-         fmt::format("{} returned before threadgroup_barrier at line {}, which {} reached. Metal "
+         fmt::format("{} before threadgroup_barrier at line {}, which {} reached. Metal "
                      "leaves a barrier that some threads of the threadgroup never reach "
                      "undefined (it may hang or release early); guard the work, not the "
                      "barrier: e.g. `if (i < n) {{ ... }}` instead of `if (i >= n) return;`.",
-                     format_threads(gone), barrier_line_, format_threads(waiting)));
+                     describe_returns(gone), barrier_line_, format_threads(waiting)));
   abandon(me);
 }
 

@@ -103,12 +103,18 @@ struct DispatchOptions {
   uint64_t seed = 0;  // for LaneOrder::shuffled
   int workers = 0;    // 0: all cores
   std::string kernel_name;  // for reports
+  // The kernel's function as `__func__` names it (no namespace, no template arguments): a
+  // `return` executed in it is named in barrier_early_exit reports (kernel_source_begin.h).
+  std::string kernel_function;
   size_t max_issues = 20;   // also the number of distinct DataRaces kept
   // Exact race detection: needs the kernel compiled with g++ -fsanitize=thread (not linked with
   // libtsan; this runtime provides the __tsan_* entry points). Runs on one worker whatever
   // `workers` says. Watches race_buffers, every threadgroup array and every threadgroup variable.
   bool detect_races = false;
   std::vector<TrackedBuffer> race_buffers;
+  // With detect_races: hand back the last write to every element of race_buffers
+  // (DispatchResult::last_writes), so that a wrong output can name the line that wrote it.
+  bool keep_last_writes = false;
   // Report two unordered plain stores of the same value to one element too. Off: such a pair is
   // benign, as in practice on GPUs (and in Oclgrind); a store of another value still races.
   bool report_same_value_stores = false;
@@ -188,6 +194,11 @@ void resolve_race_sources(std::vector<DataRace>& races);
 // case child) installs one that asks a helper outside its sandbox.
 using Addr2lineFn = std::string (*)(const std::string& object, const std::vector<uintptr_t>& offsets);
 void set_addr2line(Addr2lineFn run);
+// The same for single accesses (RaceAccess::line / caller_line; nothing is merged).
+void resolve_access_sources(std::vector<RaceAccess>& accesses);
+// "last written at line 39 by thread 0 of threadgroup (0,0,0)" for a resolved last write, or
+// "never written by the kernel" (pc 0).
+std::string describe_last_write(const RaceAccess& write);
 // A complete report: kernel, memory, element, both accesses (kind, line, thread, threadgroup),
 // and which barrier to add. Lines appear as "line N".
 std::string describe(const DataRace& race, const std::string& kernel_name);
@@ -200,12 +211,25 @@ struct DispatchResult {
   // it get poison results, and whether that matters shows in what the kernel then produces (a
   // caller reports these where an output depends on uninitialised memory).
   std::vector<SimIssue> poison_flows;
+  // keep_last_writes only: per race_buffers entry, the last write to each element (pc 0: none).
+  // Lines are filled by resolve_access_sources().
+  std::vector<std::vector<RaceAccess>> last_writes;
   std::vector<DataRace> races;  // detect_races only: the first max_issues distinct races
   uint64_t races_total = 0;     // distinct (pc pair, memory) races, including those not kept
   uint64_t fiber_switches = 0;
   uint64_t threadgroups_run = 0;
   bool ok() const { return issues_total == 0; }  // races are not counted here
 };
+
+// For a crash handler on a worker thread: "element 100000 of threadgroup array `t`, which holds 256
+// elements" when `address` lies in the running threadgroup's memory or the 16 MiB guards around
+// it (an index far past or before a threadgroup array or variable: the one starting nearest below
+// the address, or the first); false otherwise. Async-signal-safe.
+bool describe_threadgroup_address(uintptr_t address, char* out, size_t size) noexcept;
+
+// For a signal handler on a worker thread: the highest address (exclusive) of the stack of the
+// simulated thread running there, 0 when none runs. Async-signal-safe.
+uintptr_t current_stack_top() noexcept;
 
 // Runs fn(ctx, user) for every thread of the grid. Throws std::invalid_argument for an
 // empty grid, more than 1024 threads per threadgroup, or more than 64 KiB of threadgroup

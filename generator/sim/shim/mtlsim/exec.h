@@ -122,6 +122,15 @@ struct Lane {
 #define MTLSIM_TLS_FAST __attribute__((tls_model("initial-exec")))
 extern thread_local constinit Lane* tls_lane MTLSIM_TLS_FAST;
 
+// The `return` a lane executed last (kernel_source_begin.h): its .metal line and enclosing
+// function (`__func__`). tls_return_marks points at the running worker's marks, one per lane,
+// while a dispatch runs (null otherwise).
+struct ReturnMark {
+  int line = 0;
+  const char* function = nullptr;
+};
+extern thread_local constinit ReturnMark* tls_return_marks MTLSIM_TLS_FAST;
+
 // Blocks the calling lane, already deposited in sg.in/arg, until the collective completes.
 // For simdgroup_barrier, arg holds the lane's mem_flags.
 void simd_rendezvous(Lane& me, Op op, int line, CompleteFn complete);

@@ -1,0 +1,2 @@
+// See kernel_source_begin.h.
+#undef return
