@@ -35,7 +35,9 @@
 //
 // Reported issues (SimIssue); the offending threadgroup is abandoned (its fibers are never
 // resumed and their stacks are reused), the others keep running:
-// * barrier_early_exit: a barrier was reached by some threads after others returned.
+// * barrier_early_exit: a barrier was reached by some threads after others returned (naming the
+//   `return` each returned at where the kernel's source was compiled between
+//   mtlsim/kernel_source_begin.h and kernel_source_end.h, as verify's modules are).
 // * barrier_divergence: threads wait at barriers on different source lines.
 // * simd_divergence: lanes of one simdgroup wait at different simd functions / lines, or some
 //   at a simd function and some at a barrier. The simulator does not model the active mask
