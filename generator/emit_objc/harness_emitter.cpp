@@ -57,6 +57,7 @@ class HarnessWriter {
     d.set("encode_args", encode_args());
     d.set("references", references());
     d.set("tolerances", tolerances());
+    d.set("output_tolerances", output_tolerances());
     render(out, d, k_.name + "_harness.h", "objc/harness_kernel.h.mustache");
     for (const char* program : {"bench", "autotune"}) {
       d.set("program", program);
@@ -166,19 +167,35 @@ class HarnessWriter {
     return list;
   }
 
+  static TemplateData tolerance_item(const ir::Tolerance& t) {
+    auto bound = [](const std::optional<double>& v) { return v ? double_literal(*v) : std::string("-1"); };
+    TemplateData item;
+    item.set("max_abs", bound(t.max_abs));
+    item.set("max_rel", bound(t.max_rel));
+    item.set("nmse", bound(t.nmse));
+    item.set("exact", t.exact ? "true" : "false");
+    return item;
+  }
+
   // The spec's tolerances by element type; others fall back to h::default_tolerance.
   TemplateData tolerances() const {
     TemplateData list{TemplateData::type::list};
     std::set<std::string> seen;
     for (const auto& [type, t] : k_.tests.tolerances) {
       if (!seen.insert(dtype(type)).second) continue;
-      auto bound = [](const std::optional<double>& v) { return v ? double_literal(*v) : std::string("-1"); };
-      TemplateData item;
+      TemplateData item = tolerance_item(t);
       item.set("dtype", dtype(type));
-      item.set("max_abs", bound(t.max_abs));
-      item.set("max_rel", bound(t.max_rel));
-      item.set("nmse", bound(t.nmse));
-      item.set("exact", t.exact ? "true" : "false");
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  // An output's own tolerance, which wins over its type's.
+  TemplateData output_tolerances() const {
+    TemplateData list{TemplateData::type::list};
+    for (const auto& [name, t] : k_.tests.output_tolerances) {
+      TemplateData item = tolerance_item(t);
+      item.set("name", name);
       list.push_back(item);
     }
     return list;

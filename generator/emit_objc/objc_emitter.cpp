@@ -195,6 +195,7 @@ class ObjcWriter {
       item.set("label", lower_camel(b.name));
       item.set("offset", lower_camel(b.name) + "Offset");
       item.set("element_size", element_size(b.type));
+      item.set("alignment", b.alignment ? fmt::format(", {}", b.alignment) : std::string());
       list.push_back(item);
     }
     return list;

@@ -23,6 +23,7 @@ const char* to_string(Distribution d) {
     case Distribution::constant: return "constant";
     case Distribution::choice: return "choice";
     case Distribution::iota: return "iota";
+    case Distribution::bits: return "bits";
   }
   return "?";
 }
@@ -118,6 +119,41 @@ std::string Kernel::describe(const ConstantSetting& setting) const {
     text += fmt::format("{}{}={}", text.empty() ? "" : ", ", f.name, value);
   }
   return text;
+}
+
+const BlockLayout* Kernel::block_of(const Buffer& b) const {
+  for (const auto& layout : blocks) if (layout.name == b.block) return &layout;
+  return nullptr;
+}
+
+InputFill Kernel::input_fill(const TestCase& test, const std::string& buffer) const {
+  auto own = test.inputs.find(buffer);
+  InputFill fill = own != test.inputs.end() ? own->second : tests.default_fill;
+  const Buffer* b = nullptr;
+  for (const auto& x : buffers) if (x.name == buffer) b = &x;
+  if (!b) return fill;
+  if (const BlockLayout* layout = block_of(*b)) {  // every field: its own fill, else the plan's default
+    InputFill out = own != test.inputs.end() ? fill : InputFill{};
+    out.dist = Distribution::bits;
+    out.fields.clear();
+    for (const auto& f : layout->fields) {
+      FieldFill field{f.name, tests.default_fill, f.loc};
+      for (const auto& given : fill.fields) if (given.field == f.name && own != test.inputs.end()) field = given;
+      out.fields.push_back(field);
+    }
+    return out;
+  }
+  if (own == test.inputs.end() && b->type.concrete == ScalarType::bytes) {
+    InputFill bits;  // the plan's numbers would say nothing about a packed format
+    bits.dist = Distribution::bits;
+    return bits;
+  }
+  return fill;
+}
+
+const Tolerance* Kernel::output_tolerance(const std::string& buffer) const {
+  auto it = tests.output_tolerances.find(buffer);
+  return it == tests.output_tolerances.end() ? nullptr : &it->second;
 }
 
 }  // namespace mtlgen::ir

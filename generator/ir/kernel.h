@@ -62,6 +62,31 @@ struct Tunable {
   SourceLoc default_loc;
 };
 
+// One field of a block layout (`qs: int8[32]`).
+struct BlockField {
+  std::string name;
+  ScalarType type = ScalarType::u8;
+  int64_t count = 1;    // array length; 1 for a scalar field
+  uint64_t offset = 0;  // bytes from the block's start, as Metal lays out the struct
+  SourceLoc loc;
+};
+
+// The layout of one block of a packed format (`blocks: {q8_0: {d: half, qs: "int8[32]"}}`), stored
+// in a `bytes` buffer that names it: fields in order, each aligned to its scalar size, the block
+// padded to its largest alignment, as Metal lays out the equivalent struct.
+struct BlockLayout {
+  std::string name;
+  std::vector<BlockField> fields;
+  uint64_t size = 0;
+  uint64_t align = 1;
+  SourceLoc loc;
+
+  const BlockField* field(const std::string& n) const {
+    for (const auto& f : fields) if (f.name == n) return &f;
+    return nullptr;
+  }
+};
+
 enum class Access { read, write, read_write };
 const char* to_string(Access a);
 
@@ -75,6 +100,10 @@ struct Buffer {
   bool explicit_index = false;
   bool explicit_access = false;  // hand-written kernels infer access from the source when absent
   SourceLoc index_loc;
+  std::string block;              // a `bytes` buffer of blocks: the BlockLayout's name; "" otherwise
+  SourceLoc block_loc;
+  uint64_t alignment = 0;         // bytes the kernel needs its offset aligned to; 0: the element size
+  SourceLoc alignment_loc;
   std::string doc;
   SourceLoc loc;
 
@@ -140,7 +169,7 @@ struct Tolerance {
   bool exact = false;
 };
 
-enum class Distribution { normal, uniform, constant, choice, iota };
+enum class Distribution { normal, uniform, constant, choice, iota, bits };
 const char* to_string(Distribution d);
 
 struct InputFill {
@@ -152,6 +181,16 @@ struct InputFill {
   double inf_fraction = 0;
   double neg_inf_fraction = 0;
   std::map<int64_t, double> set;  // flat index -> value, applied last (edge cases: one finite value)
+  // A buffer of blocks: a fill per field (fields not named get the plan's default fill); the
+  // fill's own distribution is then unused.
+  std::vector<struct FieldFill> fields;
+  bool explicit_dist = false;     // `dist:` written (else the plan's default, or random bytes for `bytes`)
+  SourceLoc loc;
+};
+
+struct FieldFill {
+  std::string field;
+  InputFill fill;
   SourceLoc loc;
 };
 
@@ -174,6 +213,7 @@ struct TestCase {
 
 struct TestPlan {
   std::map<ScalarType, Tolerance> tolerances;  // keyed by the element type of the outputs
+  std::map<std::string, Tolerance> output_tolerances;  // by output buffer; before the type's
   InputFill default_fill;
   uint64_t seed = 1;
   std::map<std::string, ConstantValues> constants;  // for cases that do not set them; else the defaults
@@ -293,6 +333,7 @@ struct Kernel {
   std::vector<Dim> dims;
   std::vector<Precondition> preconditions;
   std::vector<Tunable> tunables;
+  std::vector<BlockLayout> blocks;
   std::vector<Buffer> buffers;
   std::vector<Scalar> scalars;
   std::vector<FunctionConstant> function_constants;
@@ -333,6 +374,11 @@ struct Kernel {
   // parameter): how messages name the variant a precondition failed at.
   std::string describe_tuning(const Variant& variant) const;
   std::string params_struct_name() const { return name + "_params"; }
+  const BlockLayout* block_of(const Buffer& b) const;
+  // The fill of `buffer` in `test`: the case's, else the plan's default; a `bytes` buffer without
+  // a fill of its own gets random bytes (every bit pattern), not the default's numbers.
+  InputFill input_fill(const TestCase& test, const std::string& buffer) const;
+  const Tolerance* output_tolerance(const std::string& buffer) const;
 
   // Every function constant setting `test` runs at: the product over the constants of the case's
   // values, else the plan's, else the default. One (empty) setting when there are no constants.

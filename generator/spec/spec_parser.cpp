@@ -19,7 +19,7 @@ const std::vector<std::string>& top_level_keys() {
       "name",    "summary",           "types",    "dims",      "preconditions", "tunables",
       "buffers", "scalars",           "function_constants", "threadgroup_memory", "dispatch",
       "body",    "reference",         "cost",     "tests",
-      "source",  "entries",           "arguments", "prelude", "metal_prelude", "reference_prelude"};
+      "source",  "entries",           "arguments", "prelude", "metal_prelude", "reference_prelude", "blocks"};
   return keys;
 }
 
@@ -39,6 +39,7 @@ class Parser {
     each_entry(top.required("dims"), "dims", [&](auto& key, auto& v) { dim(key, v); });
     each_item(top.optional("preconditions"), "preconditions", [&](auto& v) { precondition(v); });
     each_entry(top.optional("tunables"), "tunables", [&](auto& key, auto& v) { tunable(key, v); });
+    each_entry(top.optional("blocks"), "blocks", [&](auto& key, auto& v) { block_layout(key, v); });
     each_entry(top.required("buffers"), "buffers", [&](auto& key, auto& v) { buffer(key, v); });
     each_entry(top.optional("scalars"), "scalars", [&](auto& key, auto& v) { scalar(key, v); });
     each_entry(top.optional("function_constants"), "function_constants",
@@ -91,9 +92,10 @@ class Parser {
   }
 
   std::optional<expr::Expr> expression(const YAML::Node& node, const char* what) {
-    if (node.IsScalar() && !node.Scalar().empty()) return expr::parse(node.Scalar(), ctx_.value_loc(node), ctx_.diags());
+    if (node.IsScalar() && !node.Scalar().empty()) return ctx_.expression(node);
     if (node.IsScalar() || !node.IsDefined() || node.IsNull()) {
-      ctx_.diags().error(ErrorKind::missing_field, ctx_.loc(node), fmt::format("{} needs an expression", what));
+      ctx_.diags().error(ErrorKind::missing_field, ctx_.loc(node), fmt::format("{} needs an expression", what),
+                         "write an integer expression of dims, tunables and sizeof(), such as `rows * n`");
       return std::nullopt;
     }
     ctx_.diags().error(ErrorKind::wrong_type, ctx_.loc(node), fmt::format("{} must be an expression", what),
@@ -215,7 +217,7 @@ class Parser {
     ir::Buffer b;
     b.name = key_name(key, b.loc);
     MapReader r(ctx_, value, fmt::format("buffer `{}`", b.name),
-                {"type", "shape", "access", "host_visible", "index", "doc"});
+                {"type", "shape", "access", "host_visible", "index", "block", "alignment", "doc"});
     if (!r.ok()) return;
     // A hand-written kernel declares type and access itself; the spec may restate them.
     auto type = k_.source ? r.optional("type") : r.required("type");
@@ -242,8 +244,76 @@ class Parser {
       b.explicit_index = fits;
       b.index_loc = ctx_.loc(n);
     }
+    if (auto n = r.optional("block"); n.IsDefined()) {
+      b.block = ctx_.string(n, "block").value_or("");
+      b.block_loc = ctx_.value_loc(n);
+    }
+    if (auto n = r.optional("alignment"); n.IsDefined()) {
+      int64_t a = ctx_.integer(n, "alignment").value_or(0);
+      b.alignment_loc = ctx_.value_loc(n);
+      if (a < 1 || a > 4096 || (a & (a - 1)) != 0) {
+        ctx_.diags().error(ErrorKind::bad_value, b.alignment_loc, fmt::format("alignment {} is not a power of two", a),
+                           "the byte alignment the kernel needs of the buffer's offset: 1, 2, 4, 8, 16 ... 4096");
+      } else {
+        b.alignment = static_cast<uint64_t>(a);
+      }
+    }
     if (auto n = r.optional("doc"); n.IsDefined()) b.doc = ctx_.string(n, "doc").value_or("");
     k_.buffers.push_back(std::move(b));
+  }
+
+  // `q8_0: {d: half, qs: "int8[32]"}`: fields in order, laid out as Metal lays out the struct.
+  void block_layout(const YAML::Node& key, const YAML::Node& value) {
+    ir::BlockLayout layout;
+    layout.name = key_name(key, layout.loc);
+    if (!ctx_.expect_map(value, fmt::format("block `{}`", layout.name).c_str())) return;
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      ir::BlockField f;
+      f.name = key_name(it->first, f.loc);
+      auto text = ctx_.string(it->second, "a field type");
+      if (!text) continue;
+      if (!field_type(*text, it->second, f)) continue;
+      uint64_t size = ir::info(f.type).size;
+      layout.size = (layout.size + size - 1) / size * size;
+      f.offset = layout.size;
+      layout.size += size * static_cast<uint64_t>(f.count);
+      layout.align = std::max(layout.align, size);
+      layout.fields.push_back(std::move(f));
+    }
+    layout.size = (layout.size + layout.align - 1) / layout.align * layout.align;
+    if (layout.fields.empty()) {
+      ctx_.diags().error(ErrorKind::bad_value, ctx_.loc(value), fmt::format("block `{}` has no fields", layout.name),
+                         "list its fields in order, e.g. `{d: half, qs: \"int8[32]\"}`");
+      return;
+    }
+    k_.blocks.push_back(std::move(layout));
+  }
+
+  // `half`, `int8[32]`: a scalar element type, optionally an array of 1..65536.
+  bool field_type(const std::string& text, const YAML::Node& n, ir::BlockField& f) {
+    std::string name = text;
+    size_t open = text.find('[');
+    if (open != std::string::npos) {
+      name = text.substr(0, open);
+      size_t close = text.find(']', open);
+      std::string count = close == std::string::npos ? "" : text.substr(open + 1, close - open - 1);
+      bool digits = !count.empty() && count.size() <= 5 && count.find_first_not_of("0123456789") == std::string::npos;
+      f.count = digits ? std::stoll(count) : 0;
+      if (close != text.size() - 1 || f.count < 1 || f.count > 65536) {
+        ctx_.diags().error(ErrorKind::bad_value, ctx_.value_loc(n), fmt::format("bad field type `{}`", text),
+                           "a field is a scalar type or an array of 1..65536 of one: `half`, `int8[32]`");
+        return false;
+      }
+    }
+    auto t = ir::scalar_type_from_spec(name);
+    if (!t || *t == ir::ScalarType::bytes || *t == ir::ScalarType::boolean) {
+      if (!t) unknown_type(n, name);
+      else ctx_.diags().error(ErrorKind::bad_value, ctx_.value_loc(n), fmt::format("a block field cannot be `{}`", name),
+                              "use uint8 for raw bytes");
+      return false;
+    }
+    f.type = *t;
+    return true;
   }
 
   ir::Access access(const YAML::Node& n) {
@@ -447,6 +517,15 @@ class Parser {
   void fraction(const YAML::Node& n, const char* what, double& out);
   void check_case_name(const std::string& name, const SourceLoc& loc);
   std::optional<ir::InputFill> input_fill(const YAML::Node& n);
+  std::optional<ir::InputFill> buffer_fill(const YAML::Node& n, const std::string& buffer);
+  const ir::Buffer* buffer_named(const std::string& name) const {
+    for (const auto& b : k_.buffers) if (b.name == name) return &b;
+    return nullptr;
+  }
+  const ir::BlockLayout* block_named(const std::string& name) const {
+    for (const auto& b : k_.blocks) if (b.name == name) return &b;
+    return nullptr;
+  }
   void test_case(const YAML::Node& n);
   void constant_values(const YAML::Node& map, std::map<std::string, ir::ConstantValues>& out);
   void reject_other_distribution_keys(const YAML::Node& n, const std::string& dist);
@@ -471,8 +550,20 @@ void Parser::tolerance(const YAML::Node& key, const YAML::Node& value) {
   SourceLoc loc;
   std::string type_name = key_name(key, loc);
   auto type = ir::scalar_type_from_spec(type_name);
-  if (!type) {
-    unknown_type(key, type_name);
+  const ir::Buffer* output = buffer_named(type_name);
+  if (!type && !output) {
+    std::vector<std::string> outputs;
+    for (const auto& b : k_.buffers) if (b.is_output()) outputs.push_back(b.name);
+    std::string s = support::did_you_mean(type_name, outputs);
+    ctx_.diags().error(ErrorKind::bad_value, loc, fmt::format("`{}` is neither an element type nor an output", type_name),
+                       !s.empty() ? fmt::format("did you mean `{}`?", s)
+                                  : fmt::format("tolerances are keyed by an element type (float, half, ...) or an "
+                                                "output buffer ({})", fmt::join(outputs, ", ")));
+    return;
+  }
+  if (output && !output->is_output()) {
+    ctx_.diags().error(ErrorKind::bad_value, loc, fmt::format("buffer `{}` is read-only: it is never compared", type_name),
+                       "give tolerances to outputs (access: write or read_write)");
     return;
   }
   MapReader r(ctx_, value, fmt::format("tolerance for {}", type_name), {"max_abs", "max_rel", "nmse", "exact"});
@@ -482,7 +573,8 @@ void Parser::tolerance(const YAML::Node& key, const YAML::Node& value) {
   if (auto v = r.optional("max_rel"); v.IsDefined()) t.max_rel = non_negative(v, "max_rel");
   if (auto v = r.optional("nmse"); v.IsDefined()) t.nmse = non_negative(v, "nmse");
   if (auto v = r.optional("exact"); v.IsDefined()) t.exact = ctx_.boolean(v, "exact").value_or(false);
-  k_.tests.tolerances[*type] = t;
+  if (output) k_.tests.output_tolerances[type_name] = t;
+  else k_.tests.tolerances[*type] = t;
 }
 
 // A finite number >= 0 (a tolerance, a standard deviation); NaN would make every comparison pass.
@@ -517,15 +609,16 @@ std::optional<ir::InputFill> Parser::input_fill(const YAML::Node& n) {
   auto dist = r.required("dist");
   if (!dist.IsDefined()) return std::nullopt;
   std::string d = ctx_.string(dist, "dist").value_or("");
-  static const std::vector<std::string> names = {"normal", "uniform", "constant", "choice", "iota"};
+  static const std::vector<std::string> names = {"normal", "uniform", "constant", "choice", "iota", "bits"};
   auto pos = std::find(names.begin(), names.end(), d);
   if (pos == names.end()) {
     std::string s = support::did_you_mean(d, names);
     ctx_.diags().error(ErrorKind::bad_value, ctx_.loc(dist), fmt::format("unknown distribution `{}`", d),
-                       s.empty() ? "dist is normal, uniform, constant, choice or iota" : fmt::format("did you mean `{}`?", s));
+                       s.empty() ? "dist is normal, uniform, constant, choice, iota or bits" : fmt::format("did you mean `{}`?", s));
     return std::nullopt;
   }
   f.dist = static_cast<ir::Distribution>(pos - names.begin());
+  f.explicit_dist = true;
   auto num = [&](const char* key, double& out) {
     if (auto v = r.optional(key); v.IsDefined()) out = ctx_.number(v, key).value_or(out);
   };
@@ -573,11 +666,43 @@ std::optional<ir::InputFill> Parser::input_fill(const YAML::Node& n) {
   return f;
 }
 
+// A buffer of blocks is filled field by field: `{d: {dist: normal, std: 0.02}, qs: {...}}`.
+std::optional<ir::InputFill> Parser::buffer_fill(const YAML::Node& n, const std::string& buffer) {
+  const ir::Buffer* b = buffer_named(buffer);
+  const ir::BlockLayout* layout = b && !b->block.empty() ? block_named(b->block) : nullptr;
+  if (!layout) return input_fill(n);
+  if (!ctx_.expect_map(n, fmt::format("the fill of `{}` (a field of block `{}` each)", buffer, layout->name).c_str())) {
+    return std::nullopt;
+  }
+  ir::InputFill f;
+  f.loc = ctx_.loc(n);
+  f.dist = ir::Distribution::bits;
+  each_unique_entry(n, "fields", [&](auto& key, auto& v) {
+    ir::FieldFill field;
+    field.field = key_name(key, field.loc);
+    if (!layout->field(field.field)) {
+      std::vector<std::string> names;
+      for (const auto& x : layout->fields) names.push_back(x.name);
+      std::string s = support::did_you_mean(field.field, names);
+      ctx_.diags().error(ErrorKind::unknown_key, field.loc,
+                         fmt::format("block `{}` has no field `{}`", layout->name, field.field),
+                         s.empty() ? fmt::format("a fill per field: {}", fmt::join(names, ", "))
+                                   : fmt::format("did you mean `{}`?", s));
+      return;
+    }
+    if (auto x = input_fill(v)) {
+      field.fill = *x;
+      f.fields.push_back(std::move(field));
+    }
+  });
+  return f;
+}
+
 // `min: 0` on a normal distribution would be silently ignored: say so instead.
 void Parser::reject_other_distribution_keys(const YAML::Node& n, const std::string& dist) {
   static const std::map<std::string, std::vector<std::string>> own = {
       {"normal", {"mean", "std"}},   {"uniform", {"min", "max"}}, {"constant", {"value"}},
-      {"choice", {"values"}},        {"iota", {"start", "step"}}};
+      {"choice", {"values"}},        {"iota", {"start", "step"}}, {"bits", {}}};
   static const std::set<std::string> common = {"dist", "nan", "inf", "-inf", "set"};
   const auto& keys = own.at(dist);
   for (auto it = n.begin(); it != n.end(); ++it) {
@@ -585,7 +710,8 @@ void Parser::reject_other_distribution_keys(const YAML::Node& n, const std::stri
     if (common.count(key) || std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
     ctx_.diags().error(ErrorKind::unknown_key, ctx_.loc(it->first),
                        fmt::format("`{}` does not apply to a {} distribution", key, dist),
-                       fmt::format("{} takes: {}", dist, fmt::join(keys, ", ")));
+                       keys.empty() ? fmt::format("{} takes no parameters", dist)
+                                    : fmt::format("{} takes: {}", dist, fmt::join(keys, ", ")));
   }
 }
 
@@ -606,7 +732,7 @@ void Parser::test_case(const YAML::Node& n) {
   each_unique_entry(r.optional("inputs"), "inputs", [&](auto& key, auto& v) {
     SourceLoc loc;
     std::string name = key_name(key, loc);
-    if (auto f = input_fill(v)) c.inputs[name] = *f;
+    if (auto f = buffer_fill(v, name)) c.inputs[name] = *f;
   });
   each_unique_entry(r.optional("scalars"), "scalars", [&](auto& key, auto& v) {
     SourceLoc loc;

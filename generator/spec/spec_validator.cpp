@@ -30,6 +30,7 @@ class Validator {
     check_expressions();
     if (!k_.is_source()) assign_buffer_indices();  // a hand-written kernel's come from its source
     check_function_constants();
+    check_blocks();
     if (!k_.is_source()) scan_body();
     if (has_errors()) return;  // variants evaluate expressions that must be sound
     build_variants();
@@ -309,6 +310,146 @@ class Validator {
     diags_.error(ErrorKind::test_case, loc, fmt::format("{}: `{}` is not a function constant", where, name), hint);
   }
 
+  // ---- blocks, alignment and fills ----
+  std::vector<ir::ScalarType> types_of(const ir::TypeRef& t) const {
+    if (t.concrete) return {*t.concrete};
+    for (const auto& p : k_.type_params) if (p.name == t.param) return p.types;
+    return {};
+  }
+
+  void check_blocks() {
+    for (const auto& layout : k_.blocks) check_identifier(layout.name, layout.loc, "block");
+    for (const auto& b : k_.buffers) {
+      if (!b.block.empty()) check_buffer_block(b);
+      for (auto t : types_of(b.type)) {
+        uint64_t size = static_cast<uint64_t>(ir::info(t).size);
+        if (b.alignment && b.alignment < size) {
+          diags_.error(ErrorKind::bad_value, b.alignment_loc,
+                       fmt::format("alignment {} is below the {} bytes of `{}`'s {} elements", b.alignment, size,
+                                   b.name, ir::info(t).spec_name),
+                       "Metal aligns a buffer's elements to their size already; state a larger alignment or none");
+          break;
+        }
+      }
+    }
+  }
+
+  void check_buffer_block(const ir::Buffer& b) {
+    if (!k_.block_of(b)) {
+      std::vector<std::string> names;
+      for (const auto& layout : k_.blocks) names.push_back(layout.name);
+      std::string s = support::did_you_mean(b.block, names);
+      diags_.error(ErrorKind::undefined_symbol, b.block_loc, fmt::format("no block named `{}`", b.block),
+                   !s.empty()      ? fmt::format("did you mean `{}`?", s)
+                   : names.empty() ? std::string("declare its layout under `blocks:`, e.g. `q8_0: {d: half, qs: \"int8[32]\"}`")
+                                   : fmt::format("blocks: {}", fmt::join(names, ", ")));
+    } else if (!b.type.concrete || ir::info(*b.type.concrete).size != 1 || ir::info(*b.type.concrete).is_float) {
+      diags_.error(ErrorKind::bad_value, b.block_loc, fmt::format("`{}` holds blocks but its elements are not bytes", b.name),
+                   "a buffer of blocks is raw bytes: write `type: bytes` (or uint8, int8) and size its shape in bytes");
+    }
+  }
+
+  // A fill must produce values its integer element type holds: clamping `uniform -128..127` into a
+  // uint8 would test something else than the spec says. (A float type rounds what it cannot hold
+  // to ±inf, as the GPU's conversion does: `1e6` in a half is a way to write inf.)
+  void check_fills() {
+    const ir::TestCase no_fills;
+    for (const auto& b : k_.buffers) {
+      if (b.access == ir::Access::write) continue;
+      bool default_used = false;
+      for (const auto& c : k_.tests.cases) {
+        if (!c.inputs.count(b.name)) default_used = true;
+        else check_buffer_fill(b, k_.input_fill(c, b.name), c.inputs.at(b.name).loc);
+      }
+      if (default_used) check_buffer_fill(b, k_.input_fill(no_fills, b.name), k_.tests.default_fill.loc);
+    }
+  }
+
+  void check_buffer_fill(const ir::Buffer& b, const ir::InputFill& fill, const SourceLoc& loc) {
+    if (const ir::BlockLayout* layout = k_.block_of(b)) {
+      for (const auto& given : fill.fields) {
+        const ir::BlockField* f = layout->field(given.field);
+        if (!f) continue;
+        bool implicit = !given.fill.loc.line && !loc.line;  // the unwritten default: at the field
+        SourceLoc at = implicit ? f->loc : given.fill.loc.line ? given.fill.loc : loc;
+        check_fill_range(given.fill, f->type, fmt::format("field `{}` of `{}`", f->name, b.name), at, implicit);
+      }
+      return;
+    }
+    // The unwritten default (normal, mean 0, std 1) is reported at the buffer it does not fit.
+    bool implicit = !fill.loc.line && !loc.line;
+    for (auto t : types_of(b.type)) {
+      if (!check_fill_range(fill, t, fmt::format("`{}`", b.name), implicit ? b.loc : fill.loc.line ? fill.loc : loc,
+                            implicit)) {
+        return;
+      }
+    }
+  }
+
+  bool check_fill_range(const ir::InputFill& f, ir::ScalarType t, const std::string& what, const SourceLoc& loc,
+                        bool implicit = false) {
+    const auto& ti = ir::info(t);
+    if (ti.is_float && !(f.dist == ir::Distribution::bits && f.explicit_dist)) return true;
+    double lo = 0, hi = 0;
+    range_of(t, lo, hi);
+    auto fail = [&](const std::string& problem, const std::string& hint) {
+      diags_.error(ErrorKind::bad_value, loc, fmt::format("{} ({}): {}", what, ti.spec_name, problem),
+                   implicit ? "no fill is written for it, so it gets the default, normal(0, 1): give it one under "
+                              "`tests.inputs` or in its test cases"
+                            : hint);
+      return false;
+    };
+    if (ti.is_float) {
+      return fail("`bits` would make NaNs and infinities at random", "use a distribution, with `nan:`/`inf:` shares where wanted");
+    }
+    std::string range = fmt::format("{}..{}", lo, hi);
+    auto out = [&](double v) { return !std::isfinite(v) || v < lo || v > hi; };
+    if (f.nan_fraction > 0 || f.inf_fraction > 0 || f.neg_inf_fraction > 0) {
+      return fail("integers have no NaN or infinity", "drop `nan:`/`inf:`/`-inf:` for integer buffers");
+    }
+    switch (f.dist) {
+      case ir::Distribution::uniform:
+        if (out(f.a) || out(f.b)) return fail(fmt::format("uniform {:g}..{:g} leaves {}", f.a, f.b, range), "narrow min and max");
+        break;
+      case ir::Distribution::normal:
+        if (out(f.a - 4 * f.b) || out(f.a + 4 * f.b)) {
+          return fail(fmt::format("normal(mean {:g}, std {:g}) leaves {} (mean ± 4 std)", f.a, f.b, range),
+                      "use uniform or choice for integers, or a smaller std");
+        }
+        break;
+      case ir::Distribution::constant:
+      case ir::Distribution::iota:
+        if (out(f.a)) return fail(fmt::format("{:g} is outside {}", f.a, range), "choose a value the type holds");
+        break;
+      case ir::Distribution::choice:
+        for (double v : f.values) {
+          if (out(v)) return fail(fmt::format("choice {:g} is outside {}", v, range), "choose values the type holds");
+        }
+        break;
+      case ir::Distribution::bits: break;
+    }
+    for (const auto& [index, v] : f.set) {
+      if (out(v)) return fail(fmt::format("set {}: {:g} is outside {}", index, v, range), "choose a value the type holds");
+    }
+    return true;
+  }
+
+  static void range_of(ir::ScalarType t, double& lo, double& hi) {
+    switch (t) {
+      case ir::ScalarType::f32:
+      case ir::ScalarType::f16:
+      case ir::ScalarType::bf16: break;
+      case ir::ScalarType::i8: lo = -128, hi = 127; break;
+      case ir::ScalarType::i16: lo = -32768, hi = 32767; break;
+      case ir::ScalarType::i32: lo = -2147483648.0, hi = 2147483647.0; break;
+      case ir::ScalarType::u8:
+      case ir::ScalarType::bytes: hi = 255; break;
+      case ir::ScalarType::u16: hi = 65535; break;
+      case ir::ScalarType::u32: hi = 4294967295.0; break;
+      case ir::ScalarType::boolean: hi = 1; break;
+    }
+  }
+
   // ---- body ----
   void scan_body() {
     auto tokens = support::identifier_tokens(k_.body.text);
@@ -502,9 +643,11 @@ class Validator {
     v.is_default_tuning = std::all_of(k_.tunables.begin(), k_.tunables.end(),
                                       [&](const ir::Tunable& t) { return point.at(t.name) == t.default_value; });
     expr::Env env = env_for(types, point);
+    SourceLoc at = k_.dispatch.loc;  // the expression being evaluated
     try {
       v.threads_per_threadgroup = 1;
       for (const auto& e : k_.dispatch.threads_per_threadgroup) {
+        at = e.loc;
         v.threadgroup_shape.push_back(expr::evaluate(e, env));
         // [192, 192153584101141163] once wrapped to 64 threads; saturated, it fails the size check below.
         if (__builtin_mul_overflow(v.threads_per_threadgroup, v.threadgroup_shape.back(), &v.threads_per_threadgroup)) {
@@ -525,7 +668,7 @@ class Validator {
       }
       check_variant_limits(v, total, reported);
     } catch (const expr::EvalError& err) {
-      diags_.error(ErrorKind::bad_expression, k_.dispatch.loc, fmt::format("at {}: {}", v.entry_point, err.message),
+      diags_.error(ErrorKind::bad_expression, at, fmt::format("at {}: {}", v.entry_point, err.message),
                    "threads_per_threadgroup must evaluate at every tune point and type: check its divisors and sizes");
       return std::nullopt;
     }
@@ -622,6 +765,7 @@ void Validator::check_tests() {
                  "add `tests: cases:` with at least one edge shape and one realistic shape");
   }
   check_test_constants(k_.tests.constants, "tests.constants");
+  check_fills();
   std::set<std::string> names;
   for (const auto& c : k_.tests.cases) {  // the parser checked each name, located at the name
     if (!names.insert(c.name).second) {

@@ -128,8 +128,8 @@ class CaseRun {
       b.sim = std::make_unique<GuardedBuffer>(decl.name, b.bytes(), ir::info(b.type).size);
       if (decl.access != ir::Access::write) {
         b.initial.resize(b.bytes());
-        auto fill = t_.inputs.count(decl.name) ? t_.inputs.at(decl.name) : k_.tests.default_fill;
-        fill_input(fill, b.type, b.initial.data(), b.elements, buffer_seed(seed, decl.name));
+        fill_input(k_.input_fill(t_, decl.name), b.type, b.initial.data(), b.elements, buffer_seed(seed, decl.name),
+                   k_.block_of(decl));
       }
       buffers_.push_back(std::move(b));
     }
@@ -476,7 +476,7 @@ class CaseRun {
     for (size_t i = 0; i < buffers_.size(); ++i) {
       const Buffer& b = buffers_[i];
       if (!b.is_output()) continue;
-      auto tol = tolerance_for(k_.tests, b.type);
+      auto tol = tolerance_for(k_, b.decl->name, b.type);
       auto stats = compare_output(b.decl->name, b.type, b.shape, b.snapshots[0].data(), ref[i].data(), b.elements, tol);
       if (stats.mismatches || stats.nmse_failed) add_mismatch(with_last_writes(stats, i), tol);
       result_.outputs.push_back(std::move(stats));

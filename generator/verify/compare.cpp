@@ -9,7 +9,9 @@
 
 namespace mtlgen::verify {
 
-ir::Tolerance tolerance_for(const ir::TestPlan& plan, ir::ScalarType type) {
+ir::Tolerance tolerance_for(const ir::Kernel& kernel, const std::string& output, ir::ScalarType type) {
+  if (const ir::Tolerance* t = kernel.output_tolerance(output)) return *t;
+  const ir::TestPlan& plan = kernel.tests;
   if (auto it = plan.tolerances.find(type); it != plan.tolerances.end()) return it->second;
   ir::Tolerance t;
   switch (type) {

@@ -21,9 +21,9 @@ struct OutputStats {
   bool nmse_failed = false;
 };
 
-// The tolerance for an output element type: the spec's, else DESIGN's defaults
-// (f32 1e-6, f16 1e-3, bf16 1e-2 max-abs; integers exact).
-ir::Tolerance tolerance_for(const ir::TestPlan& plan, ir::ScalarType type);
+// The tolerance for an output: the spec's for that buffer, else for its element type, else
+// DESIGN's defaults (f32 1e-6, f16 1e-3, bf16 1e-2 max-abs; integers exact).
+ir::Tolerance tolerance_for(const ir::Kernel& kernel, const std::string& output, ir::ScalarType type);
 
 // "out[1, 4096]" for a flat index into a buffer of `shape`.
 std::string element_name(const std::string& buffer, const std::vector<int64_t>& shape, size_t flat);

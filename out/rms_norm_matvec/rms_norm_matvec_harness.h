@@ -217,7 +217,7 @@ class Harness final : public h::Kernel {
     return std::string(kName) + ": no reference for " + types;
   }
 
-  h::Tolerance tolerance(mtlgen::DType type) const override {
+  h::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) const override {
     switch (type) {
       case mtlgen::DType::f32:
         return {5e-05, 1e-05, 1e-10, false};

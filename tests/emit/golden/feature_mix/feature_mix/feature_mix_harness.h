@@ -215,7 +215,7 @@ class Harness final : public h::Kernel {
     return std::string(kName) + ": no reference for " + types;
   }
 
-  h::Tolerance tolerance(mtlgen::DType type) const override {
+  h::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) const override {
     switch (type) {
       case mtlgen::DType::f32:
         return {-1, -1, 1e-07, false};

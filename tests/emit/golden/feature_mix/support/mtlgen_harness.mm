@@ -185,6 +185,7 @@ double Draw(const Fill& f, std::mt19937_64& rng, size_t index) {
     case Fill::Dist::uniform: return std::uniform_real_distribution<double>(f.a, f.b)(rng);
     case Fill::Dist::constant: return f.a;
     case Fill::Dist::iota: return f.a + f.b * static_cast<double>(index);
+    case Fill::Dist::bits: return static_cast<double>(rng() & 0xff);  // byte buffers: every pattern
     case Fill::Dist::choice:
       return f.values.empty() ? 0 : f.values[std::uniform_int_distribution<size_t>(0, f.values.size() - 1)(rng)];
   }
@@ -401,7 +402,7 @@ Check Validate(const Kernel& kernel, id<MTLCommandQueue> queue, const Workload& 
     if (!w.specs[i].output) continue;
     std::vector<uint8_t> got(w.initial[i].size());
     if (!MTGDownload(queue, w.gpu[i], got.data(), got.size(), &failure)) return {false, 0, MTGDescription(failure)};
-    Compare(w.specs[i], got, expected[i], kernel.tolerance(w.specs[i].type), check);
+    Compare(w.specs[i], got, expected[i], kernel.tolerance(w.specs[i].name, w.specs[i].type), check);
   }
   return check;
 }

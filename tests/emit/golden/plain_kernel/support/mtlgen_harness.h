@@ -31,7 +31,7 @@ using Values = std::map<std::string, int64_t>;
 
 // A spec's input distribution (tests.inputs), drawn from a seeded generator.
 struct Fill {
-  enum class Dist { normal, uniform, constant, choice, iota };
+  enum class Dist { normal, uniform, constant, choice, iota, bits };
   Dist dist = Dist::normal;
   double a = 0;                    // normal: mean; uniform: min; constant: value; iota: start
   double b = 1;                    // normal: standard deviation; uniform: max; iota: step
@@ -99,7 +99,7 @@ class Kernel {
   // Runs the C++ reference in place over host copies of the buffers; returns its complaint, or "".
   virtual std::string reference(const Values& dims, size_t variant,
                                 std::vector<std::vector<uint8_t>>& buffers) const = 0;
-  virtual Tolerance tolerance(DType output) const = 0;
+  virtual Tolerance tolerance(const std::string& output, DType type) const = 0;
 };
 
 // The tolerance for an output type the spec gives none for, as `mtlgen verify` uses: max-abs

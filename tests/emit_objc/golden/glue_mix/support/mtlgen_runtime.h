@@ -66,6 +66,7 @@ struct MTGBufferArgument {
   NSUInteger offset;
   int elementSize;
   int64_t elements;  // what the spec's shape needs for the dims
+  int alignment = 0; // bytes the kernel needs the offset aligned to (the spec's `alignment:`); 0: elementSize
 };
 
 /// Fails with MTGErrorInvalidBuffer for the first buffer that is nil, whose offset is not a

@@ -36,6 +36,10 @@ std::string BufferProblem(const MTGBufferArgument& b) {
   if (b.offset % b.elementSize != 0) {
     return "has offset " + offset + ", not a multiple of its " + std::to_string(b.elementSize) + "-byte elements";
   }
+  if (b.alignment > 0 && b.offset % static_cast<NSUInteger>(b.alignment) != 0) {
+    return "has offset " + offset + ", not a multiple of the " + std::to_string(b.alignment) +
+           " bytes the kernel needs it aligned to";
+  }
   const NSUInteger length = b.buffer.length;
   if (b.offset > length) return "has offset " + offset + ", past its end at " + std::to_string(length) + " bytes";
   const uint64_t have = (length - b.offset) / b.elementSize;

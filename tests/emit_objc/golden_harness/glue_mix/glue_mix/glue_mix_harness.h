@@ -165,7 +165,8 @@ class Harness final : public h::Kernel {
         mtlgen::kernels::glue_mix::reference(dims,
             h::view<const int8_t>(buffers[0]),
             h::view<float>(buffers[1]),
-            Scalars{}, FunctionConstants{});  // the constants load() creates the pipelines with
+            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGGlueMix tuningOfVariant:variant]);
         return "";
       }
     } catch (const std::exception& e) {
@@ -174,7 +175,7 @@ class Harness final : public h::Kernel {
     return std::string(kName) + ": no reference for " + types;
   }
 
-  h::Tolerance tolerance(mtlgen::DType type) const override {
+  h::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) const override {
     switch (type) {
       case mtlgen::DType::f32:
         return {0, -1, -1, false};
