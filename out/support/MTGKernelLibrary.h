@@ -14,6 +14,7 @@
 #import "../kv_cache_update/MTGKvCacheUpdate.h"
 #import "../layer_norm/MTGLayerNorm.h"
 #import "../matvec/MTGMatvec.h"
+#import "../q8_0_matvec/MTGQ80Matvec.h"
 #import "../rms_norm/MTGRmsNorm.h"
 #import "../rms_norm_matvec/MTGRmsNormMatvec.h"
 #import "../rms_norm_single_row/MTGRmsNormSingleRow.h"
@@ -27,7 +28,7 @@
 
 NS_ASSUME_NONNULL_BEGIN
 
-/// 15 kernels: add_rms_norm, argmax, kv_cache_update, layer_norm, matvec, rms_norm, rms_norm_matvec, rms_norm_single_row, rope, sdpa_vector, sdpa_vector_2pass_merge, sdpa_vector_2pass_partial, softmax, softmax_online, softmax_single_row. Kernels with function constants use the spec's values;
+/// 16 kernels: add_rms_norm, argmax, kv_cache_update, layer_norm, matvec, q8_0_matvec, rms_norm, rms_norm_matvec, rms_norm_single_row, rope, sdpa_vector, sdpa_vector_2pass_merge, sdpa_vector_2pass_partial, softmax, softmax_online, softmax_single_row. Kernels with function constants use the spec's values;
 /// create their classes directly for others. Immutable: share one instance across threads.
 @interface MTGKernelLibrary : NSObject
 
@@ -63,6 +64,7 @@ NS_ASSUME_NONNULL_BEGIN
 @property (readonly) MTGKvCacheUpdate* kvCacheUpdate;
 @property (readonly) MTGLayerNorm* layerNorm;
 @property (readonly) MTGMatvec* matvec;
+@property (readonly) MTGQ80Matvec* q80Matvec;
 @property (readonly) MTGRmsNorm* rmsNorm;
 @property (readonly) MTGRmsNormMatvec* rmsNormMatvec;
 @property (readonly) MTGRmsNormSingleRow* rmsNormSingleRow;

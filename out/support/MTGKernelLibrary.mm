@@ -17,12 +17,13 @@ struct KernelSource {
   MTLLanguageVersion languageVersion;
 };
 
-constexpr std::array<KernelSource, 15> kKernels = {{
+constexpr std::array<KernelSource, 16> kKernels = {{
     {"add_rms_norm", MTLLanguageVersion3_1},
     {"argmax", MTLLanguageVersion3_1},
     {"kv_cache_update", MTLLanguageVersion3_1},
     {"layer_norm", MTLLanguageVersion3_1},
     {"matvec", MTLLanguageVersion3_1},
+    {"q8_0_matvec", MTLLanguageVersion3_0},
     {"rms_norm", MTLLanguageVersion3_1},
     {"rms_norm_matvec", MTLLanguageVersion3_1},
     {"rms_norm_single_row", MTLLanguageVersion3_1},
@@ -143,6 +144,12 @@ constexpr std::array<KernelSource, 15> kKernels = {{
     @"matvec_bf16_tg128_rows8",
     @"matvec_bf16_tg256_rows4",
     @"matvec_bf16_tg256_rows8",
+    @"q8_0_matvec_f32_tg32",
+    @"q8_0_matvec_f32_tg64",
+    @"q8_0_matvec_f32_tg128",
+    @"q8_0_matvec_f16_tg32",
+    @"q8_0_matvec_f16_tg64",
+    @"q8_0_matvec_f16_tg128",
     @"rms_norm_f32_tg32",
     @"rms_norm_f32_tg64",
     @"rms_norm_f32_tg128",
@@ -440,43 +447,47 @@ constexpr std::array<KernelSource, 15> kKernels = {{
                                    tuningTable:tuningTable
                                          error:error];
   if (_matvec == nil) return nil;
-  _rmsNorm = [[MTGRmsNorm alloc] initWithLibrary:libraries[5]
+  _q80Matvec = [[MTGQ80Matvec alloc] initWithLibrary:libraries[5]
+                                         tuningTable:tuningTable
+                                               error:error];
+  if (_q80Matvec == nil) return nil;
+  _rmsNorm = [[MTGRmsNorm alloc] initWithLibrary:libraries[6]
                                      tuningTable:tuningTable
                                            error:error];
   if (_rmsNorm == nil) return nil;
-  _rmsNormMatvec = [[MTGRmsNormMatvec alloc] initWithLibrary:libraries[6]
+  _rmsNormMatvec = [[MTGRmsNormMatvec alloc] initWithLibrary:libraries[7]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_rmsNormMatvec == nil) return nil;
-  _rmsNormSingleRow = [[MTGRmsNormSingleRow alloc] initWithLibrary:libraries[7]
+  _rmsNormSingleRow = [[MTGRmsNormSingleRow alloc] initWithLibrary:libraries[8]
                                                        tuningTable:tuningTable
                                                              error:error];
   if (_rmsNormSingleRow == nil) return nil;
-  _rope = [[MTGRope alloc] initWithLibrary:libraries[8]
+  _rope = [[MTGRope alloc] initWithLibrary:libraries[9]
                                tuningTable:tuningTable
                                      error:error];
   if (_rope == nil) return nil;
-  _sdpaVector = [[MTGSdpaVector alloc] initWithLibrary:libraries[9]
+  _sdpaVector = [[MTGSdpaVector alloc] initWithLibrary:libraries[10]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_sdpaVector == nil) return nil;
-  _sdpaVector2passMerge = [[MTGSdpaVector2passMerge alloc] initWithLibrary:libraries[10]
+  _sdpaVector2passMerge = [[MTGSdpaVector2passMerge alloc] initWithLibrary:libraries[11]
                                                                tuningTable:tuningTable
                                                                      error:error];
   if (_sdpaVector2passMerge == nil) return nil;
-  _sdpaVector2passPartial = [[MTGSdpaVector2passPartial alloc] initWithLibrary:libraries[11]
+  _sdpaVector2passPartial = [[MTGSdpaVector2passPartial alloc] initWithLibrary:libraries[12]
                                                                    tuningTable:tuningTable
                                                                          error:error];
   if (_sdpaVector2passPartial == nil) return nil;
-  _softmax = [[MTGSoftmax alloc] initWithLibrary:libraries[12]
+  _softmax = [[MTGSoftmax alloc] initWithLibrary:libraries[13]
                                      tuningTable:tuningTable
                                            error:error];
   if (_softmax == nil) return nil;
-  _softmaxOnline = [[MTGSoftmaxOnline alloc] initWithLibrary:libraries[13]
+  _softmaxOnline = [[MTGSoftmaxOnline alloc] initWithLibrary:libraries[14]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_softmaxOnline == nil) return nil;
-  _softmaxSingleRow = [[MTGSoftmaxSingleRow alloc] initWithLibrary:libraries[14]
+  _softmaxSingleRow = [[MTGSoftmaxSingleRow alloc] initWithLibrary:libraries[15]
                                                        tuningTable:tuningTable
                                                              error:error];
   if (_softmaxSingleRow == nil) return nil;
