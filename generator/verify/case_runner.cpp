@@ -92,7 +92,7 @@ struct Buffer {
 class CaseRun {
  public:
   CaseRun(const CaseRequest& r, const LoadedModule& module)
-      : r_(r), m_(module), k_(*r.kernel), v_(*r.variant), t_(*r.test), body_line_(body_marker_line(k_)),
+      : r_(r), m_(module), k_(*r.kernel), v_(*r.variant), t_(*r.test), msl_(k_.is_source() ? std::string() : emit::msl_source(k_)),
         constants_(r.constants.empty() ? k_.default_constants() : r.constants) {}
 
   CaseResult run() {
@@ -339,7 +339,7 @@ class CaseRun {
   }
 
   // The simulator counts lines of the .metal file; users edit the spec. "line 36" becomes
-  // "line 36 (specs/x.yaml:21)" for lines inside the kernel body.
+  // "line 36 (specs/x.yaml:21)" for lines inside the kernel body or a prelude.
   std::string with_spec_lines(const std::string& message) const {
     std::string out;
     size_t pos = 0;
@@ -350,21 +350,11 @@ class CaseRun {
       while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) ++end;
       out += message.substr(pos, end - pos);
       if (end > at + 5) {
-        int line = std::stoi(message.substr(at + 5, end - at - 5));
-        if (k_.is_source()) {
-          out += fmt::format(" ({}:{})", k_.source->file, line);  // the simulator keeps the file's lines
-        } else if (body_line_ > 0 && line > body_line_) {
-          out += fmt::format(" ({}:{})", k_.spec_path, k_.body.loc.line + line - body_line_ - 1);
-        }
+        out += spec_line_note(k_, msl_, std::stoi(message.substr(at + 5, end - at - 5)));
       }
       pos = end;
     }
     return out + message.substr(pos);
-  }
-
-  // Line of the body marker in the emitted .metal; the body starts on the next line.
-  static int body_marker_line(const ir::Kernel& k) {
-    return k.is_source() ? 0 : emit::marker_line(emit::msl_source(k), emit::kBodyMarker);
   }
 
   void add_problem(std::string checker, std::string message) {
@@ -551,7 +541,7 @@ class CaseRun {
   bool simulator_failed_ = false;
   std::vector<mtlsim::SimIssue> poison_flows_;  // of every run; reported where outputs depend on them
   std::vector<std::vector<mtlsim::RaceAccess>> last_writes_;  // exact races: the baseline's, per tracked buffer
-  int body_line_ = 0;
+  std::string msl_;  // the emitted .metal whose lines the simulator reports (spec-body kernels)
   ir::ConstantSetting constants_;
 };
 

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "emit_common/emitter.h"
+#include "emit_msl/msl_emitter.h"
 #include "emit_reference/reference_emitter.h"
 #include "mtlsim/msl_source.h"
 #include "support/embedded_files.h"
@@ -388,6 +389,12 @@ fs::path default_cache_dir() {
 }
 
 std::string launcher_symbol(const ir::Variant& v) { return "mtlsim_thread_" + v.entry_point; }
+
+std::string spec_line_note(const ir::Kernel& k, const std::string& msl, int line) {
+  if (k.is_source()) return fmt::format(" ({}:{})", k.source->file, line);  // the simulator keeps its lines
+  auto at = emit::spec_location(msl, emit::msl_blocks(k), line);
+  return at ? fmt::format(" ({}:{})", k.spec_path, at->line) : "";
+}
 
 std::string reference_symbol(const ir::Kernel& k, const ir::Variant& v) {
   std::string symbol = k.name;

@@ -83,4 +83,9 @@ std::string launcher_symbol(const ir::Variant& variant);
 // Symbol of a variant's reference entry: one per type combination (tunables do not matter).
 std::string reference_symbol(const ir::Kernel& kernel, const ir::Variant& variant);
 
+// How reports name line `line` of the .metal the simulator ran: " (specs/x.yaml:21)" inside a
+// spec block (body, prelude, metal_prelude), " (file.metal:36)" for a hand-written kernel, ""
+// elsewhere (code mtlgen wrote around the blocks). `msl` is emit::msl_source(kernel).
+std::string spec_line_note(const ir::Kernel& kernel, const std::string& msl, int line);
+
 }  // namespace mtlgen::verify

@@ -79,15 +79,11 @@ std::string stats_text(const CaseResult& r) {
   return text;
 }
 
-// " (spec.yaml:L)" for a line of the emitted .metal inside the spec's body; the file's own line
-// for a hand-written kernel.
+// " (spec.yaml:L)" for a line of the emitted .metal inside a spec block; the file's own line for a
+// hand-written kernel.
 std::string spec_line_of(int line, const void* kernel) {
   const auto& k = *static_cast<const ir::Kernel*>(kernel);
-  if (k.is_source()) return fmt::format(" ({}:{})", k.source->file, line);
-  std::string msl = emit::msl_source(k);
-  size_t at = msl.find(emit::kBodyMarker);
-  int marker = at == std::string::npos ? 0 : static_cast<int>(std::count(msl.begin(), msl.begin() + at, '\n')) + 1;
-  return marker > 0 && line > marker ? fmt::format(" ({}:{})", k.spec_path, k.body.loc.line + line - marker - 1) : "";
+  return spec_line_note(k, k.is_source() ? std::string() : emit::msl_source(k), line);
 }
 
 // A crash report carries the faulting instruction (from the child); here it becomes a source line.
