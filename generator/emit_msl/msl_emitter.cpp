@@ -170,13 +170,26 @@ class MslWriter {
 
   std::string variant_axes() const {
     std::vector<std::string> axes;
-    for (const auto& t : k_.type_params) {
+    if (!k_.type_tuples.empty()) axes.push_back(type_tuples());
+    for (const auto& t : k_.type_tuples.empty() ? k_.type_params : std::vector<ir::TypeParam>{}) {
       std::vector<std::string> names;
       for (auto type : t.types) names.push_back(ir::info(type).msl);
       axes.push_back(fmt::format("{} in {{{}}}", t.name, fmt::join(names, ", ")));
     }
     for (const auto& t : k_.tunables) axes.push_back(fmt::format("{} in {{{}}}", t.name, fmt::join(t.values, ", ")));
     return axes.empty() ? "a single configuration" : fmt::format("{}", fmt::join(axes, " x "));
+  }
+
+  // "(T, AccT) in {(float, float), (half, float)}"
+  std::string type_tuples() const {
+    std::vector<std::string> names, tuples;
+    for (const auto& t : k_.type_params) names.push_back(t.name);
+    for (const auto& tuple : k_.type_tuples) {
+      std::vector<std::string> types;
+      for (const auto& t : k_.type_params) types.push_back(ir::info(tuple.at(t.name)).msl);
+      tuples.push_back(fmt::format("({})", fmt::join(types, ", ")));
+    }
+    return fmt::format("({}) in {{{}}}", fmt::join(names, ", "), fmt::join(tuples, ", "));
   }
 
   TemplateData variants() const {

@@ -330,6 +330,9 @@ struct Kernel {
   std::string spec_path;  // as displayed in generated headers, '/'-separated
   std::string spec_hash;  // of the spec file bytes
   std::vector<TypeParam> type_params;
+  // `types:` written as a list of tuples ({T: half, AccT: float}): the type combinations the
+  // variants take, in order. Empty: every combination of the type parameters' lists.
+  std::vector<std::map<std::string, ScalarType>> type_tuples;
   std::vector<Dim> dims;
   std::vector<Precondition> preconditions;
   std::vector<Tunable> tunables;

@@ -35,7 +35,11 @@ class Parser {
     if (auto n = top.required("name"); n.IsDefined()) name(n);
     if (top.optional("source").IsDefined()) k_.source.emplace();  // buffers may then omit type/access
     if (auto n = top.optional("summary"); n.IsDefined()) k_.summary = ctx_.string(n, "summary").value_or("");
-    each_entry(top.optional("types"), "types", [&](auto& key, auto& v) { type_param(key, v); });
+    if (auto n = top.optional("types"); n.IsSequence()) {
+      type_tuples(n);
+    } else {
+      each_entry(n, "types", [&](auto& key, auto& v) { type_param(key, v); });
+    }
     each_entry(top.required("dims"), "dims", [&](auto& key, auto& v) { dim(key, v); });
     each_item(top.optional("preconditions"), "preconditions", [&](auto& v) { precondition(v); });
     each_entry(top.optional("tunables"), "tunables", [&](auto& key, auto& v) { tunable(key, v); });
@@ -141,6 +145,67 @@ class Parser {
       }
     });
     k_.type_params.push_back(std::move(p));
+  }
+
+  // `types: [{T: float, AccT: float}, {T: half, AccT: float}]`: type combinations as MLX lists its
+  // instantiations, instead of the product of per-parameter lists.
+  void type_tuples(const YAML::Node& list) {
+    each_item(list, "types", [&](const YAML::Node& item) {
+      if (!ctx_.expect_map(item, "a type tuple")) return;
+      std::map<std::string, ir::ScalarType> tuple;
+      std::vector<std::string> names;
+      bool complete = true;
+      each_unique_entry(item, "a type tuple", [&](auto& key, auto& v) {
+        SourceLoc loc;
+        std::string name = key_name(key, loc);
+        auto text = ctx_.string(v, "a type");
+        auto t = text ? ir::scalar_type_from_spec(*text) : std::nullopt;
+        if (text && !t) unknown_type(v, *text);
+        if (!t) {
+          complete = false;
+          return;
+        }
+        tuple[name] = *t;
+        names.push_back(name);
+        add_tuple_type(name, *t, loc);
+      });
+      if (!complete || tuple.size() != names.size()) return;
+      check_tuple_names(item, names);
+      if (std::find(k_.type_tuples.begin(), k_.type_tuples.end(), tuple) != k_.type_tuples.end()) {
+        ctx_.diags().error(ErrorKind::duplicate_name, ctx_.loc(item), "this type tuple is listed twice",
+                           "each tuple makes one set of entry points: list it once");
+        return;
+      }
+      k_.type_tuples.push_back(std::move(tuple));
+    });
+    if (list.size() == 0) {
+      ctx_.diags().error(ErrorKind::bad_value, ctx_.loc(list), "`types:` lists no tuples",
+                         "give at least one, e.g. `[{T: float}]`, or drop `types:`");
+    }
+  }
+
+  void add_tuple_type(const std::string& name, ir::ScalarType t, const SourceLoc& loc) {
+    for (auto& p : k_.type_params) {
+      if (p.name != name) continue;
+      if (std::find(p.types.begin(), p.types.end(), t) == p.types.end()) p.types.push_back(t);
+      return;
+    }
+    if (!k_.type_tuples.empty()) return;  // check_tuple_names reports a parameter the first tuple lacks
+    k_.type_params.push_back({name, {t}, loc});
+  }
+
+  // Every tuple names the first tuple's parameters, no more and no fewer.
+  void check_tuple_names(const YAML::Node& item, const std::vector<std::string>& names) {
+    std::vector<std::string> want;
+    for (const auto& p : k_.type_params) want.push_back(p.name);
+    std::vector<std::string> got = names;
+    std::sort(want.begin(), want.end());
+    std::sort(got.begin(), got.end());
+    if (want == got) return;
+    ctx_.diags().error(ErrorKind::bad_value, ctx_.loc(item),
+                       fmt::format("this tuple names {{{}}}, the first tuple {{{}}}", fmt::join(names, ", "),
+                                   fmt::join(want, ", ")),
+                       "every type tuple gives a type to the same parameters");
   }
 
   void unknown_type(const YAML::Node& node, const std::string& text) {

@@ -539,6 +539,7 @@ class Validator {
 
   // ---- variants ----
   std::vector<std::map<std::string, ir::ScalarType>> type_combinations() const {
+    if (!k_.type_tuples.empty()) return k_.type_tuples;
     std::vector<std::map<std::string, ir::ScalarType>> out = {{}};
     for (const auto& p : k_.type_params) {
       std::vector<std::map<std::string, ir::ScalarType>> next;
