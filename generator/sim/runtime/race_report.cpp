@@ -237,28 +237,6 @@ void merge_same_lines(std::vector<DataRace>& races) {
 
 }  // namespace
 
-void resolve_race_sources(std::vector<DataRace>& races) {
-  std::vector<std::vector<int>> lines(races.size() * 4);  // per access: its chain, its call site's
-  std::map<std::string, std::vector<Lookup>> by_object;
-  auto look_up = [&](uintptr_t pc, std::vector<int>* out) {
-    uintptr_t offset = 0;
-    const std::string object = pc ? object_of(pc, offset) : "";
-    if (!object.empty()) by_object[object].push_back({offset, out});
-  };
-  for (size_t i = 0; i < races.size(); ++i) {
-    look_up(races[i].earlier.pc, &lines[4 * i]);
-    look_up(races[i].earlier.call_site, &lines[4 * i + 1]);
-    look_up(races[i].later.pc, &lines[4 * i + 2]);
-    look_up(races[i].later.call_site, &lines[4 * i + 3]);
-  }
-  for (auto& [object, lookups] : by_object) resolve_object(object, lookups);
-  for (size_t i = 0; i < races.size(); ++i) {
-    assign_lines(races[i].earlier, lines[4 * i], lines[4 * i + 1]);
-    assign_lines(races[i].later, lines[4 * i + 2], lines[4 * i + 3]);
-  }
-  merge_same_lines(races);
-}
-
 std::string describe(const DataRace& r, const std::string& kernel_name) {
   const std::string times = r.occurrences > 1 ? fmt::format(" ({} times)", r.occurrences) : "";
   const auto [a, b] = in_source_order(r);
@@ -282,6 +260,20 @@ void resolve_access_sources(std::vector<RaceAccess>& accesses) {
   }
   for (auto& [object, lookups] : by_object) resolve_object(object, lookups);
   for (size_t i = 0; i < accesses.size(); ++i) assign_lines(accesses[i], lines[2 * i], lines[2 * i + 1]);
+}
+
+void resolve_race_sources(std::vector<DataRace>& races) {
+  std::vector<RaceAccess> accesses;
+  for (const auto& r : races) {
+    accesses.push_back(r.earlier);
+    accesses.push_back(r.later);
+  }
+  resolve_access_sources(accesses);
+  for (size_t i = 0; i < races.size(); ++i) {
+    races[i].earlier = accesses[2 * i];
+    races[i].later = accesses[2 * i + 1];
+  }
+  merge_same_lines(races);
 }
 
 std::string describe_last_write(const RaceAccess& w) {
