@@ -28,7 +28,9 @@ void check_cpp(const std::vector<CppFile>& files, size_t main, support::Diagnost
                                                    static_cast<unsigned>(unsaved.size()), CXTranslationUnit_KeepGoing, &tu);
   if (status != CXError_Success || !tu) {
     diags.error(support::ErrorKind::msl_syntax, {files[main].path, 1, 1},
-                fmt::format("libclang could not parse the C++ (error {})", static_cast<int>(status)));
+                fmt::format("libclang could not parse the C++ (error {})", static_cast<int>(status)),
+                "libclang failed before reading the code (not a mistake in it); run `mtlgen verify`, whose g++ "
+                "compile reports the reference's errors");
   } else {
     for (unsigned i = 0, n = clang_getNumDiagnostics(tu); i < n; ++i) {
       CXDiagnostic d = clang_getDiagnostic(tu, i);

@@ -135,7 +135,8 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
   std::optional<int> version = metal_version_number(options.msl_version);
   if (!version) {
     diags.error(ErrorKind::bad_value, {path, 0, 0},
-                fmt::format("MSL version '{}' is not of the form 3.1", options.msl_version));
+                fmt::format("MSL version '{}' is not of the form 3.1", options.msl_version),
+                "write it as major.minor, e.g. 3.1 (bfloat needs 3.1)");
     return unit;
   }
 
