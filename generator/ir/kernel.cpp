@@ -138,7 +138,7 @@ InputFill Kernel::input_fill(const TestCase& test, const std::string& buffer) co
     out.fields.clear();
     for (const auto& f : layout->fields) {
       FieldFill field{f.name, tests.default_fill, f.loc};
-      for (const auto& given : fill.fields) if (given.field == f.name && own != test.inputs.end()) field = given;
+      for (const auto& given : fill.fields) if (given.field == f.name) field = given;  // the default has none
       out.fields.push_back(field);
     }
     return out;

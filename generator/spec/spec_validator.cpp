@@ -389,9 +389,6 @@ class Validator {
   bool check_fill_range(const ir::InputFill& f, ir::ScalarType t, const std::string& what, const SourceLoc& loc,
                         bool implicit = false) {
     const auto& ti = ir::info(t);
-    if (ti.is_float && !(f.dist == ir::Distribution::bits && f.explicit_dist)) return true;
-    double lo = 0, hi = 0;
-    range_of(t, lo, hi);
     auto fail = [&](const std::string& problem, const std::string& hint) {
       diags_.error(ErrorKind::bad_value, loc, fmt::format("{} ({}): {}", what, ti.spec_name, problem),
                    implicit ? "no fill is written for it, so it gets the default, normal(0, 1): give it one under "
@@ -400,8 +397,11 @@ class Validator {
       return false;
     };
     if (ti.is_float) {
+      if (f.dist != ir::Distribution::bits || !f.explicit_dist) return true;
       return fail("`bits` would make NaNs and infinities at random", "use a distribution, with `nan:`/`inf:` shares where wanted");
     }
+    double lo = 0, hi = 0;
+    integer_range(t, lo, hi);
     std::string range = fmt::format("{}..{}", lo, hi);
     auto out = [&](double v) { return !std::isfinite(v) || v < lo || v > hi; };
     if (f.nan_fraction > 0 || f.inf_fraction > 0 || f.neg_inf_fraction > 0) {
@@ -434,11 +434,11 @@ class Validator {
     return true;
   }
 
-  static void range_of(ir::ScalarType t, double& lo, double& hi) {
+  static void integer_range(ir::ScalarType t, double& lo, double& hi) {
     switch (t) {
       case ir::ScalarType::f32:
       case ir::ScalarType::f16:
-      case ir::ScalarType::bf16: break;
+      case ir::ScalarType::bf16: break;  // not integers: never asked
       case ir::ScalarType::i8: lo = -128, hi = 127; break;
       case ir::ScalarType::i16: lo = -32768, hi = 32767; break;
       case ir::ScalarType::i32: lo = -2147483648.0, hi = 2147483647.0; break;
