@@ -28,9 +28,6 @@ struct CaseRequest {
   bool exact_races = false;
   ir::ConstantSetting constants;  // function constant values (Kernel::constant_settings); empty: the defaults
   bool report_same_value_stores = false;  // see VerifyOptions
-  // Every buffer ends flush against its trailing guard page (GuardedBuffer::flush_exact_end), so
-  // a write into the alignment slack faults where it happens: to locate an out-of-bounds-write.
-  bool exact_ends = false;
 };
 
 // skipped: the variant's preconditions exclude the case's dims; it was not run (not a failure).

@@ -45,7 +45,7 @@ GuardedBuffer::GuardedBuffer(std::string name, size_t bytes, size_t element_size
 void GuardedBuffer::place(Placement p) {
   char* body = map_ + page_size();
   const size_t rounded = (bytes_ + kAlignment - 1) / kAlignment * kAlignment;
-  data_ = p == Placement::flush_start ? body : body + body_ - (p == Placement::flush_exact_end ? bytes_ : rounded);
+  data_ = p == Placement::flush_start ? body : body + body_ - rounded;
   for (size_t i = bytes_; i < bytes_ + slack_bytes(); ++i) data_[i] = static_cast<char>(canary(i));
 }
 

@@ -24,9 +24,7 @@ class GuardedBuffer {
   GuardedBuffer(const GuardedBuffer&) = delete;
   GuardedBuffer& operator=(const GuardedBuffer&) = delete;
 
-  // flush_exact_end: the last byte against the trailing page, so that a write one byte past the
-  // end faults (the start is then aligned only as the size allows; for locating a canary write).
-  enum class Placement { flush_end, flush_start, flush_exact_end };
+  enum class Placement { flush_end, flush_start };
   // Moves the buffer within its pages and fills the slack after it with canaries; the contents
   // are not kept.
   void place(Placement p);
@@ -41,9 +39,10 @@ class GuardedBuffer {
   size_t elements() const { return bytes_ / element_size_; }
   size_t element_size() const { return element_size_; }
   const std::string& name() const { return name_; }
+  // The bytes from the end of the buffer to its trailing guard page, which hold canaries.
+  size_t slack_bytes() const;
 
  private:
-  size_t slack_bytes() const;
   uint8_t canary(size_t offset_from_data) const;
 
   std::string name_;

@@ -113,40 +113,31 @@ void print_case(std::ostream& out, size_t done, size_t total, const Finished& f,
 // Runs of a failed case on other builds of its kernel that say more about the failure:
 // * private_memory: the kernel compiled with its uninitialised private variables zeroed instead
 //   of filled with 0xFE bytes. Other outputs mean the kernel reads private memory it never wrote.
-// * exact_lines: a lane-order `race` says which output depends on the order, not which lines race,
-//   and a mismatch which elements are wrong, not what wrote them: the case runs again with the
-//   exact race detector, and the racing lines and the lines that last wrote the wrong elements
-//   are attached.
-// * write_lines: a write into a buffer's alignment slack shows only afterwards, as a changed
-//   canary: the case runs again with every buffer ending flush against its guard page, where the
-//   write faults, and the faulting line and thread are attached.
+// * exact_lines: a lane-order `race` says which output depends on the order, not which lines race;
+//   a mismatch which elements are wrong, not what wrote them; a changed canary that something
+//   wrote into a buffer's alignment slack (where no guard page is), not what: the case runs again
+//   with the exact race detector, whose last-writer shadow covers the outputs and their slack, and
+//   the racing lines and the lines (and threads) that last wrote those elements are attached.
 // Each build is compiled on first need (and cached like any module).
 class FollowUps {
  public:
-  enum class Stage { none, private_memory, exact_lines, write_lines };
+  enum class Stage { none, private_memory, exact_lines };
 
   explicit FollowUps(const VerifyOptions& o) : o_(o) {}
 
   // What the case needs after `done`, given its result so far.
   Stage next(const CaseResult& r, Stage done) const {
     if (done == Stage::none && r.status == CaseStatus::fail && !r.output_digest.empty()) return Stage::private_memory;
-    bool locatable = std::any_of(r.problems.begin(), r.problems.end(),
-                                 [](const Problem& p) { return p.checker == "race" || p.checker == "mismatch"; });
+    bool locatable = std::any_of(r.problems.begin(), r.problems.end(), [](const Problem& p) {
+      return p.checker == "race" || p.checker == "mismatch" || p.checker == "out-of-bounds-write";
+    });
     if (done < Stage::exact_lines && locatable && !o_.exact_races) return Stage::exact_lines;
-    bool canary = std::any_of(r.problems.begin(), r.problems.end(),
-                              [](const Problem& p) { return p.checker == "out-of-bounds-write"; });
-    if (done < Stage::write_lines && canary) return Stage::write_lines;
     return Stage::none;
   }
 
   // The run of `w` for `stage`; nullopt where its module does not compile.
   std::optional<RunningCase> start(const WorkItem& w, Stage stage) {
     const bool exact = stage == Stage::exact_lines || o_.exact_races;
-    if (stage == Stage::write_lines) {  // the first run's module, buffers placed otherwise
-      CaseRequest request{w.kernel, w.variant, w.test, w.module, o_.seed, o_.workers, o_.exact_races, w.constants};
-      request.exact_ends = true;
-      return start_case(request, o_.timeout_seconds);
-    }
     auto& module = modules_[{w.kernel, stage}];
     if (!module) {
       ModuleOptions options = o_.module;
@@ -170,9 +161,8 @@ class FollowUps {
       }
     } else if (stage == Stage::exact_lines) {
       attach_race_lines(r, rerun);
-      take_located_mismatches(r, rerun);
-    } else if (stage == Stage::write_lines) {
-      attach_write_line(r, rerun);
+      take_located(r, rerun, "mismatch", " differs from the reference");
+      take_located(r, rerun, "out-of-bounds-write", " (a canary");
     }
   }
 
@@ -186,31 +176,19 @@ class FollowUps {
                        w.variant->entry_point);
   }
 
-  // The rerun crashed at the out-of-bounds write: "by thread 0 of threadgroup (3, 0, 0) of k at
-  // line 19 (x.yaml:19)" goes to the out-of-bounds-write problem about the same buffer.
-  static void attach_write_line(CaseResult& r, const CaseResult& rerun) {
-    static const std::regex fault("out-of-bounds write of element (\\d+) of buffer `([^`]*)`.*?(by thread .*)$");
-    std::smatch m;
-    if (rerun.status != CaseStatus::crash || rerun.problems.empty() ||
-        !std::regex_search(rerun.problems.front().message, m, fault)) {
-      return;
-    }
-    for (auto& p : r.problems) {
-      if (p.checker != "out-of-bounds-write" || p.message.find("buffer `" + m[2].str() + "`") == std::string::npos) continue;
-      p.message += fmt::format(" Run again with the buffer's last byte against an inaccessible page, the write of "
-                               "element {} faulted: {}.",
-                               m[1].str(), m[3].str());
-    }
-  }
-
-  // The exact run's mismatch reports name the lines that last wrote the wrong elements: each
-  // replaces the first run's report about the same output (the runs compute the same outputs).
-  static void take_located_mismatches(CaseResult& r, const CaseResult& exact) {
+  // The exact run's `checker` reports that name what last wrote their elements ("last written at
+  // line 30 ...", "never written") replace the first run's report that opens with the same text up
+  // to `head_end` (the same output or element: the runs compute the same).
+  static void take_located(CaseResult& r, const CaseResult& exact, const std::string& checker,
+                           const std::string& head_end) {
     for (const auto& located : exact.problems) {
-      if (located.checker != "mismatch" || located.message.find("written") == std::string::npos) continue;
-      const std::string head = located.message.substr(0, located.message.find(" differs from the reference"));
+      const size_t end = located.message.find(head_end);
+      if (located.checker != checker || end == std::string::npos || located.message.find(" written") == std::string::npos) {
+        continue;
+      }
+      const std::string head = located.message.substr(0, end + head_end.size());
       for (auto& p : r.problems) {
-        if (p.checker == "mismatch" && p.message.rfind(head + " differs", 0) == 0) p.message = located.message;
+        if (p.checker == checker && p.message.rfind(head, 0) == 0) p.message = located.message;
       }
     }
   }
