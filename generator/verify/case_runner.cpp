@@ -400,10 +400,13 @@ class CaseRun {
     }
     if (count == 0) return;
     add_problem("unwritten-output",
-                fmt::format("{}: {} of {} elements of output `{}` were never written: {}{}. Is the grid rounded down "
-                            "instead of up (ceil_div), or does a bounds check skip them?",
+                fmt::format("{}: {} of {} elements of output `{}` were never written: {}{}. Is the grid{} rounded "
+                            "down instead of up (ceil_div), or does a bounds check skip them?",
                             v_.entry_point, count, b.elements, b.decl->name, fmt::join(names, ", "),
-                            count > names.size() ? ", ..." : ""));
+                            count > names.size() ? ", ..." : "",
+                            k_.dispatch.loc.line > 0
+                                ? fmt::format(" (dispatch at {}:{})", k_.dispatch.loc.file, k_.dispatch.loc.line)
+                                : ""));
   }
 
   void check_difference(const Buffer& b, size_t run, const char* checker) {
