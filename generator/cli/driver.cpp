@@ -50,21 +50,41 @@ std::string display_path(const fs::path& spec) {
   return spec.lexically_normal().generic_string();
 }
 
+namespace {
+
+// libclang on the emitted MSL and reference of a kernel, or of each kernel of a family and the
+// family's reference. Reports everything it finds.
+bool check_emitted(const ir::Kernel& kernel, support::Diagnostics& diags) {
+  bool ok = true;
+  if (kernel.is_family()) {
+    for (const auto& m : kernel.family->kernels) ok = check_emitted(m, diags) && ok;
+    return check_msl::check_emitted_reference(kernel, diags) && ok;
+  }
+  ok = check_msl::check_emitted_msl(kernel, diags);  // both, to report both
+  return check_msl::check_emitted_reference(kernel, diags) && ok;
+}
+
+}  // namespace
+
 std::vector<ir::Kernel> load_specs(const std::vector<fs::path>& specs, support::Diagnostics& diags) {
   std::vector<ir::Kernel> kernels;
+  auto add = [&](const ir::Kernel& kernel) {
+    auto same = std::find_if(kernels.begin(), kernels.end(), [&](const ir::Kernel& k) { return k.name == kernel.name; });
+    if (same != kernels.end()) {
+      diags.error(ErrorKind::duplicate_name, kernel.name_loc,
+                  fmt::format("kernel `{}` is also defined in {}", kernel.name, same->spec_path),
+                  "kernel names must be unique across a library: their files share one output directory");
+      return;
+    }
+    kernels.push_back(kernel);
+  };
   for (const auto& path : specs) {
     auto kernel = spec::load_spec(path.string(), display_path(path), diags);
-    if (!kernel) continue;
-    bool body_ok = check_msl::check_emitted_msl(*kernel, diags);  // both, to report both
-    if (!check_msl::check_emitted_reference(*kernel, diags) || !body_ok) continue;
-    auto same = std::find_if(kernels.begin(), kernels.end(), [&](const ir::Kernel& k) { return k.name == kernel->name; });
-    if (same != kernels.end()) {
-      diags.error(ErrorKind::duplicate_name, kernel->name_loc,
-                  fmt::format("kernel `{}` is also defined in {}", kernel->name, same->spec_path),
-                  "kernel names must be unique across a library: their files share one output directory");
-      continue;
-    }
-    kernels.push_back(std::move(*kernel));
+    if (!kernel || !check_emitted(*kernel, diags)) continue;
+    // A family's kernels are kernels of the library too (emitted, verified on their own), listed
+    // before the family.
+    if (kernel->is_family()) for (const auto& m : kernel->family->kernels) add(m);
+    add(*kernel);
   }
   return kernels;
 }
@@ -89,7 +109,10 @@ int run_check(const std::vector<std::string>& inputs, std::ostream& out, std::os
   auto kernels = load_specs(collect_specs(inputs, diags), diags);
   if (int rc = report(diags, err); rc != kOk) return rc;
   for (const auto& k : kernels) {
-    fmt::print(out, "{}: ok ({} variants, {} test cases)\n", k.spec_path, k.variants.size(), k.tests.cases.size());
+    std::string what = k.is_family()           ? fmt::format(" (family `{}` of {} kernels)", k.name, k.family->kernels.size())
+                       : !k.family_name.empty() ? fmt::format(" (kernel `{}` of family `{}`)", k.name, k.family_name)
+                                                : "";
+    fmt::print(out, "{}{}: ok ({} variants, {} test cases)\n", k.spec_path, what, k.variants.size(), k.tests.cases.size());
   }
   return kOk;
 }

@@ -22,6 +22,9 @@ struct Emitter {
   // Also run for hand-written kernels (`source:`). The MSL, glue and harness emitters are not
   // yet: those kernels ship the user's own .metal, and their host glue is future work.
   bool hand_written_kernels = false;
+  // Also run for kernel families (ir::Kernel::family), which have no MSL of their own; their
+  // kernels are emitted as kernels of their own either way.
+  bool families = false;
 };
 
 // The registry: one line per emitter in emitters.cpp.

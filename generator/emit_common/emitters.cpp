@@ -15,8 +15,8 @@ const std::vector<Emitter>& all_emitters() {
   static const std::vector<Emitter> emitters = {
       {"msl", "Metal kernel source, one entry point per variant", emit_msl, nullptr},
       {"types", "host-side kernel description shared by reference, glue and simulator", emit_types, emit_host_support,
-       true},
-      {"reference", "serial C++ reference implementation", emit_reference, nullptr, true},
+       true, true},
+      {"reference", "serial C++ reference implementation", emit_reference, nullptr, true, true},
       {"objc", "Objective-C++ pipelines and typed encode calls, with a plain C++ facade", emit_objc, emit_objc_support},
       {"harness", "Objective-C++ timing and autotune programs, and the CMake build for macOS", emit_harness,
        emit_harness_support},
@@ -27,10 +27,11 @@ const std::vector<Emitter>& all_emitters() {
 
 support::OutputSet generate_all(const std::vector<ir::Kernel>& kernels) {
   support::OutputSet out;
-  std::vector<ir::Kernel> generated;  // the kernels whose MSL mtlgen writes
-  std::copy_if(kernels.begin(), kernels.end(), std::back_inserter(generated), [](const ir::Kernel& k) { return !k.is_source(); });
   for (const auto& e : all_emitters()) {
-    const auto& mine = e.hand_written_kernels ? kernels : generated;
+    std::vector<ir::Kernel> mine;
+    std::copy_if(kernels.begin(), kernels.end(), std::back_inserter(mine), [&](const ir::Kernel& k) {
+      return (e.hand_written_kernels || !k.is_source()) && (e.families || !k.is_family());
+    });
     for (const auto& k : mine) e.emit_kernel(k, out);
     if (e.emit_library) e.emit_library(mine, out);
   }

@@ -87,6 +87,7 @@ class ReferenceWriter {
   std::string parameters() const {
     std::vector<std::string> parts;
     for (const auto& b : k_.buffers) {
+      if (b.intermediate) continue;  // the GPU's alone
       parts.push_back(fmt::format("    std::span<{}{}> {}", b.is_output() ? "" : "const ", host_type(b.type), b.name));
     }
     return fmt::format("{}", fmt::join(parts, ",\n"));
@@ -112,6 +113,7 @@ class ReferenceWriter {
   std::string concrete_parameters(const ir::Variant& v) const {
     std::vector<std::string> parts;
     for (const auto& b : k_.buffers) {
+      if (b.intermediate) continue;
       std::string type = ir::info(b.type.resolve(v.types)).cpp;
       parts.push_back(fmt::format("    std::span<{}{}>", b.is_output() ? "" : "const ", type));
     }
@@ -121,6 +123,7 @@ class ReferenceWriter {
   TemplateData size_checks() const {
     TemplateData list{TemplateData::type::list};
     for (const auto& b : k_.buffers) {
+      if (b.intermediate) continue;
       TemplateData item;
       item.set("name", b.name);
       list.push_back(item);

@@ -26,6 +26,8 @@ class TypesWriter {
     params(d);
     checks(d);
     d.set("buffers", buffers());
+    d.set("has_dispatch", !k_.is_family());
+    d.set("family", k_.is_family());
     dispatch(d);
     d.set("variants", variants());
     cost(d);

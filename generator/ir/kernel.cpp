@@ -69,6 +69,47 @@ std::string Kernel::variant_violation(const std::map<std::string, int64_t>& dims
   return "";
 }
 
+std::string Kernel::dims_violation(const std::map<std::string, int64_t>& dims) const {
+  expr::Env env;
+  add_concrete_type_sizes(env.type_sizes);
+  for (const auto& d : this->dims) {
+    int64_t v = dims.at(d.name);
+    if (v < d.min || (d.max && v > *d.max) || v % d.multiple_of != 0 || v > UINT32_MAX) {
+      return fmt::format("{} = {} is outside its bounds (min {}, max {}, multiple of {})", d.name, v, d.min,
+                         d.max ? std::to_string(*d.max) : "none", d.multiple_of);
+    }
+    env.symbols[d.name] = v;
+  }
+  for (const auto& p : preconditions) {
+    if (!p.per_variant && !expr::evaluate(p.check, env)) return "violates precondition: " + p.message;
+  }
+  return "";
+}
+
+std::map<std::string, int64_t> Family::member_dims(const FamilyDispatch& d, const std::map<std::string, int64_t>& dims,
+                                                   const Variant& family_variant) const {
+  const expr::Env env = Kernel::env_for(dims, family_variant);
+  std::map<std::string, int64_t> out;
+  for (const auto& b : d.dims) out[b.member] = expr::evaluate(b.value, env);
+  return out;
+}
+
+std::map<std::string, ScalarType> Family::member_types(const FamilyDispatch& d, const Variant& family_variant) const {
+  std::map<std::string, ScalarType> out;
+  for (const auto& b : d.types) {
+    auto it = family_variant.types.find(b.family);
+    out[b.member] = it != family_variant.types.end() ? it->second : *scalar_type_from_spec(b.family);
+  }
+  return out;
+}
+
+const std::string& Family::bound(const std::vector<FamilyBinding>& list, const std::string& member) {
+  for (const auto& b : list) {
+    if (b.member == member) return b.family;
+  }
+  throw std::logic_error("an unbound member name: " + member);
+}
+
 // Type parameters appear in the description only when a per-variant precondition measures them.
 std::string Kernel::describe_tuning(const Variant& variant) const {
   std::set<std::string> used;

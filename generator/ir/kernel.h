@@ -4,6 +4,7 @@
 // Every node keeps the location of the YAML that defined it.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -104,6 +105,9 @@ struct Buffer {
   SourceLoc block_loc;
   uint64_t alignment = 0;         // bytes the kernel needs its offset aligned to; 0: the element size
   SourceLoc alignment_loc;
+  // A kernel family's scratch buffer: GPU-only (Private storage), written and read by the family's
+  // dispatches, never seen by the host or the family's reference.
+  bool intermediate = false;
   std::string doc;
   SourceLoc loc;
 
@@ -323,6 +327,56 @@ struct ParamsField {
   bool is_dim = true;
 };
 
+// One name of a family dispatch bound to another: a member kernel's buffer, scalar or type
+// parameter (`member`) to the family's (`family`). `loc` is where it was written, else the dispatch.
+struct FamilyBinding {
+  std::string member;
+  std::string family;
+  SourceLoc loc;         // of the family's name
+  SourceLoc member_loc;  // of the member's name
+};
+
+// A member dim's value at one dispatch: an expression of the family's dims (and sizeof).
+struct FamilyDimBinding {
+  std::string member;
+  expr::Expr value;
+  bool written = false;  // false: the family dim of the same name
+  SourceLoc member_loc;
+};
+
+// One dispatch of a family, in order: a member kernel with every one of its dims, buffers,
+// scalars and type parameters bound to the family's (those not written bind by name).
+struct FamilyDispatch {
+  std::string kernel;
+  size_t member = 0;  // index into Family::kernels
+  std::vector<FamilyDimBinding> dims;
+  std::vector<FamilyBinding> buffers;  // in the member's buffer order
+  std::vector<FamilyBinding> scalars;
+  std::vector<FamilyBinding> types;
+  SourceLoc loc;
+};
+
+struct Kernel;
+
+// A kernel family (`kernels:` + `dispatches:`): several kernels run in order over shared
+// buffers, verified end to end against the family's reference. The family is an ir::Kernel
+// without a body of its own; its members are complete kernels (each also checked on its own).
+struct Family {
+  std::vector<Kernel> kernels;
+  std::vector<FamilyDispatch> dispatches;
+  SourceLoc loc;  // of `kernels:`
+
+  const Kernel& kernel_of(const FamilyDispatch& d) const { return kernels[d.member]; }
+  // The member's dims at dispatch `d`, for the family's `dims` at its variant `family_variant`.
+  // Throws expr::EvalError when a value cannot be evaluated or does not fit 32 bits.
+  std::map<std::string, int64_t> member_dims(const FamilyDispatch& d, const std::map<std::string, int64_t>& dims,
+                                             const Variant& family_variant) const;
+  // The member's type parameters at the family's variant.
+  std::map<std::string, ScalarType> member_types(const FamilyDispatch& d, const Variant& family_variant) const;
+  // The family buffer / scalar bound to the member's `name` at `d`.
+  static const std::string& bound(const std::vector<FamilyBinding>& list, const std::string& member);
+};
+
 struct Kernel {
   std::string name;
   SourceLoc name_loc;
@@ -364,6 +418,11 @@ struct Kernel {
   std::string msl_version;         // e.g. "3.1"
   std::optional<SourceKernel> source;  // set: the MSL is a hand-written file, `body` is empty
   bool is_source() const { return source.has_value(); }
+  // set: a kernel family; no body, dispatch, tunables or threadgroup memory of its own. Shared so
+  // that Kernel stays copyable with Family declared before it.
+  std::shared_ptr<const Family> family;
+  bool is_family() const { return family != nullptr; }
+  std::string family_name;  // a member of a family: the family's name; "" otherwise
 
   const Variant& default_variant_for(const std::map<std::string, ScalarType>& types) const;
   // The values expressions see for a problem of `dims` at `variant`: dims, tunables, and sizeof of
@@ -373,6 +432,9 @@ struct Kernel {
   // The message of the first per-variant precondition that `dims` violate at `variant`; "" when
   // all hold. Throws expr::EvalError when a check cannot be evaluated (division by zero).
   std::string variant_violation(const std::map<std::string, int64_t>& dims, const Variant& variant) const;
+  // What is wrong with `dims` for this kernel whatever the variant: a dim outside its bounds or a
+  // precondition (not per variant) violated, in words; "" when they hold. Throws expr::EvalError.
+  std::string dims_violation(const std::map<std::string, int64_t>& dims) const;
   // `TG=256, N_READS=8` (and `T=f32` when a per-variant precondition uses sizeof of a type
   // parameter): how messages name the variant a precondition failed at.
   std::string describe_tuning(const Variant& variant) const;

@@ -19,7 +19,8 @@ const std::vector<std::string>& top_level_keys() {
       "name",    "summary",           "types",    "dims",      "preconditions", "tunables",
       "buffers", "scalars",           "function_constants", "threadgroup_memory", "dispatch",
       "body",    "reference",         "cost",     "tests",
-      "source",  "entries",           "arguments", "prelude", "metal_prelude", "reference_prelude", "blocks"};
+      "source",  "entries",           "arguments", "prelude", "metal_prelude", "reference_prelude", "blocks",
+      "kernels", "dispatches"};
   return keys;
 }
 
@@ -32,20 +33,40 @@ class Parser {
   void run(const YAML::Node& root) {
     MapReader top(ctx_, root, "the spec", top_level_keys());
     if (!top.ok()) return;
+    if (top.optional("kernels").IsDefined()) return family(top);
+    if (top.optional("dispatches").IsDefined()) {
+      ctx_.diags().error(ErrorKind::missing_field, key_loc(top, "dispatches"), "`dispatches:` without `kernels:`",
+                         "a kernel family lists its kernels under `kernels:` and the order they run in under "
+                         "`dispatches:`; a single kernel has `dispatch:`");
+    }
     if (auto n = top.required("name"); n.IsDefined()) name(n);
+    kernel(top);
+  }
+
+  // A member of a family: the mapping under its name in `kernels:`. Sections it leaves out among
+  // types, dims, scalars and blocks are the family's (`family_top`).
+  void member(const YAML::Node& node, MapReader& family_top) {
+    std::vector<std::string> keys;
+    for (const auto& key : top_level_keys()) {
+      if (key != "name" && key != "kernels" && key != "dispatches") keys.push_back(key);
+    }
+    MapReader top(ctx_, node, fmt::format("kernel `{}`", k_.name), keys);
+    if (!top.ok()) return;
+    inherited_ = &family_top;
+    kernel(top);
+  }
+
+ private:
+  void kernel(MapReader& top) {
     if (top.optional("source").IsDefined()) k_.source.emplace();  // buffers may then omit type/access
     if (auto n = top.optional("summary"); n.IsDefined()) k_.summary = ctx_.string(n, "summary").value_or("");
-    if (auto n = top.optional("types"); n.IsSequence()) {
-      type_tuples(n);
-    } else {
-      each_entry(n, "types", [&](auto& key, auto& v) { type_param(key, v); });
-    }
-    each_entry(top.required("dims"), "dims", [&](auto& key, auto& v) { dim(key, v); });
+    types(section(top, "types", false));
+    each_entry(section(top, "dims", true), "dims", [&](auto& key, auto& v) { dim(key, v); });
     each_item(top.optional("preconditions"), "preconditions", [&](auto& v) { precondition(v); });
     each_entry(top.optional("tunables"), "tunables", [&](auto& key, auto& v) { tunable(key, v); });
-    each_entry(top.optional("blocks"), "blocks", [&](auto& key, auto& v) { block_layout(key, v); });
+    each_entry(section(top, "blocks", false), "blocks", [&](auto& key, auto& v) { block_layout(key, v); });
     each_entry(top.required("buffers"), "buffers", [&](auto& key, auto& v) { buffer(key, v); });
-    each_entry(top.optional("scalars"), "scalars", [&](auto& key, auto& v) { scalar(key, v); });
+    each_entry(section(top, "scalars", false), "scalars", [&](auto& key, auto& v) { scalar(key, v); });
     each_entry(top.optional("function_constants"), "function_constants",
                [&](auto& key, auto& v) { function_constant(key, v); });
     each_entry(top.optional("threadgroup_memory"), "threadgroup_memory",
@@ -64,7 +85,111 @@ class Parser {
     if (auto n = top.optional("tests"); n.IsDefined()) tests(n);
   }
 
- private:
+  // Where `key` is written in `map` (which holds it).
+  SourceLoc key_loc(MapReader& map, const std::string& key) const {
+    for (auto it = map.node().begin(); it != map.node().end(); ++it) {
+      if (it->first.IsScalar() && it->first.Scalar() == key) return ctx_.loc(it->first);
+    }
+    return ctx_.loc(map.node());
+  }
+
+  // A section of the spec; a family's member without it takes the family's.
+  YAML::Node section(MapReader& top, const char* key, bool required) {
+    YAML::Node n = top.optional(key);
+    if (!n.IsDefined() && inherited_) n = inherited_->optional(key);
+    if (!n.IsDefined() && required) top.required(key);
+    return n;
+  }
+
+  void types(const YAML::Node& n) {
+    if (n.IsSequence()) {
+      type_tuples(n);
+    } else {
+      each_entry(n, "types", [&](auto& key, auto& v) { type_param(key, v); });
+    }
+  }
+
+  // ---- kernel families ----
+
+  void family(MapReader& top) {
+    family_ = true;
+    for (const char* key : {"tunables", "function_constants", "threadgroup_memory", "dispatch", "body", "source",
+                            "entries", "arguments", "prelude", "metal_prelude"}) {
+      if (top.optional(key).IsDefined()) {
+        ctx_.diags().error(ErrorKind::unknown_key, key_loc(top, key), fmt::format("a kernel family has no `{}:` of its own", key),
+                           fmt::format("move `{}:` into the kernel under `kernels:` that it belongs to", key));
+      }
+    }
+    if (auto n = top.required("name"); n.IsDefined()) name(n);
+    if (auto n = top.optional("summary"); n.IsDefined()) k_.summary = ctx_.string(n, "summary").value_or("");
+    types(top.optional("types"));
+    each_entry(top.required("dims"), "dims", [&](auto& key, auto& v) { dim(key, v); });
+    each_item(top.optional("preconditions"), "preconditions", [&](auto& v) { precondition(v); });
+    each_entry(top.optional("blocks"), "blocks", [&](auto& key, auto& v) { block_layout(key, v); });
+    each_entry(top.required("buffers"), "buffers", [&](auto& key, auto& v) { buffer(key, v); });
+    each_entry(top.optional("scalars"), "scalars", [&](auto& key, auto& v) { scalar(key, v); });
+    auto fam = std::make_shared<ir::Family>();
+    auto kernels = top.required("kernels");
+    fam->loc = ctx_.loc(kernels);
+    each_entry(kernels, "kernels", [&](auto& key, auto& v) { fam->kernels.push_back(member_kernel(key, v, top)); });
+    if (kernels.IsMap() && kernels.size() == 0) {
+      ctx_.diags().error(ErrorKind::missing_field, fam->loc, "`kernels:` lists no kernels",
+                         "give each kernel of the family as `name: {...}`, with the keys of a kernel spec");
+    }
+    each_item(top.required("dispatches"), "dispatches", [&](auto& v) { family_dispatch(v, *fam); });
+    if (auto n = top.optional("reference_prelude"); n.IsDefined()) code(n, "reference_prelude", k_.reference_prelude);
+    if (auto n = top.required("reference"); n.IsDefined()) code(n, "reference", k_.reference);
+    if (auto n = top.optional("cost"); n.IsDefined()) cost(n);
+    if (auto n = top.optional("tests"); n.IsDefined()) tests(n);
+    k_.family = std::move(fam);
+  }
+
+  ir::Kernel member_kernel(const YAML::Node& key, const YAML::Node& value, MapReader& family_top) {
+    ir::Kernel m;
+    m.name = key_name(key, m.name_loc);
+    m.spec_path = k_.spec_path;
+    m.spec_hash = k_.spec_hash;
+    m.family_name = k_.name;
+    Parser(ctx_, m).member(value, family_top);
+    return m;
+  }
+
+  // `- kernel: name` with optional `dims:`, `buffers:`, `scalars:` and `types:` maps from the
+  // kernel's names to the family's; `- name` alone binds everything by name.
+  void family_dispatch(const YAML::Node& node, ir::Family& fam) {
+    ir::FamilyDispatch d;
+    d.loc = ctx_.loc(node);
+    if (node.IsScalar()) {
+      d.kernel = ctx_.string(node, "a kernel name").value_or("");
+      fam.dispatches.push_back(std::move(d));
+      return;
+    }
+    MapReader r(ctx_, node, "a dispatch", {"kernel", "dims", "buffers", "scalars", "types"});
+    if (!r.ok()) return;
+    if (auto n = r.required("kernel"); n.IsDefined()) d.kernel = ctx_.string(n, "kernel").value_or("");
+    each_unique_entry(r.optional("dims"), "a dispatch's dims", [&](auto& key, auto& v) {
+      ir::FamilyDimBinding b;
+      b.member = key_name(key, b.member_loc);
+      b.written = true;
+      if (auto e = expression(v, "a dim's value")) {
+        b.value = *e;
+        d.dims.push_back(std::move(b));
+      }
+    });
+    for (auto [key, list] : {std::pair{"buffers", &d.buffers}, std::pair{"scalars", &d.scalars},
+                             std::pair{"types", &d.types}}) {
+      std::string what = fmt::format("a dispatch's {}", key);
+      each_unique_entry(r.optional(key), what.c_str(), [&, list = list](auto& k, auto& v) {
+        ir::FamilyBinding b;
+        b.member = key_name(k, b.member_loc);
+        b.family = ctx_.string(v, "a name of the family").value_or("");
+        b.loc = ctx_.value_loc(v);
+        list->push_back(std::move(b));
+      });
+    }
+    fam.dispatches.push_back(std::move(d));
+  }
+
   using EntryFn = std::function<void(const YAML::Node& key, const YAML::Node& value)>;
 
   void each_entry(const YAML::Node& map, const char* what, const EntryFn& fn) {
@@ -282,16 +407,22 @@ class Parser {
     ir::Buffer b;
     b.name = key_name(key, b.loc);
     MapReader r(ctx_, value, fmt::format("buffer `{}`", b.name),
-                {"type", "shape", "access", "host_visible", "index", "block", "alignment", "doc"});
+                family_ ? std::vector<std::string>{"type", "shape", "access", "intermediate", "block", "alignment", "doc"}
+                        : std::vector<std::string>{"type", "shape", "access", "host_visible", "index", "block",
+                                                   "alignment", "doc"});
     if (!r.ok()) return;
+    if (auto n = r.optional("intermediate"); n.IsDefined()) intermediate(n, b);
     // A hand-written kernel declares type and access itself; the spec may restate them.
     auto type = k_.source ? r.optional("type") : r.required("type");
     if (type.IsDefined()) {
       if (auto t = type_ref(type, "type")) b.type = *t;
     }
     if (auto n = r.required("shape"); n.IsDefined()) b.shape = expression_list(n, "shape");
-    auto access_node = k_.source ? r.optional("access") : r.required("access");
-    if (access_node.IsDefined()) {
+    auto access_node = k_.source || b.intermediate ? r.optional("access") : r.required("access");
+    if (access_node.IsDefined() && b.intermediate) {
+      ctx_.diags().error(ErrorKind::unknown_key, ctx_.loc(access_node), "an intermediate buffer has no `access:`",
+                         "the family's kernels write and read it; drop `access:`");
+    } else if (access_node.IsDefined()) {
       b.access = access(access_node);
       b.explicit_access = true;
     }
@@ -325,6 +456,14 @@ class Parser {
     }
     if (auto n = r.optional("doc"); n.IsDefined()) b.doc = ctx_.string(n, "doc").value_or("");
     k_.buffers.push_back(std::move(b));
+  }
+
+  // A family's scratch buffer: written and read by its kernels on the GPU only.
+  void intermediate(const YAML::Node& n, ir::Buffer& b) {
+    b.intermediate = ctx_.boolean(n, "intermediate").value_or(false);
+    if (!b.intermediate) return;
+    b.host_visible = false;
+    b.access = ir::Access::read_write;
   }
 
   // `q8_0: {d: half, qs: "int8[32]"}`: fields in order, laid out as Metal lays out the struct.
@@ -597,6 +736,8 @@ class Parser {
 
   const YamlContext& ctx_;
   ir::Kernel& k_;
+  bool family_ = false;                 // parsing a family's own sections
+  MapReader* inherited_ = nullptr;      // parsing a family's member: the family's top level
 };
 
 void Parser::tests(const YAML::Node& n) {

@@ -24,19 +24,23 @@ class Validator {
       : k_(k), diags_(d), errors_before_(d.error_count()), bind_variants_(std::move(bind)) {}
 
   void run() {
+    if (k_.is_family()) validate_members();
     check_names();
     check_type_refs();
     check_tunables();
     check_expressions();
-    if (!k_.is_source()) assign_buffer_indices();  // a hand-written kernel's come from its source
+    bool has_msl = !k_.is_source() && !k_.is_family();
+    if (has_msl) assign_buffer_indices();  // a hand-written kernel's come from its source
     check_function_constants();
     check_blocks();
-    if (!k_.is_source()) scan_body();
+    if (has_msl) scan_body();
     if (has_errors()) return;  // variants evaluate expressions that must be sound
     build_variants();
     if (bind_variants_) bind_variants_(k_);
     if (has_errors()) return;
     build_bindings();
+    if (k_.is_family()) check_family_dispatches();
+    if (has_errors()) return;  // test cases evaluate the dispatches' dims
     check_tests();
   }
 
@@ -102,7 +106,8 @@ class Validator {
     }
     for (const auto& b : k_.buffers) check_type_ref(b.type);
     for (const auto& a : k_.threadgroup_arrays) check_type_ref(a.type);
-    if (std::none_of(k_.buffers.begin(), k_.buffers.end(), [](const ir::Buffer& b) { return b.is_output(); })) {
+    auto host_output = [](const ir::Buffer& b) { return b.is_output() && !b.intermediate; };
+    if (std::none_of(k_.buffers.begin(), k_.buffers.end(), host_output)) {
       diags_.error(ErrorKind::missing_field, k_.name_loc, "the kernel has no output buffer",
                    "give at least one buffer `access: write` or `read_write`");
     }
@@ -200,7 +205,7 @@ class Validator {
       check_symbols(p.check, dims | tunables | types, "a precondition");
       p.per_variant = mentions_variant(p.check);
     }
-    check_dispatch();
+    if (!k_.is_family()) check_dispatch();
     for (const auto* c : {&k_.cost.bytes_read, &k_.cost.bytes_written, &k_.cost.flops}) {
       if (*c) check_symbols(**c, dims | tunables | types, "a cost formula");
     }
@@ -667,7 +672,7 @@ class Validator {
         v.threadgroup_array_bytes.push_back(bytes);
         total = std::min(total + round_up_16(bytes), INT64_MAX / 2);
       }
-      check_variant_limits(v, total, reported);
+      if (!k_.is_family()) check_variant_limits(v, total, reported);
     } catch (const expr::EvalError& err) {
       diags_.error(ErrorKind::bad_expression, at, fmt::format("at {}: {}", v.entry_point, err.message),
                    "threads_per_threadgroup must evaluate at every tune point and type: check its divisors and sizes");
@@ -732,7 +737,7 @@ class Validator {
     // own parameters are bound per variant (Variant::source_params).
     for (const auto& d : k_.dims) k_.params_fields.push_back({d.name, ir::ScalarType::u32, true});
     for (const auto& s : k_.scalars) k_.params_fields.push_back({s.name, s.type, false});
-    if (k_.is_source()) return;
+    if (k_.is_source() || k_.is_family()) return;
     for (size_t i = 0; i < k_.buffers.size(); ++i) add_param(Kind::buffer, i, k_.buffers[i].index);
     add_param(Kind::params, 0, k_.params_index);
     for (size_t i = 0; i < k_.threadgroup_arrays.size(); ++i) {
@@ -741,6 +746,14 @@ class Validator {
     }
     for (auto b : k_.builtins_used) add_param(Kind::builtin, 0, 0, b);
   }
+
+  // ---- kernel families ----
+  void validate_members();
+  void check_family_dispatches();
+  void bind_dispatch(ir::FamilyDispatch& d, const ir::Kernel& m);
+  void check_dispatch_types(const ir::FamilyDispatch& d, const ir::Kernel& m);
+  void check_dispatch_buffers(const ir::FamilyDispatch& d, const ir::Kernel& m, std::set<std::string>& written);
+  void check_family_case(const ir::TestCase& c, const std::map<std::string, int64_t>& dims);
 
   // ---- tests ----
   void check_tests();
@@ -829,6 +842,221 @@ void Validator::check_case(const ir::TestCase& c) {
   }
   if (k_.has_per_variant_preconditions()) check_case_runs_somewhere(c, env.symbols);
   check_case_sizes(c, env.symbols);
+  if (k_.is_family()) check_family_case(c, env.symbols);
+}
+
+// ---- kernel families ----
+
+void Validator::validate_members() {
+  auto family = std::make_shared<ir::Family>(*k_.family);
+  for (auto& m : family->kernels) {
+    if (m.name == k_.name) {
+      diags_.error(ErrorKind::duplicate_name, m.name_loc, fmt::format("kernel `{}` has the family's name", m.name),
+                   "the family's files and each kernel's share one output directory: rename one");
+    }
+    if (m.is_source()) {
+      diags_.error(ErrorKind::unknown_key, m.name_loc, fmt::format("kernel `{}` is hand-written (`source:`)", m.name),
+                   "family members have a `body:`; hand-written kernels cannot join a family yet");
+      continue;
+    }
+    validate_kernel(m, diags_);
+  }
+  k_.family = std::move(family);
+}
+
+void Validator::check_family_dispatches() {
+  auto family = std::make_shared<ir::Family>(*k_.family);
+  if (family->dispatches.empty()) {
+    diags_.error(ErrorKind::missing_field, family->loc, "the family lists no dispatches",
+                 "list the kernels in the order they run under `dispatches:`");
+  }
+  std::set<std::string> written;  // family buffers some earlier dispatch wrote
+  std::set<size_t> dispatched;
+  for (auto& d : family->dispatches) {
+    auto it = std::find_if(family->kernels.begin(), family->kernels.end(), [&](const ir::Kernel& m) { return m.name == d.kernel; });
+    if (it == family->kernels.end()) {
+      std::vector<std::string> names;
+      for (const auto& m : family->kernels) names.push_back(m.name);
+      std::string s = support::did_you_mean(d.kernel, names);
+      diags_.error(ErrorKind::undefined_symbol, d.loc, fmt::format("no kernel `{}` under `kernels:`", d.kernel),
+                   s.empty() ? fmt::format("the family's kernels are: {}", fmt::join(names, ", "))
+                             : fmt::format("did you mean `{}`?", s));
+      continue;
+    }
+    d.member = static_cast<size_t>(it - family->kernels.begin());
+    dispatched.insert(d.member);
+    if (it->variants.empty()) continue;  // the kernel was rejected; its errors say why
+    bind_dispatch(d, *it);
+    if (has_errors()) continue;
+    check_dispatch_types(d, *it);
+    check_dispatch_buffers(d, *it, written);
+  }
+  for (size_t i = 0; i < family->kernels.size(); ++i) {
+    if (dispatched.count(i) || has_errors()) continue;
+    diags_.error(ErrorKind::bad_value, family->kernels[i].name_loc,
+                 fmt::format("kernel `{}` is never dispatched", family->kernels[i].name),
+                 "list it under `dispatches:`, or move it to a spec of its own");
+  }
+  for (const auto& b : k_.buffers) {
+    if (has_errors()) break;  // a dispatch in error writes nothing
+    if (b.is_output() && !b.intermediate && !written.count(b.name)) {
+      diags_.error(ErrorKind::bad_value, b.loc, fmt::format("no dispatch writes the family's output `{}`", b.name),
+                   "bind it to an output of one of the kernels under `dispatches:`");
+    }
+  }
+  k_.family = std::move(family);
+}
+
+namespace {
+
+// The binding of `member` in `list`, or nullptr.
+ir::FamilyBinding* find_binding(std::vector<ir::FamilyBinding>& list, const std::string& member) {
+  auto it = std::find_if(list.begin(), list.end(), [&](const ir::FamilyBinding& b) { return b.member == member; });
+  return it == list.end() ? nullptr : &*it;
+}
+
+template <typename List>
+bool has_name(const List& list, const std::string& name) {
+  return std::any_of(list.begin(), list.end(), [&](const auto& x) { return x.name == name; });
+}
+
+template <typename List>
+std::vector<std::string> names_of(const List& list) {
+  std::vector<std::string> out;
+  for (const auto& x : list) out.push_back(x.name);
+  return out;
+}
+
+}  // namespace
+
+// Gives every dim, buffer, scalar and type parameter of the member a family name or expression
+// (by name where the dispatch does not write one), in the member's order.
+void Validator::bind_dispatch(ir::FamilyDispatch& d, const ir::Kernel& m) {
+  auto unknown = [&](const SourceLoc& loc, const std::string& name, const char* what, const std::vector<std::string>& names) {
+    std::string s = support::did_you_mean(name, names);
+    diags_.error(ErrorKind::undefined_symbol, loc.line ? loc : d.loc, fmt::format("kernel `{}` has no {} `{}`", m.name, what, name),
+                 s.empty() ? fmt::format("its {}s are: {}", what, fmt::join(names, ", ")) : fmt::format("did you mean `{}`?", s));
+  };
+  std::vector<ir::FamilyDimBinding> dims;
+  for (const auto& b : d.dims) {
+    if (!has_name(m.dims, b.member)) unknown(b.member_loc, b.member, "dim", names_of(m.dims));
+    check_symbols(b.value, Scope::dims | Scope::types, "a dispatch's dim value");
+  }
+  for (const auto& md : m.dims) {
+    auto it = std::find_if(d.dims.begin(), d.dims.end(), [&](const auto& b) { return b.member == md.name; });
+    if (it != d.dims.end()) {
+      dims.push_back(*it);
+    } else if (has_name(k_.dims, md.name)) {
+      dims.push_back({md.name, expr::Expr::leaf(expr::Expr::Kind::symbol, d.loc, 0, md.name), false, d.loc});
+    } else {
+      diags_.error(ErrorKind::missing_field, d.loc, fmt::format("dispatch of `{}` gives no value to its dim `{}`", m.name, md.name),
+                   fmt::format("the family has no dim `{}`: add `dims: {{{}: <expression of the family's dims>}}`",
+                               md.name, md.name));
+    }
+  }
+  d.dims = std::move(dims);
+  struct Kind {
+    std::vector<ir::FamilyBinding>* list;
+    std::vector<std::string> member_names, family_names;
+    const char* what;
+  };
+  std::vector<std::string> family_types = names_of(k_.type_params);
+  Kind kinds[] = {{&d.buffers, names_of(m.buffers), names_of(k_.buffers), "buffer"},
+                  {&d.scalars, names_of(m.scalars), names_of(k_.scalars), "scalar"},
+                  {&d.types, names_of(m.type_params), family_types, "type parameter"}};
+  for (auto& kind : kinds) {
+    std::vector<ir::FamilyBinding> bound;
+    for (auto& b : *kind.list) {
+      if (std::find(kind.member_names.begin(), kind.member_names.end(), b.member) == kind.member_names.end()) {
+        unknown(b.member_loc, b.member, kind.what, kind.member_names);
+        continue;
+      }
+      bool known = std::find(kind.family_names.begin(), kind.family_names.end(), b.family) != kind.family_names.end();
+      bool concrete_type = kind.list == &d.types && ir::scalar_type_from_spec(b.family);
+      if (!known && !concrete_type) {
+        std::string s = support::did_you_mean(b.family, kind.family_names);
+        diags_.error(ErrorKind::undefined_symbol, b.loc, fmt::format("the family has no {} `{}`", kind.what, b.family),
+                     s.empty() ? fmt::format("bind `{}` to one of: {}", b.member, fmt::join(kind.family_names, ", "))
+                               : fmt::format("did you mean `{}`?", s));
+      }
+    }
+    for (const auto& name : kind.member_names) {
+      if (auto* b = find_binding(*kind.list, name)) {
+        bound.push_back(*b);
+      } else if (std::find(kind.family_names.begin(), kind.family_names.end(), name) != kind.family_names.end()) {
+        bound.push_back({name, name, d.loc});
+      } else {
+        diags_.error(ErrorKind::missing_field, d.loc, fmt::format("dispatch of `{}` binds nothing to its {} `{}`", m.name, kind.what, name),
+                     fmt::format("the family has no {} `{}`: add `{}s: {{{}: <the family's name>}}`", kind.what, name,
+                                 kind.list == &d.types ? "type" : kind.what, name));
+      }
+    }
+    *kind.list = std::move(bound);
+  }
+}
+
+// At every variant of the family, the member has a variant of the types bound to it.
+void Validator::check_dispatch_types(const ir::FamilyDispatch& d, const ir::Kernel& m) {
+  for (const auto& v : k_.variants) {
+    auto types = k_.family->member_types(d, v);
+    bool found = std::any_of(m.variants.begin(), m.variants.end(), [&](const ir::Variant& mv) { return mv.types == types; });
+    if (found) continue;
+    std::vector<std::string> parts;
+    for (const auto& [name, t] : types) parts.push_back(fmt::format("{}: {}", name, ir::info(t).spec_name));
+    diags_.error(ErrorKind::bad_value, d.loc,
+                 fmt::format("kernel `{}` has no variant for {{{}}}, which the family's variant `{}` needs", m.name,
+                             fmt::join(parts, ", "), v.entry_point),
+                 "list those types in the kernel's `types:`, or bind its type parameters differently under `types:`");
+    return;
+  }
+}
+
+// Element types agree at every variant; inputs are never written; intermediates are written
+// before they are read.
+void Validator::check_dispatch_buffers(const ir::FamilyDispatch& d, const ir::Kernel& m, std::set<std::string>& written) {
+  std::set<std::string> writes;
+  for (const auto& mb : m.buffers) {
+    const std::string& name = ir::Family::bound(d.buffers, mb.name);
+    const auto& fb = *std::find_if(k_.buffers.begin(), k_.buffers.end(), [&](const ir::Buffer& b) { return b.name == name; });
+    for (const auto& v : k_.variants) {
+      ir::ScalarType member = mb.type.resolve(k_.family->member_types(d, v));
+      ir::ScalarType family = fb.type.resolve(v.types);
+      if (member == family) continue;
+      diags_.error(ErrorKind::bad_value, d.loc,
+                   fmt::format("kernel `{}` sees buffer `{}` as {} where the family's `{}` is {} (at {})", m.name, mb.name,
+                               ir::info(member).spec_name, name, ir::info(family).spec_name, v.entry_point),
+                   "bind buffers of the same element type");
+      break;
+    }
+    if (mb.is_output() && fb.access == ir::Access::read) {
+      diags_.error(ErrorKind::bad_value, d.loc, fmt::format("kernel `{}` writes the family's input `{}`", m.name, name),
+                   "the caller's inputs stay as they were: declare it `access: read_write`, or write an intermediate");
+    }
+    if (mb.access != ir::Access::write && fb.intermediate && !written.count(name)) {
+      diags_.error(ErrorKind::bad_value, d.loc,
+                   fmt::format("kernel `{}` reads the intermediate `{}` before any dispatch wrote it", m.name, name),
+                   "an intermediate holds only what earlier dispatches wrote: dispatch its writer first");
+    }
+    if (mb.is_output()) writes.insert(name);
+  }
+  written.insert(writes.begin(), writes.end());
+}
+
+// Each dispatch's dims, computed from the case's, are valid for its kernel.
+void Validator::check_family_case(const ir::TestCase& c, const std::map<std::string, int64_t>& dims) {
+  for (const auto& d : k_.family->dispatches) {
+    const ir::Kernel& m = k_.family->kernel_of(d);
+    try {
+      auto member_dims = k_.family->member_dims(d, dims, k_.variants.front());
+      std::string problem = m.dims_violation(member_dims);
+      if (problem.empty()) continue;
+      diags_.error(ErrorKind::test_case, c.loc, fmt::format("test case `{}`: dispatch of `{}`: {}", c.name, m.name, problem),
+                   "fix the dims, or the dispatch's `dims:` that computes them");
+    } catch (const expr::EvalError& e) {
+      diags_.error(ErrorKind::test_case, c.loc, fmt::format("test case `{}`: dispatch of `{}`: {}", c.name, m.name, e.message),
+                   "fix the dims, or the dispatch's `dims:` that computes them");
+    }
+  }
 }
 
 // Every variant that runs the case must be able to size its buffers and grid and count its cost:

@@ -23,7 +23,9 @@
 
 #include "emit_common/emitter.h"
 #include "emit_msl/msl_emitter.h"
+#include "verify/dispatch_setup.h"
 #include "verify/elements.h"
+#include "verify/family_runner.h"
 #include "verify/guarded_buffer.h"
 #include "verify/inputs.h"
 #include "verify/sandbox.h"
@@ -60,22 +62,7 @@ constexpr const char* kPhaseReference = "in the reference";
 
 void enter_spec_code(const char* phase) { g_phase = phase; }
 
-// One simulated run: lane order, which output poison, whether threadgroup memory starts as NaN
-// poison or as zeros. Run 0 is the baseline compared with the reference.
 using Placement = GuardedBuffer::Placement;
-struct RunSpec {
-  mtlsim::LaneOrder order;
-  int output_poison;
-  bool zeroed_threadgroup_memory;
-  Placement placement;  // end flush catches overruns at once, start flush underruns
-  const char* label;
-};
-constexpr RunSpec kRuns[] = {
-    {mtlsim::LaneOrder::forward, 0, false, Placement::flush_end, "forward order"},
-    {mtlsim::LaneOrder::reverse, 1, false, Placement::flush_start, "reverse order"},
-    {mtlsim::LaneOrder::shuffled, 0, false, Placement::flush_end, "shuffled order"},
-    {mtlsim::LaneOrder::forward, 1, true, Placement::flush_end, "zeroed threadgroup memory"},
-};
 
 struct Buffer {
   const ir::Buffer* decl = nullptr;
@@ -136,20 +123,7 @@ class CaseRun {
   }
 
   std::vector<uint8_t> make_params() const {
-    std::vector<uint8_t> blob;
-    auto push = [&](const void* p) { blob.insert(blob.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + 4); };
-    for (const auto& f : k_.params_fields) {
-      if (f.is_dim) {
-        uint32_t v = static_cast<uint32_t>(t_.dims.at(f.name));
-        push(&v);
-        continue;
-      }
-      double value = scalar_value(f.name);
-      uint8_t bytes[4];
-      store_element(f.type, bytes, 0, value);
-      push(bytes);
-    }
-    return blob;
+    return params_bytes(k_, t_.dims, [&](const std::string& name) { return scalar_value(name); });
   }
 
   // The bytes of each argument parameter of a hand-written kernel, laid out as Metal lays out
@@ -188,43 +162,7 @@ class CaseRun {
   }
 
   mtlsim::DispatchOptions dispatch_options(const RunSpec& run) const {
-    mtlsim::DispatchOptions o;
-    uint32_t* grid[3] = {&o.threadgroups.x, &o.threadgroups.y, &o.threadgroups.z};
-    uint32_t* tg[3] = {&o.threads_per_threadgroup.x, &o.threads_per_threadgroup.y, &o.threads_per_threadgroup.z};
-    for (int axis = 0; axis < k_.dispatch.rank(); ++axis) {
-      *grid[axis] = static_cast<uint32_t>(expr::evaluate(k_.dispatch.threadgroups[axis], env_));
-      *tg[axis] = static_cast<uint32_t>(v_.threadgroup_shape[axis]);
-    }
-    for (size_t i = 0; i < k_.threadgroup_arrays.size(); ++i) {
-      const ir::ThreadgroupArray& a = k_.threadgroup_arrays[i];
-      mtlsim::ThreadgroupArraySpec spec;
-      spec.bytes = static_cast<size_t>(v_.threadgroup_array_bytes[i]);
-      spec.poison = run.zeroed_threadgroup_memory ? std::vector<uint8_t>{0} : tg_poison(a.type.resolve(v_.types));
-      spec.name = a.name;
-      spec.element_size = static_cast<size_t>(ir::info(a.type.resolve(v_.types)).size);
-      o.threadgroup_arrays.push_back(std::move(spec));
-    }
-    o.zero_threadgroup_variables = run.zeroed_threadgroup_memory;  // `threadgroup` arrays declared in bodies
-    o.order = run.order;
-    o.seed = r_.order_seed;
-    o.workers = r_.workers;
-    o.kernel_name = v_.entry_point;
-    o.kernel_function = kernel_function();
-    return o;
-  }
-
-  // The kernel's function as `__func__` names it: `ns::rms<float, 4>` is `rms`.
-  std::string kernel_function() const {
-    if (!k_.is_source()) return k_.name;
-    std::string call = v_.source_call.substr(0, v_.source_call.find('<'));
-    size_t colon = call.rfind("::");
-    return colon == std::string::npos ? call : call.substr(colon + 2);
-  }
-
-  static std::vector<uint8_t> tg_poison(ir::ScalarType t) {
-    if (t == ir::ScalarType::f16) return mtlsim::poison_pattern_f16();
-    if (t == ir::ScalarType::bf16) return mtlsim::poison_pattern_bf16();
-    return mtlsim::poison_pattern_f32();
+    return verify::dispatch_options(k_, v_, env_, run, r_.order_seed, r_.workers);
   }
 
   // Returns false when the simulator reported issues (the outputs are then meaningless).
@@ -400,13 +338,10 @@ class CaseRun {
     }
     if (count == 0) return;
     add_problem("unwritten-output",
-                fmt::format("{}: {} of {} elements of output `{}` were never written: {}{}. Is the grid{} rounded "
-                            "down instead of up (ceil_div), or does a bounds check skip them?",
+                fmt::format("{}: {} of {} elements of output `{}` were never written: {}{}. Is the grid rounded down "
+                            "instead of up (ceil_div), or does a bounds check skip them?",
                             v_.entry_point, count, b.elements, b.decl->name, fmt::join(names, ", "),
-                            count > names.size() ? ", ..." : "",
-                            k_.dispatch.loc.line > 0
-                                ? fmt::format(" (dispatch at {}:{})", k_.dispatch.loc.file, k_.dispatch.loc.line)
-                                : ""));
+                            count > names.size() ? ", ..." : ""));
   }
 
   void check_difference(const Buffer& b, size_t run, const char* checker) {
@@ -931,7 +866,13 @@ bool set_up_descriptors(int report, int output) {
   try {
     enter_spec_code(kPhaseLoad);
     const auto* module = new LoadedModule(request.module->path());
-    result = run_case(request, *module);
+    if (request.kernel->is_family()) {
+      auto* members = new std::vector<std::unique_ptr<LoadedModule>>;
+      for (const auto* m : request.member_modules) members->push_back(std::make_unique<LoadedModule>(m->path()));
+      result = run_family_case(request, *module, *members);
+    } else {
+      result = run_case(request, *module);
+    }
   } catch (const std::exception& e) {
     result = failure(CaseStatus::error, "error", e.what());
   }

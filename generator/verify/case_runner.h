@@ -28,6 +28,9 @@ struct CaseRequest {
   bool exact_races = false;
   ir::ConstantSetting constants;  // function constant values (Kernel::constant_settings); empty: the defaults
   bool report_same_value_stores = false;  // see VerifyOptions
+  // A kernel family's case: the module of each Family::kernels entry, in order (`module` holds the
+  // family's reference).
+  std::vector<const SimModule*> member_modules;
 };
 
 // skipped: the variant's preconditions exclude the case's dims; it was not run (not a failure).

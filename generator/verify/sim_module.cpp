@@ -139,10 +139,11 @@ std::string launcher_source(const ir::Kernel& k) {
 
 std::vector<std::string> reference_spans(const ir::Kernel& k, const ir::Variant& v) {
   std::vector<std::string> spans;
-  for (size_t i = 0; i < k.buffers.size(); ++i) {
-    const auto& b = k.buffers[i];
+  size_t i = 0;  // a family's intermediates are not the reference's: its slots skip them
+  for (const auto& b : k.buffers) {
+    if (b.intermediate) continue;
     std::string type = std::string(b.is_output() ? "" : "const ") + ir::info(b.type.resolve(v.types)).cpp;
-    spans.push_back(fmt::format("std::span<{0}>(static_cast<{0}*>(slot[{1}]), elements[{1}])", type, i));
+    spans.push_back(fmt::format("std::span<{0}>(static_cast<{0}*>(slot[{1}]), elements[{1}])", type, i++));
   }
   return spans;
 }
@@ -247,6 +248,8 @@ support::OutputSet module_sources(const ir::Kernel& k) {
     }
     files.add(k.name + "/" + k.name + ".metal", k.source->simulator_text);
     files.add("launcher.cpp", with_return_marks(source_launcher_source(k), k.name));
+  } else if (k.is_family()) {
+    files.add("launcher.cpp", "// A kernel family: each of its kernels is a module of its own; this one holds the reference.\n");
   } else {
     files.add("launcher.cpp", with_return_marks(launcher_source(k), k.name));
   }

@@ -28,6 +28,7 @@ struct WorkItem {
   const ir::Variant* variant;
   const ir::TestCase* test;
   const SimModule* module;
+  std::vector<const SimModule*> member_modules;  // a kernel family's: one per Family::kernels entry
   ir::ConstantSetting constants;  // one of kernel->constant_settings(*test)
   std::string skip_reason;        // a precondition of the variant excludes the case: not run
 };
@@ -51,6 +52,19 @@ CaseResult skipped(const std::string& reason) {
   return r;
 }
 
+// A family's kernels are kernels of the library (driver::load_specs lists them): their modules.
+std::vector<const SimModule*> member_modules(const std::vector<ir::Kernel>& kernels,
+                                            const std::vector<std::unique_ptr<SimModule>>& modules, const ir::Kernel& k) {
+  std::vector<const SimModule*> out;
+  if (!k.is_family()) return out;
+  for (const auto& m : k.family->kernels) {
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      if (kernels[i].name == m.name) out.push_back(modules[i].get());
+    }
+  }
+  return out;
+}
+
 std::vector<WorkItem> plan(const std::vector<ir::Kernel>& kernels, const std::vector<std::unique_ptr<SimModule>>& modules,
                            const VerifyOptions& o) {
   std::vector<WorkItem> items;
@@ -62,7 +76,8 @@ std::vector<WorkItem> plan(const std::vector<ir::Kernel>& kernels, const std::ve
         if (!o.case_filter.empty() && t.name != o.case_filter) continue;
         for (auto& constants : kernels[k].constant_settings(t)) {
           if (index++ % static_cast<size_t>(o.shard_count) != static_cast<size_t>(o.shard_index - 1)) continue;
-          items.push_back({&kernels[k], &v, &t, modules[k].get(), std::move(constants), skip_reason(kernels[k], v, t)});
+          items.push_back({&kernels[k], &v, &t, modules[k].get(), member_modules(kernels, modules, kernels[k]),
+                           std::move(constants), skip_reason(kernels[k], v, t)});
         }
       }
     }
@@ -258,6 +273,7 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
       const WorkItem& w = items[pending.front()];
       CaseRequest request{w.kernel, w.variant, w.test, w.module, o.seed, o.workers, o.exact_races, w.constants};
       request.report_same_value_stores = o.report_same_value_stores;
+      request.member_modules = w.member_modules;
       running.push_back({pending.front(), start_case(request, o.timeout_seconds), FollowUps::Stage::none, std::nullopt});
       pending.pop_front();
     }
@@ -277,7 +293,9 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
         result = std::move(*a.first);
       }
       bool followed = false;  // a build that does not compile is passed over
-      for (auto next = follow_ups.next(result, a.stage); next != FollowUps::Stage::none && !followed;
+      // A family's case is not rerun: each of its kernels has cases of its own, which say more.
+      auto first_next = w.kernel->is_family() ? FollowUps::Stage::none : follow_ups.next(result, a.stage);
+      for (auto next = first_next; next != FollowUps::Stage::none && !followed;
            next = follow_ups.next(result, next)) {
         if (auto rerun = follow_ups.start(w, next)) {
           a = {a.item, std::move(*rerun), next, std::move(result)};

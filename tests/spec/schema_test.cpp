@@ -212,7 +212,9 @@ TEST(Schema, TopLevelPropertiesAreTheParsersKeys) {
 
 TEST(Schema, RequiredTopLevelKeys) {
   std::set<std::string> required(schema().at("required").begin(), schema().at("required").end());
-  EXPECT_EQ(required, (std::set<std::string>{"name", "dims", "buffers", "dispatch", "reference", "tests"}));
+  EXPECT_EQ(required, (std::set<std::string>{"name", "dims", "buffers", "reference", "tests"}));
+  // A kernel has `dispatch:`, a kernel family `kernels:` and `dispatches:`.
+  EXPECT_EQ(schema().at("anyOf"), json::parse(R"([{"required": ["dispatch"]}, {"required": ["kernels", "dispatches"]}])"));
   // The kernel itself is a `body:`, or a hand-written `source:` with `entries:`: the parser enforces one.
 }
 

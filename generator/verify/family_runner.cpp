@@ -1,0 +1,338 @@
+#include "verify/family_runner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "emit_msl/msl_emitter.h"
+#include "verify/compare.h"
+#include "verify/dispatch_setup.h"
+#include "verify/elements.h"
+#include "verify/guarded_buffer.h"
+#include "verify/inputs.h"
+
+namespace mtlgen::verify {
+
+namespace {
+
+struct FamilyBuffer {
+  const ir::Buffer* decl = nullptr;
+  ir::ScalarType type = ir::ScalarType::f32;
+  std::vector<int64_t> shape;
+  size_t elements = 0;
+  std::unique_ptr<GuardedBuffer> sim;
+  std::vector<uint8_t> initial;                 // inputs and read_write buffers
+  std::vector<std::vector<uint8_t>> snapshots;  // per run, host outputs only
+  // Written by a dispatch and compared: the family's outputs, not its intermediates.
+  bool is_host_output() const { return decl->is_output() && !decl->intermediate; }
+  // Starts each run as "never written": outputs the caller does not initialise, and intermediates.
+  bool starts_poisoned() const { return decl->access == ir::Access::write || decl->intermediate; }
+  size_t bytes() const { return elements * static_cast<size_t>(ir::info(type).size); }
+};
+
+// One dispatch, resolved for the case: the member kernel's variant, dims, parameters and which
+// family buffer each of its buffers is.
+struct PlannedDispatch {
+  const ir::Kernel* kernel = nullptr;
+  const ir::Variant* variant = nullptr;
+  const LoadedModule* module = nullptr;
+  std::map<std::string, int64_t> dims;
+  std::vector<uint8_t> params;
+  std::vector<size_t> buffers;  // family buffer index per member buffer
+  std::string msl;              // the member's .metal, whose lines the simulator reports
+};
+
+class FamilyRun {
+ public:
+  FamilyRun(const CaseRequest& r, const LoadedModule& family, const std::vector<std::unique_ptr<LoadedModule>>& members)
+      : r_(r), family_(family), members_(members), k_(*r.kernel), f_(*k_.family), v_(*r.variant), t_(*r.test) {}
+
+  CaseResult run() {
+    env_ = ir::Kernel::env_for(t_.dims, v_);
+    make_buffers();
+    if (!plan_dispatches()) return finish();
+    for (const auto& run : kRuns) {
+      if (!simulate(run)) break;
+    }
+    if (!simulator_failed_) check_runs();
+    if (result_.status != CaseStatus::error && !simulator_failed_) compare_with_reference();
+    return finish();
+  }
+
+ private:
+  CaseResult finish() {
+    if (!result_.problems.empty() && result_.status == CaseStatus::pass) result_.status = CaseStatus::fail;
+    return std::move(result_);
+  }
+
+  void make_buffers() {
+    uint64_t seed = t_.seed.value_or(k_.tests.seed);
+    for (const auto& decl : k_.buffers) {
+      FamilyBuffer b;
+      b.decl = &decl;
+      b.type = decl.type.resolve(v_.types);
+      b.elements = 1;
+      for (const auto& e : decl.shape) {
+        b.shape.push_back(expr::evaluate(e, env_));
+        b.elements *= static_cast<size_t>(std::max<int64_t>(b.shape.back(), 0));
+      }
+      b.sim = std::make_unique<GuardedBuffer>(decl.name, b.bytes(), ir::info(b.type).size);
+      if (!b.starts_poisoned()) {
+        b.initial.resize(b.bytes());
+        fill_input(k_.input_fill(t_, decl.name), b.type, b.initial.data(), b.elements, buffer_seed(seed, decl.name),
+                   k_.block_of(decl));
+      }
+      buffers_.push_back(std::move(b));
+    }
+  }
+
+  size_t buffer_index(const std::string& name) const {
+    for (size_t i = 0; i < buffers_.size(); ++i) {
+      if (buffers_[i].decl->name == name) return i;
+    }
+    throw std::logic_error("a family dispatch binds an unknown buffer " + name);
+  }
+
+  double scalar_value(const std::string& name) const {
+    if (auto it = t_.scalars.find(name); it != t_.scalars.end()) return it->second;
+    for (const auto& s : k_.scalars) {
+      if (s.name == name) return s.default_value;
+    }
+    return 0;
+  }
+
+  // Resolves every dispatch; false (with an `error` problem) when the case's dims make one invalid.
+  bool plan_dispatches() {
+    for (size_t i = 0; i < f_.dispatches.size(); ++i) {
+      const ir::FamilyDispatch& d = f_.dispatches[i];
+      PlannedDispatch p;
+      p.kernel = &f_.kernel_of(d);
+      p.module = members_[d.member].get();
+      p.variant = &p.kernel->default_variant_for(f_.member_types(d, v_));
+      p.dims = f_.member_dims(d, t_.dims, v_);
+      std::string where = fmt::format("dispatch {} (`{}`)", i + 1, p.kernel->name);
+      std::string problem = p.kernel->dims_violation(p.dims);
+      if (problem.empty()) problem = p.kernel->variant_violation(p.dims, *p.variant);
+      if (!problem.empty()) return plan_error(fmt::format("{} gets dims it does not accept: {}", where, problem));
+      p.params = params_bytes(*p.kernel, p.dims, [&](const std::string& s) {
+        return scalar_value(ir::Family::bound(d.scalars, s));
+      });
+      const expr::Env env = ir::Kernel::env_for(p.dims, *p.variant);
+      for (const auto& mb : p.kernel->buffers) {
+        size_t index = buffer_index(ir::Family::bound(d.buffers, mb.name));
+        int64_t needed = 1;
+        for (const auto& e : mb.shape) needed *= std::max<int64_t>(expr::evaluate(e, env), 0);
+        if (static_cast<size_t>(needed) > buffers_[index].elements) {
+          return plan_error(fmt::format("{} sees the family's `{}` ({} elements) as its `{}` of {} elements: the "
+                                        "family's shape is too small for the dims the dispatch computes",
+                                        where, buffers_[index].decl->name, buffers_[index].elements, mb.name, needed));
+        }
+        p.buffers.push_back(index);
+      }
+      p.msl = emit::msl_source(*p.kernel);
+      planned_.push_back(std::move(p));
+    }
+    return true;
+  }
+
+  bool plan_error(std::string message) {
+    result_.status = CaseStatus::error;
+    result_.problems.push_back({"error", k_.name + ": " + std::move(message)});
+    return false;
+  }
+
+  // All dispatches in order, as one command buffer runs them (each sees the previous one's writes).
+  bool simulate(const RunSpec& run) {
+    for (auto& b : buffers_) {
+      b.sim->place(run.placement);
+      if (b.starts_poisoned()) {
+        auto pattern = output_poison(b.type, run.output_poison);
+        auto* data = static_cast<uint8_t*>(b.sim->data());
+        for (size_t i = 0; i < b.bytes(); ++i) data[i] = pattern[i % pattern.size()];
+      } else {
+        std::memcpy(b.sim->data(), b.initial.data(), b.bytes());
+      }
+    }
+    bool baseline = &run == &kRuns[0];
+    for (const auto& p : planned_) {
+      if (!dispatch(p, run, baseline)) return false;
+    }
+    for (auto& b : buffers_) {
+      if (!b.is_host_output()) continue;
+      auto* data = static_cast<const uint8_t*>(b.sim->data());
+      b.snapshots.emplace_back(data, data + b.bytes());
+    }
+    return true;
+  }
+
+  bool dispatch(const PlannedDispatch& p, const RunSpec& run, bool baseline) {
+    std::vector<void*> slots;
+    for (size_t index : p.buffers) slots.push_back(buffers_[index].sim->data());
+    slots.push_back(const_cast<uint8_t*>(p.params.data()));
+    const expr::Env env = ir::Kernel::env_for(p.dims, *p.variant);
+    auto options = dispatch_options(*p.kernel, *p.variant, env, run, r_.order_seed, r_.workers);
+    auto fn = p.module->thread_fn(*p.variant);
+    p.module->function_constants_fn()(p.kernel->default_constants().data());
+    remember_kernel_code(reinterpret_cast<const void*>(fn));
+    double start = monotonic_seconds();
+    auto result = mtlsim::dispatch(options, fn, slots.data());
+    if (baseline) {
+      result_.sim_seconds += monotonic_seconds() - start;
+      result_.fiber_switches += result.fiber_switches;
+    }
+    for (const auto& issue : result.issues) add_problem(mtlsim::to_string(issue.kind), with_spec_lines(p, issue.message));
+    simulator_failed_ = !result.ok();
+    return result.ok();
+  }
+
+  // "line 36" of a member's .metal becomes "line 36 (specs/x.yaml:120)" where a spec block holds it.
+  static std::string with_spec_lines(const PlannedDispatch& p, const std::string& message) {
+    std::string out;
+    size_t pos = 0;
+    for (size_t at; (at = message.find("line ", pos)) != std::string::npos;) {
+      size_t end = at + 5;
+      while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) ++end;
+      out += message.substr(pos, end - pos);
+      if (end > at + 5) out += spec_line_note(*p.kernel, p.msl, std::stoi(message.substr(at + 5, end - at - 5)));
+      pos = end;
+    }
+    return out + message.substr(pos);
+  }
+
+  void add_problem(std::string checker, std::string message) {
+    for (const auto& p : result_.problems) {
+      if (p.message == message) return;
+    }
+    result_.problems.push_back({std::move(checker), std::move(message)});
+  }
+
+  bool unwritten(const FamilyBuffer& b, size_t i) const {
+    size_t size = static_cast<size_t>(ir::info(b.type).size);
+    return b.decl->access == ir::Access::write && equals_pattern(b.snapshots[0].data() + i * size, output_poison(b.type, 0)) &&
+           equals_pattern(b.snapshots[1].data() + i * size, output_poison(b.type, 1));
+  }
+
+  void check_runs() {
+    for (const auto& b : buffers_) {
+      if (!b.is_host_output()) continue;
+      check_unwritten(b);
+      check_difference(b, 1, "race");
+      check_difference(b, 2, "race");
+      check_difference(b, 3, "uninitialised-threadgroup-memory");
+    }
+  }
+
+  void check_unwritten(const FamilyBuffer& b) {
+    std::vector<std::string> names;
+    size_t count = 0;
+    for (size_t i = 0; i < b.elements; ++i) {
+      if (!unwritten(b, i)) continue;
+      if (count++ < 5) names.push_back(element_name(b.decl->name, b.shape, i));
+    }
+    if (count == 0) return;
+    add_problem("unwritten-output",
+                fmt::format("{}: {} of {} elements of the family's output `{}` were never written by any dispatch: "
+                            "{}{}. Does a grid round down, or a bounds check skip them?",
+                            v_.entry_point, count, b.elements, b.decl->name, fmt::join(names, ", "),
+                            count > names.size() ? ", ..." : ""));
+  }
+
+  void check_difference(const FamilyBuffer& b, size_t run, const char* checker) {
+    size_t size = static_cast<size_t>(ir::info(b.type).size);
+    std::vector<std::string> examples;
+    size_t count = 0;
+    for (size_t i = 0; i < b.elements; ++i) {
+      if (std::memcmp(b.snapshots[0].data() + i * size, b.snapshots[run].data() + i * size, size) == 0 || unwritten(b, i)) {
+        continue;
+      }
+      if (count++ < 3) {
+        examples.push_back(fmt::format("{} = {:.9g} ({}) but {:.9g} ({})", element_name(b.decl->name, b.shape, i),
+                                       load_element(b.type, b.snapshots[0].data(), i), kRuns[0].label,
+                                       load_element(b.type, b.snapshots[run].data(), i), kRuns[run].label));
+      }
+    }
+    if (count == 0) return;
+    bool race = std::string(checker) == "race";
+    add_problem(checker, fmt::format("{}: the family's output `{}` depends on {}: {} elements differ, e.g. {}. {}",
+                                     v_.entry_point, b.decl->name,
+                                     race ? "the order threads run in" : "uninitialised threadgroup memory", count,
+                                     fmt::join(examples, "; "),
+                                     race ? "Verify each kernel of the family on its own (its own spec section and "
+                                            "tests) to find which one races."
+                                          : "Some thread reads threadgroup memory before its threadgroup wrote it."));
+  }
+
+  // The reference sees the family's buffers except its intermediates, in declaration order.
+  void compare_with_reference() {
+    std::vector<std::vector<uint8_t>> ref;
+    std::vector<size_t> index;
+    std::vector<void*> slots;
+    std::vector<uint64_t> elements;
+    for (size_t i = 0; i < buffers_.size(); ++i) {
+      const FamilyBuffer& b = buffers_[i];
+      if (b.decl->intermediate) continue;
+      ref.push_back(b.initial.empty() ? std::vector<uint8_t>(b.bytes()) : b.initial);
+      index.push_back(i);
+      elements.push_back(b.elements);
+    }
+    for (auto& bytes : ref) slots.push_back(bytes.data());
+    std::vector<uint8_t> params = params_bytes(k_, t_.dims, [&](const std::string& s) { return scalar_value(s); });
+    char error[1024] = "";
+    double start = monotonic_seconds();
+    auto fn = family_.reference_fn(reference_symbol(k_, v_));
+    std::vector<double> no_constants;
+    int rc = fn(slots.data(), elements.data(), params.data(), params.data() + 4 * k_.dims.size(), no_constants.data(),
+                error, sizeof error);
+    error[sizeof error - 1] = '\0';
+    if (rc != 0) {
+      result_.status = CaseStatus::error;
+      add_problem("error", fmt::format("the family's reference rejected this case: {}", error));
+      return;
+    }
+    result_.reference_seconds = monotonic_seconds() - start;
+    for (size_t j = 0; j < index.size(); ++j) {
+      const FamilyBuffer& b = buffers_[index[j]];
+      if (!b.is_host_output()) continue;
+      auto tol = tolerance_for(k_, b.decl->name, b.type);
+      auto stats = compare_output(b.decl->name, b.type, b.shape, b.snapshots[0].data(), ref[j].data(), b.elements, tol);
+      if (stats.mismatches || stats.nmse_failed) {
+        add_problem("mismatch", fmt::format("{}: the family's output `{}` differs from the family's reference in {} of {} "
+                                            "elements (max abs {:.3g}, max rel {:.3g}, nmse {:.3g}): {}{}",
+                                            v_.entry_point, b.decl->name, stats.mismatches, stats.elements, stats.max_abs,
+                                            stats.max_rel, stats.nmse, fmt::join(stats.examples, "; "),
+                                            stats.mismatches > stats.examples.size() ? "; ..." : ""));
+      }
+      result_.outputs.push_back(std::move(stats));
+    }
+  }
+
+  const CaseRequest& r_;
+  const LoadedModule& family_;
+  const std::vector<std::unique_ptr<LoadedModule>>& members_;
+  const ir::Kernel& k_;
+  const ir::Family& f_;
+  const ir::Variant& v_;
+  const ir::TestCase& t_;
+  expr::Env env_;
+  std::vector<FamilyBuffer> buffers_;
+  std::vector<PlannedDispatch> planned_;
+  CaseResult result_;
+  bool simulator_failed_ = false;
+};
+
+}  // namespace
+
+CaseResult run_family_case(const CaseRequest& request, const LoadedModule& family,
+                           const std::vector<std::unique_ptr<LoadedModule>>& members) {
+  try {
+    return FamilyRun(request, family, members).run();
+  } catch (const std::exception& e) {
+    CaseResult r;
+    r.status = CaseStatus::error;
+    r.problems.push_back({"error", e.what()});
+    return r;
+  }
+}
+
+}  // namespace mtlgen::verify
