@@ -360,7 +360,7 @@ class Validator {
   void check_fills() {
     const ir::TestCase no_fills;
     for (const auto& b : k_.buffers) {
-      if (b.access == ir::Access::write) continue;
+      if (b.access == ir::Access::write || b.intermediate) continue;  // never filled
       bool default_used = false;
       for (const auto& c : k_.tests.cases) {
         if (!c.inputs.count(b.name)) default_used = true;
@@ -822,7 +822,9 @@ void Validator::check_case(const ir::TestCase& c) {
   for (const auto& entry : c.inputs) {
     const std::string& name = entry.first;
     bool input = std::any_of(k_.buffers.begin(), k_.buffers.end(),
-                             [&](const ir::Buffer& b) { return b.name == name && b.access != ir::Access::write; });
+                             [&](const ir::Buffer& b) {
+                               return b.name == name && b.access != ir::Access::write && !b.intermediate;
+                             });
     if (!input) fail(fmt::format("`{}` is not an input buffer", name), "inputs are buffers with access read or read_write");
   }
   for (const auto& [name, value] : c.scalars) {
