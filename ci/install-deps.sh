@@ -12,6 +12,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libkainjow-mustache-dev
   libboost-context-dev
   libclang-dev libseccomp-dev  # the MSL front end; the verify sandbox
+  libarchive-dev libssl-dev  # `mtlgen package`: the tar.gz, sha256 of every file
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers)

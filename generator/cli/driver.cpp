@@ -159,6 +159,52 @@ int run_generate(const std::vector<std::string>& inputs, const fs::path& out_dir
 
 namespace {
 
+// doctor.sh is a program: mode 0755 in the tree as in the archive. write_outputs refused any
+// symbolic link on the way, so this changes the file it wrote.
+void mark_executable(const package::Package& pkg, const fs::path& out_dir) {
+  for (const auto& path : pkg.executables) {
+    const fs::perms exec = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                           fs::perms::others_read | fs::perms::others_exec;
+    fs::path file = out_dir / pkg.root / path;
+    if ((fs::status(file).permissions() & fs::perms::mask) != exec) fs::permissions(file, exec, fs::perm_options::replace);
+  }
+}
+
+}  // namespace
+
+int run_package(const PackageOptions& options, std::ostream& out, std::ostream& err) {
+  std::string problem = options.out_dir.empty() ? "-o needs a directory, not an empty string"
+                                                : package::name_problem(options.package.name);
+  if (problem.empty()) problem = package::version_problem(options.package.version);
+  if (!problem.empty()) {
+    fmt::print(err, "mtlgen package: error: {}\n", problem);
+    return kUsage;
+  }
+  support::Diagnostics diags;
+  auto kernels = load_specs(collect_specs(options.inputs, diags), diags);
+  if (int rc = report(diags, err); rc != kOk) return rc;
+  if (std::all_of(kernels.begin(), kernels.end(), [](const ir::Kernel& k) { return k.is_source(); })) {
+    fmt::print(err, "mtlgen package: error: no kernel to package\n  hint: a package compiles the MSL mtlgen "
+               "writes; hand-written kernels (`source:`) ship their own .metal\n");
+    return kSpecErrors;
+  }
+  package::Package pkg = package::build(kernels, generate(kernels), options.package);
+  try {
+    auto stats = support::write_outputs(package::outputs(pkg), options.out_dir);
+    mark_executable(pkg, options.out_dir);
+    if (!options.quiet) {
+      fmt::print(out, "mtlgen: {} kernels -> {}/{}/ and {}: {} files written, {} unchanged\n", kernels.size(),
+                 options.out_dir.generic_string(), pkg.root, pkg.archive_name, stats.written, stats.unchanged);
+    }
+  } catch (const fs::filesystem_error& e) {
+    fmt::print(err, "{}: error: {}\n", e.path1().generic_string(), e.what());
+    return kIoError;
+  }
+  return kOk;
+}
+
+namespace {
+
 // Every skeleton that would replace different bytes is named before anything is written.
 bool would_overwrite(const support::OutputSet& files, const fs::path& out_dir, std::ostream& err) {
   bool refused = false;

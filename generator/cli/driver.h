@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/kernel.h"
+#include "package/package.h"
 #include "support/diagnostics.h"
 #include "support/output_set.h"
 
@@ -55,5 +56,15 @@ int run_import(const ImportOptions& options, std::ostream& out, std::ostream& er
 
 int run_generate(const std::vector<std::string>& inputs, const std::filesystem::path& out_dir, bool quiet,
                  std::ostream& out, std::ostream& err);
+
+// `mtlgen package`: generates as `generate` does, then writes the package tree `<name>-<version>/`
+// and `<name>-<version>-metal.tar.gz` into `out_dir` (generator/package).
+struct PackageOptions {
+  std::vector<std::string> inputs;
+  std::filesystem::path out_dir;
+  package::Options package;
+  bool quiet = false;
+};
+int run_package(const PackageOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace mtlgen::driver

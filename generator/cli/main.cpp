@@ -94,6 +94,21 @@ int main(int argc, char** argv) {
   generate->add_option("-o,--out", out_dir, "Output directory (only files inside it are written)")->required();
   generate->add_flag("-q,--quiet", quiet, "Print nothing on success");
 
+  driver::PackageOptions po;
+  std::string ci = "github";
+  auto* package_cmd = app.add_subcommand(
+      "package",
+      "Write <name>-<version>/ and a byte-identical <name>-<version>-metal.tar.gz: the generated files, "
+      "CMakeLists.txt and Makefile for macOS, doctor.sh, a CI job and manifest.json with sha256 of every file");
+  package_cmd->add_option("specs", po.inputs, "Spec files or directories of *.yaml")->required();
+  package_cmd->add_option("-o,--out", po.out_dir, "Output directory (only files inside it are written)")->required();
+  package_cmd->add_option("--name", po.package.name, "Package name (default mtlgen_kernels)");
+  package_cmd->add_option("--version", po.package.version, "Package version (default 0.1.0)");
+  package_cmd->add_option("--ci", ci, "CI job for a macOS runner: github (.github/workflows/metal.yml, default), "
+                                      "gitlab (.gitlab-ci.yml) or none")
+      ->check(CLI::IsMember({"github", "gitlab", "none"}));
+  package_cmd->add_flag("-q,--quiet", po.quiet, "Print nothing on success");
+
   auto* check = app.add_subcommand("check", "Validate specs without writing anything");
   check->add_option("specs", inputs, "Spec files or directories of *.yaml")->required();
 
@@ -143,6 +158,10 @@ int main(int argc, char** argv) {
   }
   if (*generate) return driver::run_generate(inputs, out_dir, quiet, std::cout, std::cerr);
   if (*check) return driver::run_check(inputs, std::cout, std::cerr);
+  if (*package_cmd) {
+    po.package.ci = ci == "gitlab" ? package::Ci::gitlab : ci == "none" ? package::Ci::none : package::Ci::github;
+    return driver::run_package(po, std::cout, std::cerr);
+  }
   if (*import_cmd) {
     io.include_dirs.assign(include_dirs.begin(), include_dirs.end());
     return driver::run_import(io, std::cout, std::cerr);
