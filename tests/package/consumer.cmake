@@ -1,0 +1,50 @@
+# package.consumer_project: `cmake --install` mtlgen into a prefix, then build
+# tests/package/consumer (find_package(mtlgen) + mtlgen_add_kernels(... VERIFY)) against it; run its
+# test on the generated reference; rebuild with nothing changed (nothing runs); change the spec and
+# rebuild (regenerated, reverified, the test sees the new reference).
+# cmake -DMTLGEN_BUILD=<build dir> -DSOURCE=<tests/package/consumer> -DWORK=<scratch> -DCXX=<c++> -P consumer.cmake
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}")
+  endif()
+  set(out "${out}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE_RECURSE "${WORK}")
+run(${CMAKE_COMMAND} --install "${MTLGEN_BUILD}" --prefix "${WORK}/prefix")
+foreach(installed bin/mtlgen lib/cmake/mtlgen/mtlgenConfig.cmake lib/cmake/mtlgen/mtlgenAddKernels.cmake)
+  if(NOT EXISTS "${WORK}/prefix/${installed}")
+    message(FATAL_ERROR "cmake --install did not install ${installed}")
+  endif()
+endforeach()
+file(COPY "${SOURCE}/" DESTINATION "${WORK}/src")
+set(ENV{MTLGEN_CACHE_DIR} "${WORK}/cache")
+run(${CMAKE_COMMAND} -S "${WORK}/src" -B "${WORK}/b" -G Ninja "-DCMAKE_PREFIX_PATH=${WORK}/prefix"
+    "-DCMAKE_CXX_COMPILER=${CXX}" -DCONSUMER_VERIFY=ON)
+run(${CMAKE_COMMAND} --build "${WORK}/b")
+if(NOT out MATCHES "mtlgen verify")
+  message(FATAL_ERROR "the first build did not verify:\n${out}")
+endif()
+run("${WORK}/b/consumer_test")
+if(NOT out STREQUAL "2 4 6\n")
+  message(FATAL_ERROR "consumer_test printed `${out}`")
+endif()
+
+run(${CMAKE_COMMAND} --build "${WORK}/b")
+if(NOT out MATCHES "no work to do")
+  message(FATAL_ERROR "a rebuild with nothing changed did work:\n${out}")
+endif()
+
+file(READ "${WORK}/src/specs/scale.yaml" spec)
+string(REPLACE "* 2.0f" "* 3.0f" spec "${spec}")
+file(WRITE "${WORK}/src/specs/scale.yaml" "${spec}")
+run(${CMAKE_COMMAND} --build "${WORK}/b")
+if(NOT out MATCHES "mtlgen generate" OR NOT out MATCHES "mtlgen verify")
+  message(FATAL_ERROR "changing the spec did not regenerate and reverify:\n${out}")
+endif()
+execute_process(COMMAND "${WORK}/b/consumer_test" OUTPUT_VARIABLE out)
+if(NOT out STREQUAL "3 6 9\n")
+  message(FATAL_ERROR "after the spec change consumer_test printed `${out}`, not the new reference's 3 6 9")
+endif()
+message(STATUS "consumer project: built, verified, regenerated on a spec change")
