@@ -17,10 +17,12 @@ const std::vector<Emitter>& all_emitters() {
       {"types", "host-side kernel description shared by reference, glue and simulator", emit_types, emit_host_support,
        true, true},
       {"reference", "serial C++ reference implementation", emit_reference, nullptr, true, true},
-      {"objc", "Objective-C++ pipelines and typed encode calls, with a plain C++ facade", emit_objc, emit_objc_support},
+      {"objc", "Objective-C++ pipelines and typed encode calls, with a plain C++ facade", emit_objc, emit_objc_support,
+       false, true},
       {"harness", "Objective-C++ timing and autotune programs, and the CMake build for macOS", emit_harness,
-       emit_harness_support},
-      {"manifest", "manifest.json describing every kernel, variant and generated file", emit_manifest_kernel, emit_manifest},
+       emit_harness_support, false, true},
+      {"manifest", "manifest.json describing every kernel, variant and generated file", emit_manifest_kernel, emit_manifest,
+       false, true},
   };
   return emitters;
 }

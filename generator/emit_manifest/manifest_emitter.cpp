@@ -59,11 +59,12 @@ class ManifestWriter {
                      {"threads_per_threadgroup", sources(k_.dispatch.threads_per_threadgroup)}};
     j["variants"] = variants();
     j["cost"] = cost();
+    if (!k_.family_name.empty()) j["family"] = k_.family_name;
     j["files"] = files_;
     return j;
   }
 
- private:
+  // The sections, also those a family's entry shares with a kernel's.
   Json type_params() const {
     Json list = Json::array();
     for (const auto& t : k_.type_params) {
@@ -199,7 +200,92 @@ class ManifestWriter {
             {"flops", formula(k_.cost.flops)}};
   }
 
+
+ private:
   const ir::Kernel& k_;
+  const std::vector<std::string>& files_;
+};
+
+// A kernel family: its own dims, buffers (intermediates with their shapes) and variants, then its
+// kernels in dispatch order with every binding of each dispatch. The kernels themselves are listed
+// as kernels of their own, each naming the family.
+class FamilyManifestWriter {
+ public:
+  FamilyManifestWriter(const ir::Kernel& k, const std::vector<std::string>& files) : k_(k), f_(*k.family), files_(files) {}
+
+  Json run() const {
+    Json j;
+    j["name"] = k_.name;
+    j["summary"] = k_.summary;
+    j["spec"] = {{"path", k_.spec_path}, {"hash", k_.spec_hash}};
+    j["msl_version"] = k_.msl_version;
+    j["type_params"] = ManifestWriter(k_, files_).type_params();
+    j["dims"] = ManifestWriter(k_, files_).dims();
+    j["preconditions"] = ManifestWriter(k_, files_).preconditions();
+    j["buffers"] = buffers();
+    j["scalars"] = ManifestWriter(k_, files_).scalars();
+    j["kernels"] = kernels();
+    j["dispatches"] = dispatches();
+    j["variants"] = variants();
+    j["cost"] = ManifestWriter(k_, files_).cost();
+    j["files"] = files_;
+    return j;
+  }
+
+ private:
+  // Intermediates are GPU-only scratch the dispatches write and read; their shapes size them.
+  Json buffers() const {
+    Json list = Json::array();
+    for (const auto& b : k_.buffers) {
+      Json item = {{"name", b.name}, {"type", spec_type(b.type)}, {"shape", sources(b.shape)}};
+      if (b.intermediate) {
+        item["intermediate"] = true;
+      } else {
+        item["access"] = ir::to_string(b.access);
+      }
+      item["host_visible"] = b.host_visible;
+      item["doc"] = b.doc;
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  Json kernels() const {
+    Json list = Json::array();
+    for (const auto& d : f_.dispatches) list.push_back(d.kernel);
+    return list;
+  }
+
+  // Each dispatch's member names bound to the family's: dims to expressions of the family's dims.
+  Json dispatches() const {
+    Json list = Json::array();
+    for (const auto& d : f_.dispatches) {
+      Json dims = Json::object(), buffers = Json::object(), scalars = Json::object(), types = Json::object();
+      for (const auto& b : d.dims) dims[b.member] = expr::to_source(b.value);
+      for (const auto& b : d.buffers) buffers[b.member] = b.family;
+      for (const auto& b : d.scalars) scalars[b.member] = b.family;
+      for (const auto& b : d.types) types[b.member] = b.family;
+      list.push_back({{"kernel", d.kernel}, {"dims", dims}, {"buffers", buffers}, {"scalars", scalars}, {"types", types}});
+    }
+    return list;
+  }
+
+  // One per type choice, with the variant each dispatch runs at its kernel's default tuning.
+  Json variants() const {
+    Json list = Json::array();
+    for (const auto& v : k_.variants) {
+      Json types = Json::object(), entry_points = Json::array();
+      for (const auto& t : k_.type_params) types[t.name] = ir::info(v.types.at(t.name)).spec_name;
+      for (const auto& d : f_.dispatches) {
+        entry_points.push_back(f_.kernel_of(d).default_variant_for(f_.member_types(d, v)).entry_point);
+      }
+      list.push_back({{"types", types}, {"default_entry_points", entry_points}});
+    }
+    return list;
+  }
+
+  const ir::Kernel& k_;
+  const ir::Family& f_;
   const std::vector<std::string>& files_;
 };
 
@@ -222,7 +308,9 @@ GeneratedFiles generated_files(const std::vector<ir::Kernel>& kernels) {
   files.library = paths(library);
   for (const auto& k : kernels) {
     support::OutputSet own;
-    for (const auto& e : all_emitters()) e.emit_kernel(k, own);
+    for (const auto& e : all_emitters()) {
+      if ((e.hand_written_kernels || !k.is_source()) && (e.families || !k.is_family())) e.emit_kernel(k, own);
+    }
     files.per_kernel[k.name] = paths(own);
   }
   return files;
@@ -235,7 +323,15 @@ std::string manifest_json(const std::vector<ir::Kernel>& kernels, const Generate
   j["mtlgen_version"] = kVersion;
   j["library_files"] = files.library;
   j["kernels"] = Json::array();
-  for (const auto& k : kernels) j["kernels"].push_back(ManifestWriter(k, files.per_kernel.at(k.name)).run());
+  j["families"] = Json::array();
+  for (const auto& k : kernels) {
+    const auto& own = files.per_kernel.at(k.name);
+    if (k.is_family()) {
+      j["families"].push_back(FamilyManifestWriter(k, own).run());
+    } else {
+      j["kernels"].push_back(ManifestWriter(k, own).run());
+    }
+  }
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 // The manifest backend: one manifest.json for the whole library, describing every kernel as the
 // validated IR sees it (dims, constraints, buffers, binding table, dispatch, variants, cost) and
-// the files generated for it, for tools that drive the kernels without parsing C++ or YAML.
+// the files generated for it, for tools that drive the kernels without parsing C++ or YAML; and
+// every kernel family: its buffers (intermediates with their shapes), its kernels in dispatch
+// order and each dispatch's bindings to the family's dims, buffers, scalars and types.
 // Built with nlohmann::ordered_json: keys keep the order written here, output is deterministic.
 #include <map>
 #include <string>

@@ -205,24 +205,29 @@ class HarnessWriter {
   const std::string class_name_;
 };
 
+// Kernels get a metallib entry and their programs; families only their glue and reference.
 TemplateData build_data(const std::vector<ir::Kernel>& kernels) {
-  TemplateData list{TemplateData::type::list};
+  TemplateData list{TemplateData::type::list}, families{TemplateData::type::list};
   for (const auto& k : kernels) {
     TemplateData item;
     item.set("kernel", k.name);
     item.set("class_name", objc_class_name(k));
     item.set("msl_version", k.msl_version);
-    list.push_back(item);
+    (k.is_family() ? families : list).push_back(item);
   }
   TemplateData d;
   d.set("kernels", list);
+  d.set("families", families);
   d.set("banner", hash_comments(library_banner("CMakeLists.txt")));
   return d;
 }
 
 }  // namespace
 
-void emit_harness(const ir::Kernel& kernel, support::OutputSet& out) { HarnessWriter(kernel).run(out); }
+// A family is timed and tuned through its kernels' programs; it has none of its own.
+void emit_harness(const ir::Kernel& kernel, support::OutputSet& out) {
+  if (!kernel.is_family()) HarnessWriter(kernel).run(out);
+}
 
 void emit_harness_support(const std::vector<ir::Kernel>& kernels, support::OutputSet& out) {
   for (const char* name : {"mtlgen_harness.h", "mtlgen_harness.mm"}) {

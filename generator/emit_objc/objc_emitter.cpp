@@ -8,6 +8,7 @@
 
 #include "emit_common/cpp_text.h"
 #include "emit_common/emitter.h"
+#include "emit_objc/family_glue.h"
 #include "emit_objc/objc_text.h"
 
 namespace mtlgen::emit {
@@ -154,27 +155,13 @@ class ObjcWriter {
     return parts.empty() ? "\"the only variant\"" : fmt::format("{}", fmt::join(parts, " + \", \" + "));
   }
 
-  static std::string element_size(const ir::TypeRef& t) {
-    return t.concrete ? std::to_string(ir::info(*t.concrete).size) : fmt::format("mtlgen::dtype_size(types.{})", t.param);
-  }
-
-  static std::string type_name(const ir::TypeRef& t) { return t.concrete ? ir::info(*t.concrete).spec_name : t.param; }
-
-  // "T[rows, n], read" and, for Private storage, ", GPU-only".
-  static std::string describe(const ir::Buffer& b) {
-    std::vector<std::string> axes;
-    for (const auto& e : b.shape) axes.push_back(expr::to_source(e));
-    return fmt::format("{}[{}], {}{}", type_name(b.type), fmt::join(axes, ", "), ir::to_string(b.access),
-                       b.host_visible ? "" : ", GPU-only");
-  }
-
   TemplateData buffer_docs() const {
     TemplateData list{TemplateData::type::list};
     for (const auto& b : k_.buffers) {
       TemplateData item;
       item.set("name", b.name);
       item.set("label", lower_camel(b.name));
-      item.set("describe", describe(b));
+      item.set("describe", describe_buffer(b));
       item.set("storage", b.host_visible ? "Shared" : "Private");
       item.set("host_visible", b.host_visible ? "YES" : "NO");
       item.set("element_size", element_size(b.type));
@@ -291,19 +278,29 @@ class KernelLibraryWriter {
  public:
   explicit KernelLibraryWriter(const std::vector<ir::Kernel>& kernels) : kernels_(kernels) {}
 
+  // Kernels in library order (each with its own .metal), then the families built from them.
   TemplateData data() const {
     TemplateData d;
-    TemplateData list{TemplateData::type::list};
-    std::vector<std::string> names, entry_points;
-    for (size_t i = 0; i < kernels_.size(); ++i) {
-      list.push_back(kernel(kernels_[i], i));
-      names.push_back(kernels_[i].name);
-      for (const auto& v : kernels_[i].variants) entry_points.push_back(v.entry_point);
+    TemplateData list{TemplateData::type::list}, families{TemplateData::type::list};
+    std::vector<std::string> names, family_names, entry_points;
+    size_t index = 0;
+    for (const auto& k : kernels_) {
+      if (k.is_family()) {
+        families.push_back(family_library_item(k));
+        family_names.push_back(k.name);
+        continue;
+      }
+      list.push_back(kernel(k, index++));
+      names.push_back(k.name);
+      for (const auto& v : k.variants) entry_points.push_back(v.entry_point);
     }
     d.set("kernels", list);
-    d.set("kernel_count", std::to_string(kernels_.size()));
-    d.set("kernel_plural", kernels_.size() == 1 ? "" : "s");
+    d.set("kernel_count", std::to_string(names.size()));
+    d.set("kernel_plural", names.size() == 1 ? "" : "s");
     d.set("kernel_names", fmt::format("{}", fmt::join(names, ", ")));
+    d.set("families", families);
+    d.set("has_families", !family_names.empty());
+    d.set("family_names", fmt::format("{}", fmt::join(family_names, ", ")));
     d.set("entry_points", support::string_list(entry_points));
     return d;
   }
@@ -335,7 +332,13 @@ class KernelLibraryWriter {
 
 std::string objc_class_name(const ir::Kernel& kernel) { return "MTG" + camel_case(kernel.name); }
 
-void emit_objc(const ir::Kernel& kernel, support::OutputSet& out) { ObjcWriter(kernel).run(out); }
+void emit_objc(const ir::Kernel& kernel, support::OutputSet& out) {
+  if (kernel.is_family()) {
+    emit_family_objc(kernel, out);
+  } else {
+    ObjcWriter(kernel).run(out);
+  }
+}
 
 void emit_objc_support(const std::vector<ir::Kernel>& kernels, support::OutputSet& out) {
   for (const char* name : {"mtlgen_objc.h", "mtlgen_metal.h", "mtlgen_runtime.h", "mtlgen_runtime.mm",

@@ -1,5 +1,7 @@
 #include "emit_objc/objc_text.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 
 #include "emit_common/emitter.h"
@@ -24,6 +26,18 @@ std::string lower_camel(const std::string& snake) {
   std::string s = camel_case(snake);
   if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
   return s;
+}
+
+std::string element_size(const ir::TypeRef& t, const std::string& types) {
+  return t.concrete ? std::to_string(ir::info(*t.concrete).size) : fmt::format("mtlgen::dtype_size({}.{})", types, t.param);
+}
+
+std::string describe_buffer(const ir::Buffer& b) {
+  std::vector<std::string> axes;
+  for (const auto& e : b.shape) axes.push_back(expr::to_source(e));
+  const std::string type = b.type.concrete ? ir::info(*b.type.concrete).spec_name : b.type.param;
+  if (b.intermediate) return fmt::format("{}[{}], intermediate", type, fmt::join(axes, ", "));
+  return fmt::format("{}[{}], {}{}", type, fmt::join(axes, ", "), ir::to_string(b.access), b.host_visible ? "" : ", GPU-only");
 }
 
 std::string hash_comments(const std::string& slash_comments) {

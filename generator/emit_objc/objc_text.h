@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/kernel.h"
 #include "support/templates.h"
 
 namespace mtlgen::emit {
@@ -20,6 +21,13 @@ support::TemplateData aligned(size_t colon_column, const std::vector<SelectorPar
 
 // rms_norm -> rmsNorm: how Objective-C spells a parameter named after a spec entity.
 std::string lower_camel(const std::string& snake);
+
+// The byte size of an element of `t` in glue code: a number, or `mtlgen::dtype_size(<types>.T)`
+// for a type parameter, read from the Types value named `types`.
+std::string element_size(const ir::TypeRef& t, const std::string& types = "types");
+
+// "T[rows, n], read" and, for Private storage, ", GPU-only": a buffer as the glue's comments show it.
+std::string describe_buffer(const ir::Buffer& b);
 
 // `// a` comment lines as `# a`, for files in languages that comment with #.
 std::string hash_comments(const std::string& slash_comments);

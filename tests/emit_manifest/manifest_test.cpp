@@ -39,10 +39,12 @@ TEST(Manifest, ListsExactlyTheFilesGenerationWrites) {
   auto kernels = load({"specs", "tests/emit_objc/in"});
   Json m = manifest_of(kernels);
   std::vector<std::string> listed = m["library_files"].get<std::vector<std::string>>();
-  for (const auto& k : m["kernels"]) {
-    for (const auto& f : k["files"]) {
-      EXPECT_EQ(f.get<std::string>().rfind(k["name"].get<std::string>() + "/", 0), 0u) << f;
-      listed.push_back(f.get<std::string>());
+  for (const char* section : {"kernels", "families"}) {
+    for (const auto& k : m[section]) {
+      for (const auto& f : k["files"]) {
+        EXPECT_EQ(f.get<std::string>().rfind(k["name"].get<std::string>() + "/", 0), 0u) << f;
+        listed.push_back(f.get<std::string>());
+      }
     }
   }
   std::sort(listed.begin(), listed.end());
@@ -53,8 +55,10 @@ TEST(Manifest, ListsExactlyTheFilesGenerationWrites) {
 }
 
 TEST(Manifest, MirrorsVariantsAndBindingTable) {
-  auto kernels = load({"specs", "tests/emit_objc/in"});
-  Json m = manifest_of(kernels);
+  auto all = load({"specs", "tests/emit_objc/in"});
+  Json m = manifest_of(all);
+  std::vector<ir::Kernel> kernels;
+  std::copy_if(all.begin(), all.end(), std::back_inserter(kernels), [](const ir::Kernel& k) { return !k.is_family(); });
   ASSERT_EQ(m["kernels"].size(), kernels.size());
   for (size_t i = 0; i < kernels.size(); ++i) {
     const auto& k = kernels[i];
@@ -84,6 +88,28 @@ TEST(Manifest, MirrorsVariantsAndBindingTable) {
       EXPECT_EQ(j["preconditions"][p]["per_variant"], k.preconditions[p].per_variant);
     }
   }
+}
+
+// A family: its kernels in dispatch order, each dispatch's bindings, intermediates with their
+// shapes; its kernels listed as kernels naming it.
+TEST(Manifest, ListsFamiliesWithTheirDispatchesAndIntermediates) {
+  Json m = manifest_of(load({"tests/emit_objc/in/glue_family.yaml"}));
+  ASSERT_EQ(m["families"].size(), 1u);
+  const Json& f = m["families"][0];
+  EXPECT_EQ(f["name"], "glue_family");
+  EXPECT_EQ(f["spec"]["path"], "tests/emit_objc/in/glue_family.yaml");
+  EXPECT_EQ(f["kernels"], Json::array({"chunk_sum", "combine", "normalize"}));
+  EXPECT_EQ(f["dispatches"][0]["dims"]["chunks"], "ceil_div(n, 256)");
+  EXPECT_EQ(f["dispatches"][0]["buffers"]["sums"], "partial");
+  EXPECT_EQ(f["dispatches"][1]["types"]["Acc"], "float");
+  EXPECT_EQ(f["dispatches"][2]["scalars"]["eps"], "epsilon");
+  EXPECT_EQ(f["buffers"][1]["name"], "partial");
+  EXPECT_EQ(f["buffers"][1]["intermediate"], true);
+  EXPECT_EQ(f["buffers"][1]["shape"], Json::array({"rows", "ceil_div(n, 256)"}));
+  EXPECT_FALSE(f["buffers"][0].contains("intermediate"));
+  ASSERT_EQ(m["kernels"].size(), 3u);
+  for (const auto& k : m["kernels"]) EXPECT_EQ(k["family"], "glue_family");
+  EXPECT_FALSE(manifest_of(load({"specs/rms_norm.yaml"}))["kernels"][0].contains("family"));
 }
 
 TEST(Manifest, MarksPreconditionsThatHoldPerVariant) {

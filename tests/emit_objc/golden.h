@@ -78,12 +78,17 @@ inline const emit::Emitter& registered(const std::string& name) {
   throw std::logic_error("no emitter named " + name);
 }
 
-// What one registered emitter writes for `kernels`: each kernel's files, then the library's.
+// What one registered emitter writes for `kernels`, given those generate_all gives it (kernel
+// families only to emitters that take them): each kernel's files, then the library's.
 inline support::OutputSet run_emitter(const std::string& name, const std::vector<ir::Kernel>& kernels) {
   const emit::Emitter& e = registered(name);
+  std::vector<ir::Kernel> mine;
+  for (const auto& k : kernels) {
+    if ((e.hand_written_kernels || !k.is_source()) && (e.families || !k.is_family())) mine.push_back(k);
+  }
   support::OutputSet out;
-  for (const auto& k : kernels) e.emit_kernel(k, out);
-  if (e.emit_library) e.emit_library(kernels, out);
+  for (const auto& k : mine) e.emit_kernel(k, out);
+  if (e.emit_library) e.emit_library(mine, out);
   return out;
 }
 

@@ -31,6 +31,7 @@ std::vector<Glue> all_glue() {
   std::vector<std::string> specs = snapshot_specs("tests/emit_objc/in");
   specs.push_back("specs/rms_norm.yaml");  // type parameters, tunables, threadgroup memory
   for (auto& k : load(specs)) {
+    if (k.is_family()) continue;  // family_glue_test.cpp
     support::OutputSet out;
     emit::emit_objc(k, out);
     const std::string dir = k.name + "/", cls = emit::objc_class_name(k);
@@ -160,11 +161,16 @@ TEST(ObjcEmitter, KernelLibraryOwnsEveryKernelAndListsEveryEntryPoint) {
   emit::emit_objc_support(kernels, out);
   const std::string& header = out.files().at("support/MTGKernelLibrary.h");
   const std::string& mm = out.files().at("support/MTGKernelLibrary.mm");
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    const std::string cls = emit::objc_class_name(kernels[i]);
-    EXPECT_EQ(count(header, fmt::format("@property (readonly) {}* {};", cls, lower_camel(kernels[i].name))), 1u);
-    EXPECT_EQ(count(mm, fmt::format("[[{} alloc] initWithLibrary:libraries[{}]", cls, i)), 1u) << cls;
-    for (const auto& v : kernels[i].variants) EXPECT_EQ(count(mm, "@\"" + v.entry_point + "\","), 1u) << v.entry_point;
+  size_t index = 0;  // among the kernels with a .metal: families have none
+  for (const auto& k : kernels) {
+    const std::string cls = emit::objc_class_name(k);
+    EXPECT_EQ(count(header, fmt::format("@property (readonly) {}* {};", cls, lower_camel(k.name))), 1u);
+    if (k.is_family()) {
+      EXPECT_EQ(count(mm, fmt::format("[[{} alloc] initWith{}:_", cls, emit::camel_case(k.family->kernels[0].name))), 1u);
+      continue;
+    }
+    EXPECT_EQ(count(mm, fmt::format("[[{} alloc] initWithLibrary:libraries[{}]", cls, index++)), 1u) << cls;
+    for (const auto& v : k.variants) EXPECT_EQ(count(mm, "@\"" + v.entry_point + "\","), 1u) << v.entry_point;
   }
 }
 

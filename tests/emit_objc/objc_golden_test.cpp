@@ -9,15 +9,16 @@ namespace {
 
 class ObjcGolden : public ::testing::TestWithParam<std::string> {};
 
+// A family's spec loads as its kernels, then the family: one snapshot holds all their files.
 TEST_P(ObjcGolden, MatchesSnapshot) {
   auto kernels = load({GetParam()});
-  ASSERT_EQ(kernels.size(), 1u);
+  ASSERT_FALSE(kernels.empty());
   expect_matches_golden(run_emitter("objc", kernels), fs::path("tests/emit_objc/golden") / stem(GetParam()));
 }
 
 TEST_P(ObjcGolden, HarnessMatchesSnapshot) {
   auto kernels = load({GetParam()});
-  ASSERT_EQ(kernels.size(), 1u);
+  ASSERT_FALSE(kernels.empty());
   expect_matches_golden(run_emitter("harness", kernels), fs::path("tests/emit_objc/golden_harness") / stem(GetParam()));
 }
 

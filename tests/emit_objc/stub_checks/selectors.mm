@@ -29,6 +29,20 @@ void Encode(id<MTLLibrary> library, id<MTLComputeCommandEncoder> encoder, id<MTL
 #else
   [encoder dispatchThreadgroups:MTLSizeMake(1, 1, 1) threadsPerThreadgroup:MTLSizeMake(threads, 1, 1)];
 #endif
+  // Kernel families: barriers between dependent dispatches of a concurrent encoder.
+#if defined(MTG_MISSPELL_DISPATCH_TYPE)
+  if (encoder.dispatchType == MTLDispatchTypeConcurent) {
+#else
+  if (encoder.dispatchType == MTLDispatchTypeConcurrent) {
+#endif
+    const id<MTLResource> resources[] = {buffer};
+#if defined(MTG_MISSPELL_BARRIER)
+    [encoder memoryBarrierWithResource:resources count:1];
+#else
+    [encoder memoryBarrierWithResources:resources count:1];
+#endif
+    [encoder memoryBarrierWithScope:MTLBarrierScopeBuffers];
+  }
 }
 
 // The runtime's Apple API: command buffers, timing, library loading, capture, Foundation.
@@ -44,6 +58,8 @@ BOOL Run(id<MTLDevice> device, id<MTLCommandQueue> queue, NSString* path) {
   id<MTLLibrary> library = [device newLibraryWithSource:@"" options:options error:&error];
   if (library == nil || library.functionNames.count == 0) return NO;
   id<MTLCommandBuffer> commandBuffer = [queue commandBuffer];
+  id<MTLComputeCommandEncoder> concurrent = [commandBuffer computeCommandEncoderWithDispatchType:MTLDispatchTypeConcurrent];
+  [concurrent endEncoding];
   [commandBuffer commit];
   [commandBuffer waitUntilCompleted];
 #if defined(MTG_MISSPELL_STATUS)

@@ -149,6 +149,18 @@ id<MTLDevice> _Nullable MTLCreateSystemDefaultDevice(void);
 @end
 
 // MTLCommandEncoder.h, MTLComputeCommandEncoder.h
+typedef NS_OPTIONS(NSUInteger, MTLBarrierScope) {
+  MTLBarrierScopeBuffers = 1 << 0,
+  MTLBarrierScopeTextures = 1 << 1,
+  MTLBarrierScopeRenderTargets = 1 << 2,
+};
+
+// MTLCommandBuffer.h
+typedef NS_ENUM(NSUInteger, MTLDispatchType) {
+  MTLDispatchTypeSerial,
+  MTLDispatchTypeConcurrent,
+};
+
 @protocol MTLCommandEncoder <NSObject>
 @property (readonly) id<MTLDevice> device;
 @property (nullable, copy, atomic) NSString* label;
@@ -159,6 +171,7 @@ id<MTLDevice> _Nullable MTLCreateSystemDefaultDevice(void);
 @end
 
 @protocol MTLComputeCommandEncoder <MTLCommandEncoder>
+@property (readonly) MTLDispatchType dispatchType;
 - (void)setComputePipelineState:(id<MTLComputePipelineState>)state;
 - (void)setBytes:(const void*)bytes length:(NSUInteger)length atIndex:(NSUInteger)index;
 - (void)setBuffer:(nullable id<MTLBuffer>)buffer offset:(NSUInteger)offset atIndex:(NSUInteger)index;
@@ -166,6 +179,8 @@ id<MTLDevice> _Nullable MTLCreateSystemDefaultDevice(void);
 - (void)setThreadgroupMemoryLength:(NSUInteger)length atIndex:(NSUInteger)index;
 - (void)dispatchThreadgroups:(MTLSize)threadgroupsPerGrid threadsPerThreadgroup:(MTLSize)threadsPerThreadgroup;
 - (void)dispatchThreads:(MTLSize)threadsPerGrid threadsPerThreadgroup:(MTLSize)threadsPerThreadgroup;
+- (void)memoryBarrierWithScope:(MTLBarrierScope)scope;
+- (void)memoryBarrierWithResources:(const id<MTLResource> _Nonnull[_Nonnull])resources count:(NSUInteger)count;
 @end
 
 @protocol MTLBlitCommandEncoder <MTLCommandEncoder>
@@ -197,6 +212,7 @@ typedef NS_ENUM(NSUInteger, MTLCommandBufferStatus) {
 - (void)commit;
 - (void)waitUntilCompleted;
 - (nullable id<MTLComputeCommandEncoder>)computeCommandEncoder;
+- (nullable id<MTLComputeCommandEncoder>)computeCommandEncoderWithDispatchType:(MTLDispatchType)dispatchType;
 - (nullable id<MTLBlitCommandEncoder>)blitCommandEncoder;
 @end
 
