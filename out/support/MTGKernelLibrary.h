@@ -11,6 +11,8 @@
 #include "mtlgen_runtime.h"
 #import "../add_rms_norm/MTGAddRmsNorm.h"
 #import "../argmax/MTGArgmax.h"
+#import "../argmax_blocks/MTGArgmaxBlocks.h"
+#import "../argmax_merge/MTGArgmaxMerge.h"
 #import "../kv_cache_update/MTGKvCacheUpdate.h"
 #import "../layer_norm/MTGLayerNorm.h"
 #import "../matvec/MTGMatvec.h"
@@ -20,16 +22,20 @@
 #import "../rms_norm_single_row/MTGRmsNormSingleRow.h"
 #import "../rope/MTGRope.h"
 #import "../sdpa_vector/MTGSdpaVector.h"
-#import "../sdpa_vector_2pass_merge/MTGSdpaVector2passMerge.h"
 #import "../sdpa_vector_2pass_partial/MTGSdpaVector2passPartial.h"
+#import "../sdpa_vector_2pass_merge/MTGSdpaVector2passMerge.h"
 #import "../softmax/MTGSoftmax.h"
 #import "../softmax_online/MTGSoftmaxOnline.h"
 #import "../softmax_single_row/MTGSoftmaxSingleRow.h"
+#import "../argmax_two_stage/MTGArgmaxTwoStage.h"
+#import "../sdpa_vector_2pass/MTGSdpaVector2pass.h"
 
 NS_ASSUME_NONNULL_BEGIN
 
-/// 16 kernels: add_rms_norm, argmax, kv_cache_update, layer_norm, matvec, q8_0_matvec, rms_norm, rms_norm_matvec, rms_norm_single_row, rope, sdpa_vector, sdpa_vector_2pass_merge, sdpa_vector_2pass_partial, softmax, softmax_online, softmax_single_row. Kernels with function constants use the spec's values;
+/// 18 kernels: add_rms_norm, argmax, argmax_blocks, argmax_merge, kv_cache_update, layer_norm, matvec, q8_0_matvec, rms_norm, rms_norm_matvec, rms_norm_single_row, rope, sdpa_vector, sdpa_vector_2pass_partial, sdpa_vector_2pass_merge, softmax, softmax_online, softmax_single_row. Kernels with function constants use the spec's values;
 /// create their classes directly for others. Immutable: share one instance across threads.
+/// Kernel families, whose encode calls record their kernels' dispatches through the objects above
+/// them: argmax_two_stage, sdpa_vector_2pass.
 @interface MTGKernelLibrary : NSObject
 
 /// The entry points of every variant of every kernel.
@@ -61,6 +67,8 @@ NS_ASSUME_NONNULL_BEGIN
 @property (readonly) id<MTLDevice> device;
 @property (readonly) MTGAddRmsNorm* addRmsNorm;
 @property (readonly) MTGArgmax* argmax;
+@property (readonly) MTGArgmaxBlocks* argmaxBlocks;
+@property (readonly) MTGArgmaxMerge* argmaxMerge;
 @property (readonly) MTGKvCacheUpdate* kvCacheUpdate;
 @property (readonly) MTGLayerNorm* layerNorm;
 @property (readonly) MTGMatvec* matvec;
@@ -70,11 +78,13 @@ NS_ASSUME_NONNULL_BEGIN
 @property (readonly) MTGRmsNormSingleRow* rmsNormSingleRow;
 @property (readonly) MTGRope* rope;
 @property (readonly) MTGSdpaVector* sdpaVector;
-@property (readonly) MTGSdpaVector2passMerge* sdpaVector2passMerge;
 @property (readonly) MTGSdpaVector2passPartial* sdpaVector2passPartial;
+@property (readonly) MTGSdpaVector2passMerge* sdpaVector2passMerge;
 @property (readonly) MTGSoftmax* softmax;
 @property (readonly) MTGSoftmaxOnline* softmaxOnline;
 @property (readonly) MTGSoftmaxSingleRow* softmaxSingleRow;
+@property (readonly) MTGArgmaxTwoStage* argmaxTwoStage;
+@property (readonly) MTGSdpaVector2pass* sdpaVector2pass;
 
 @end
 

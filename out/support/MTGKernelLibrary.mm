@@ -17,9 +17,11 @@ struct KernelSource {
   MTLLanguageVersion languageVersion;
 };
 
-constexpr std::array<KernelSource, 16> kKernels = {{
+constexpr std::array<KernelSource, 18> kKernels = {{
     {"add_rms_norm", MTLLanguageVersion3_1},
     {"argmax", MTLLanguageVersion3_1},
+    {"argmax_blocks", MTLLanguageVersion3_1},
+    {"argmax_merge", MTLLanguageVersion3_0},
     {"kv_cache_update", MTLLanguageVersion3_1},
     {"layer_norm", MTLLanguageVersion3_1},
     {"matvec", MTLLanguageVersion3_1},
@@ -29,8 +31,8 @@ constexpr std::array<KernelSource, 16> kKernels = {{
     {"rms_norm_single_row", MTLLanguageVersion3_1},
     {"rope", MTLLanguageVersion3_1},
     {"sdpa_vector", MTLLanguageVersion3_1},
-    {"sdpa_vector_2pass_merge", MTLLanguageVersion3_1},
     {"sdpa_vector_2pass_partial", MTLLanguageVersion3_1},
+    {"sdpa_vector_2pass_merge", MTLLanguageVersion3_1},
     {"softmax", MTLLanguageVersion3_1},
     {"softmax_online", MTLLanguageVersion3_1},
     {"softmax_single_row", MTLLanguageVersion3_1},
@@ -84,6 +86,24 @@ constexpr std::array<KernelSource, 16> kKernels = {{
     @"argmax_bf16_tg256",
     @"argmax_bf16_tg512",
     @"argmax_bf16_tg1024",
+    @"argmax_blocks_f32_tg128",
+    @"argmax_blocks_f32_tg256",
+    @"argmax_blocks_f32_tg512",
+    @"argmax_blocks_f32_tg1024",
+    @"argmax_blocks_f16_tg128",
+    @"argmax_blocks_f16_tg256",
+    @"argmax_blocks_f16_tg512",
+    @"argmax_blocks_f16_tg1024",
+    @"argmax_blocks_bf16_tg128",
+    @"argmax_blocks_bf16_tg256",
+    @"argmax_blocks_bf16_tg512",
+    @"argmax_blocks_bf16_tg1024",
+    @"argmax_merge_tg32",
+    @"argmax_merge_tg64",
+    @"argmax_merge_tg128",
+    @"argmax_merge_tg256",
+    @"argmax_merge_tg512",
+    @"argmax_merge_tg1024",
     @"kv_cache_update_f32_f16_tg32",
     @"kv_cache_update_f32_f16_tg256",
     @"kv_cache_update_f32_f16_tg1024",
@@ -273,24 +293,6 @@ constexpr std::array<KernelSource, 16> kKernels = {{
     @"sdpa_vector_bf16_f16_tg256",
     @"sdpa_vector_bf16_f16_tg512",
     @"sdpa_vector_bf16_f16_tg1024",
-    @"sdpa_vector_2pass_merge_f32_tg32",
-    @"sdpa_vector_2pass_merge_f32_tg64",
-    @"sdpa_vector_2pass_merge_f32_tg128",
-    @"sdpa_vector_2pass_merge_f32_tg256",
-    @"sdpa_vector_2pass_merge_f32_tg512",
-    @"sdpa_vector_2pass_merge_f32_tg1024",
-    @"sdpa_vector_2pass_merge_f16_tg32",
-    @"sdpa_vector_2pass_merge_f16_tg64",
-    @"sdpa_vector_2pass_merge_f16_tg128",
-    @"sdpa_vector_2pass_merge_f16_tg256",
-    @"sdpa_vector_2pass_merge_f16_tg512",
-    @"sdpa_vector_2pass_merge_f16_tg1024",
-    @"sdpa_vector_2pass_merge_bf16_tg32",
-    @"sdpa_vector_2pass_merge_bf16_tg64",
-    @"sdpa_vector_2pass_merge_bf16_tg128",
-    @"sdpa_vector_2pass_merge_bf16_tg256",
-    @"sdpa_vector_2pass_merge_bf16_tg512",
-    @"sdpa_vector_2pass_merge_bf16_tg1024",
     @"sdpa_vector_2pass_partial_f32_bf16_tg32",
     @"sdpa_vector_2pass_partial_f32_bf16_tg64",
     @"sdpa_vector_2pass_partial_f32_bf16_tg128",
@@ -315,6 +317,24 @@ constexpr std::array<KernelSource, 16> kKernels = {{
     @"sdpa_vector_2pass_partial_bf16_f16_tg64",
     @"sdpa_vector_2pass_partial_bf16_f16_tg128",
     @"sdpa_vector_2pass_partial_bf16_f16_tg256",
+    @"sdpa_vector_2pass_merge_f32_tg32",
+    @"sdpa_vector_2pass_merge_f32_tg64",
+    @"sdpa_vector_2pass_merge_f32_tg128",
+    @"sdpa_vector_2pass_merge_f32_tg256",
+    @"sdpa_vector_2pass_merge_f32_tg512",
+    @"sdpa_vector_2pass_merge_f32_tg1024",
+    @"sdpa_vector_2pass_merge_f16_tg32",
+    @"sdpa_vector_2pass_merge_f16_tg64",
+    @"sdpa_vector_2pass_merge_f16_tg128",
+    @"sdpa_vector_2pass_merge_f16_tg256",
+    @"sdpa_vector_2pass_merge_f16_tg512",
+    @"sdpa_vector_2pass_merge_f16_tg1024",
+    @"sdpa_vector_2pass_merge_bf16_tg32",
+    @"sdpa_vector_2pass_merge_bf16_tg64",
+    @"sdpa_vector_2pass_merge_bf16_tg128",
+    @"sdpa_vector_2pass_merge_bf16_tg256",
+    @"sdpa_vector_2pass_merge_bf16_tg512",
+    @"sdpa_vector_2pass_merge_bf16_tg1024",
     @"softmax_f32_tg32",
     @"softmax_f32_tg64",
     @"softmax_f32_tg128",
@@ -435,62 +455,74 @@ constexpr std::array<KernelSource, 16> kKernels = {{
                                    tuningTable:tuningTable
                                          error:error];
   if (_argmax == nil) return nil;
-  _kvCacheUpdate = [[MTGKvCacheUpdate alloc] initWithLibrary:libraries[2]
+  _argmaxBlocks = [[MTGArgmaxBlocks alloc] initWithLibrary:libraries[2]
+                                               tuningTable:tuningTable
+                                                     error:error];
+  if (_argmaxBlocks == nil) return nil;
+  _argmaxMerge = [[MTGArgmaxMerge alloc] initWithLibrary:libraries[3]
+                                             tuningTable:tuningTable
+                                                   error:error];
+  if (_argmaxMerge == nil) return nil;
+  _kvCacheUpdate = [[MTGKvCacheUpdate alloc] initWithLibrary:libraries[4]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_kvCacheUpdate == nil) return nil;
-  _layerNorm = [[MTGLayerNorm alloc] initWithLibrary:libraries[3]
+  _layerNorm = [[MTGLayerNorm alloc] initWithLibrary:libraries[5]
                                          tuningTable:tuningTable
                                                error:error];
   if (_layerNorm == nil) return nil;
-  _matvec = [[MTGMatvec alloc] initWithLibrary:libraries[4]
+  _matvec = [[MTGMatvec alloc] initWithLibrary:libraries[6]
                                    tuningTable:tuningTable
                                          error:error];
   if (_matvec == nil) return nil;
-  _q80Matvec = [[MTGQ80Matvec alloc] initWithLibrary:libraries[5]
+  _q80Matvec = [[MTGQ80Matvec alloc] initWithLibrary:libraries[7]
                                          tuningTable:tuningTable
                                                error:error];
   if (_q80Matvec == nil) return nil;
-  _rmsNorm = [[MTGRmsNorm alloc] initWithLibrary:libraries[6]
+  _rmsNorm = [[MTGRmsNorm alloc] initWithLibrary:libraries[8]
                                      tuningTable:tuningTable
                                            error:error];
   if (_rmsNorm == nil) return nil;
-  _rmsNormMatvec = [[MTGRmsNormMatvec alloc] initWithLibrary:libraries[7]
+  _rmsNormMatvec = [[MTGRmsNormMatvec alloc] initWithLibrary:libraries[9]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_rmsNormMatvec == nil) return nil;
-  _rmsNormSingleRow = [[MTGRmsNormSingleRow alloc] initWithLibrary:libraries[8]
+  _rmsNormSingleRow = [[MTGRmsNormSingleRow alloc] initWithLibrary:libraries[10]
                                                        tuningTable:tuningTable
                                                              error:error];
   if (_rmsNormSingleRow == nil) return nil;
-  _rope = [[MTGRope alloc] initWithLibrary:libraries[9]
+  _rope = [[MTGRope alloc] initWithLibrary:libraries[11]
                                tuningTable:tuningTable
                                      error:error];
   if (_rope == nil) return nil;
-  _sdpaVector = [[MTGSdpaVector alloc] initWithLibrary:libraries[10]
+  _sdpaVector = [[MTGSdpaVector alloc] initWithLibrary:libraries[12]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_sdpaVector == nil) return nil;
-  _sdpaVector2passMerge = [[MTGSdpaVector2passMerge alloc] initWithLibrary:libraries[11]
-                                                               tuningTable:tuningTable
-                                                                     error:error];
-  if (_sdpaVector2passMerge == nil) return nil;
-  _sdpaVector2passPartial = [[MTGSdpaVector2passPartial alloc] initWithLibrary:libraries[12]
+  _sdpaVector2passPartial = [[MTGSdpaVector2passPartial alloc] initWithLibrary:libraries[13]
                                                                    tuningTable:tuningTable
                                                                          error:error];
   if (_sdpaVector2passPartial == nil) return nil;
-  _softmax = [[MTGSoftmax alloc] initWithLibrary:libraries[13]
+  _sdpaVector2passMerge = [[MTGSdpaVector2passMerge alloc] initWithLibrary:libraries[14]
+                                                               tuningTable:tuningTable
+                                                                     error:error];
+  if (_sdpaVector2passMerge == nil) return nil;
+  _softmax = [[MTGSoftmax alloc] initWithLibrary:libraries[15]
                                      tuningTable:tuningTable
                                            error:error];
   if (_softmax == nil) return nil;
-  _softmaxOnline = [[MTGSoftmaxOnline alloc] initWithLibrary:libraries[14]
+  _softmaxOnline = [[MTGSoftmaxOnline alloc] initWithLibrary:libraries[16]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_softmaxOnline == nil) return nil;
-  _softmaxSingleRow = [[MTGSoftmaxSingleRow alloc] initWithLibrary:libraries[15]
+  _softmaxSingleRow = [[MTGSoftmaxSingleRow alloc] initWithLibrary:libraries[17]
                                                        tuningTable:tuningTable
                                                              error:error];
   if (_softmaxSingleRow == nil) return nil;
+  _argmaxTwoStage = [[MTGArgmaxTwoStage alloc] initWithArgmaxBlocks:_argmaxBlocks
+                                                        argmaxMerge:_argmaxMerge];
+  _sdpaVector2pass = [[MTGSdpaVector2pass alloc] initWithSdpaVector2passPartial:_sdpaVector2passPartial
+                                                           sdpaVector2passMerge:_sdpaVector2passMerge];
   return self;
 }
 
