@@ -201,6 +201,7 @@ class CaseRun {
     if (baseline && r_.exact_races) last_writes_ = std::move(result.last_writes);
     check_canaries();
     add_issues(result);
+    if (baseline) add_poison_uses(result);
     for (auto& flow : result.poison_flows) poison_flows_.push_back(std::move(flow));
     add_races(result);
     simulator_failed_ = !result.ok();
@@ -222,6 +223,16 @@ class CaseRun {
       add_problem("poison_in_collective",
                   with_spec_lines(flow.message) + " Outputs depend on uninitialised threadgroup memory (see the "
                                                   "other reports of this case), and it passed through here.");
+    }
+  }
+
+  // Poison that decided a comparison or became an integer is a finding whatever the outputs say.
+  // Its pc becomes a line in the parent (resolve_fault_pc).
+  void add_poison_uses(const mtlsim::DispatchResult& result) {
+    for (const auto& use : result.poison_uses) {
+      char where[1024] = "";
+      describe_fault_pc(use.pc, where, sizeof where);
+      add_problem(mtlsim::to_string(use.kind), mtlsim::describe(use, v_.entry_point, where));
     }
   }
 
@@ -338,10 +349,13 @@ class CaseRun {
     }
     if (count == 0) return;
     add_problem("unwritten-output",
-                fmt::format("{}: {} of {} elements of output `{}` were never written: {}{}. Is the grid rounded down "
-                            "instead of up (ceil_div), or does a bounds check skip them?",
+                fmt::format("{}: {} of {} elements of output `{}` were never written: {}{}. Is the grid{} rounded "
+                            "down instead of up (ceil_div), or does a bounds check skip them?",
                             v_.entry_point, count, b.elements, b.decl->name, fmt::join(names, ", "),
-                            count > names.size() ? ", ..." : ""));
+                            count > names.size() ? ", ..." : "",
+                            k_.dispatch.loc.line > 0
+                                ? fmt::format(" (dispatch at {}:{})", k_.dispatch.loc.file, k_.dispatch.loc.line)
+                                : ""));
   }
 
   void check_difference(const Buffer& b, size_t run, const char* checker) {

@@ -101,9 +101,9 @@ std::string spec_line_of(int line, const void* kernel) {
   return spec_line_note(k, k.is_source() ? std::string() : emit::msl_source(k), line);
 }
 
-// A crash report carries the faulting instruction (from the child); here it becomes a source line.
-void locate_crash(CaseResult& r, const ir::Kernel& k) {
-  if (r.status != CaseStatus::crash && r.status != CaseStatus::hang) return;
+// A crash report carries the faulting instruction (from the child), a poison use the comparison or
+// conversion; here each becomes a source line.
+void locate_pcs(CaseResult& r, const ir::Kernel& k) {
   for (auto& p : r.problems) p.message = resolve_fault_pc(p.message, spec_line_of, &k);
 }
 
@@ -285,7 +285,7 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
         continue;
       }
       const WorkItem& w = items[running[i].item];
-      locate_crash(result, *w.kernel);
+      locate_pcs(result, *w.kernel);
       progressed = true;
       Active& a = running[i];
       if (a.first) {  // a follow-up: what it found goes to the first run's result

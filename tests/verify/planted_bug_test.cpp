@@ -242,6 +242,22 @@ TEST(PoisonPolicy, ReportNamesTheCollectiveThatCarriedIt) {
   EXPECT_FALSE(any_contains(flows, "and no lane got")) << run.printed;  // a shuffle whose receivers were clean
 }
 
+// Poison that decides a comparison or becomes an integer is reported although every output is
+// right: the report names the kernel variant, a thread and its threadgroup, and the line.
+TEST(PoisonPolicy, UsesAreReportedWithThreadAndLineWhileOutputsMatch) {
+  for (const char* name : {"poison_branch", "poison_index"}) {
+    VerifyRun run = verify(fs::path("tests/verify/bugs") / (std::string(name) + ".yaml"), false, "-uses");
+    ASSERT_EQ(run.results.size(), 1u) << run.printed;
+    const auto& problems = run.results[0].at("problems");
+    ASSERT_EQ(problems.size(), 1u) << run.printed;  // no mismatch, no uninitialised-threadgroup-memory
+    const std::string message = problems[0].at("message");
+    EXPECT_EQ(problems[0].at("checker"), name == std::string("poison_branch") ? "poison_in_branch" : "poison_in_index");
+    EXPECT_NE(message.find("kernel '" + std::string(name) + "_tg256': thread "), std::string::npos) << message;
+    EXPECT_NE(message.find(" of threadgroup (0,0,0) "), std::string::npos) << message;
+    EXPECT_NE(message.find("(poison"), std::string::npos) << message;
+  }
+}
+
 }  // namespace
 
 namespace {

@@ -17,8 +17,20 @@ void IssueSink::add_poison_flow(SimIssue flow) {
   if (flows_.size() < max_) flows_.push_back(std::move(flow));
 }
 
+void IssueSink::add_poison_use(const PoisonUse& use) {
+  std::lock_guard lock(mutex_);
+  for (PoisonUse& u : uses_) {
+    if (u.kind == use.kind && u.pc == use.pc) {
+      u.occurrences += use.occurrences;
+      return;
+    }
+  }
+  if (uses_.size() < max_) uses_.push_back(use);
+}
+
 void IssueSink::take(DispatchResult& result) {
   std::lock_guard lock(mutex_);
+  result.poison_uses = std::move(uses_);
   result.poison_flows = std::move(flows_);
   result.issues = std::move(issues_);
   result.issues_total = total_;

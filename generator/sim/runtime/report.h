@@ -17,11 +17,14 @@ class IssueSink {
   void add(SimIssue issue);
   // Poison that passed through a collective (DispatchResult::poison_flows): one per line.
   void add_poison_flow(SimIssue flow);
+  // Poison that decided something (DispatchResult::poison_uses): one per kind and pc, counted.
+  void add_poison_use(const PoisonUse& use);
   void take(DispatchResult& result);
 
  private:
   std::mutex mutex_;
   std::vector<SimIssue> issues_, flows_;
+  std::vector<PoisonUse> uses_;
   uint64_t total_ = 0;
   size_t max_;
 };

@@ -157,6 +157,7 @@ void Worker::run_threadgroup(uint64_t linear) {
     switch_to(next, nullptr);
   }
   if (!abandoned_ && done_ != size_) report_stall();
+  commit_compares(0, true);
   // Fibers stopped inside the kernel are dropped (never resumed); finished ones stay parked.
   for (uint32_t i = 0; i < size_; ++i) {
     const LaneState st = states_[i];
@@ -297,7 +298,10 @@ void Worker::simd_arrive(Lane& me, Op op, int line, CompleteFn complete) {
 void Worker::complete_simd(SimdGroup& sg, Lane& me, uint32_t runs_on) {
   if (sg.mismatch) report_simd_divergence(sg, me);
   if (race_ && sg.op == Op::simdgroup_barrier) simdgroup_barrier_completed(sg);
-  if (const PoisonHit hit = sg.complete(sg, job_->poison); hit.lane >= 0) note_poison(sg, hit);
+  hooks_muted_ = true;
+  const PoisonHit hit = sg.complete(sg, job_->poison);
+  hooks_muted_ = false;
+  if (hit.lane >= 0) note_poison(sg, hit);
   const uint32_t queued = sg.arrived & ~runs_on;
   sg.arrived = 0;
   const uint16_t* seq = &simd_order_[sg.index * kSimdWidth];
@@ -372,6 +376,19 @@ void* threadgroup_variable(const ThreadgroupVariableSite& site) {
 }
 
 }  // namespace mtlsim::detail
+
+// The instrumentation's calls (mtlsim/poison_hooks.h): only a kernel thread's count; the reference,
+// compiled the same way, runs outside any lane.
+extern "C" __attribute__((visibility("default"))) void mtlsim_poison_compared(uint32_t bits, uint32_t other, void* pc) {
+  if (mtlsim::detail::tls_lane != nullptr)
+    mtlsim::detail::tls_worker->poison_compared(bits, other, reinterpret_cast<uintptr_t>(pc));
+}
+
+extern "C" __attribute__((visibility("default"))) void mtlsim_poison_converted(uint32_t bits, uint32_t float_bits,
+                                                                              uint32_t int_bits, bool int_signed, void* pc) {
+  if (mtlsim::detail::tls_lane != nullptr)
+    mtlsim::detail::tls_worker->poison_converted(bits, float_bits, int_bits, int_signed, reinterpret_cast<uintptr_t>(pc));
+}
 
 namespace mtlsim {
 bool describe_threadgroup_address(uintptr_t address, char* out, size_t size) noexcept {

@@ -85,6 +85,11 @@ class Worker {
     if (void* storage = variables_.find(site.id)) return storage;
     return enter_variable(site);
   }
+  // From the instrumentation (mtlsim/poison_hooks.h, poison_uses.cpp), on the running lane: a
+  // NaN (or the poison's bits as an integer) was compared with `other`; a float was converted
+  // to an integer of `int_bits`.
+  void poison_compared(uint32_t bits, uint32_t other, uintptr_t pc);
+  void poison_converted(uint32_t bits, uint32_t float_bits, uint32_t int_bits, bool int_signed, uintptr_t pc);
 
  private:
   struct LaneEntry;
@@ -124,6 +129,19 @@ class Worker {
   [[noreturn]] void report_early_exit(Lane& me);
   [[noreturn]] void report_memory_limit(const ThreadgroupVariableSite& site, size_t total_bytes);
   void report_stall();
+
+  // Poison uses (poison_uses.cpp). A lane's last two poison comparisons wait: a conversion's
+  // range check compares the value with the integer type's bounds just before its handler runs,
+  // and those are part of the conversion, not branches.
+  struct PendingCompare {
+    uint32_t thread, bits, other;
+    uintptr_t pc;
+  };
+  bool is_poison(uint32_t bits, uint32_t float_bits) const;
+  void commit_compares(uint32_t thread, bool all_threads);
+  void add_poison_use(const PoisonUse& use);
+  std::vector<PendingCompare> pending_compares_;
+  bool hooks_muted_ = false;  // while a collective's CompleteFn (shim code) inspects poison itself
 
   DispatchJob* job_ = nullptr;
   StackPool stacks_;

@@ -45,6 +45,9 @@
 // * poison_in_collective: never reported as an issue; see DispatchResult::poison_flows. A simd
 //   function that receives a float/half/bfloat value whose bits are a threadgroup poison pattern
 //   computes on, and gives the poison to exactly the lanes whose results depend on it.
+// * Poison that decides something (DispatchResult::poison_uses, not issues either): in a kernel
+//   compiled with the instrumentation of mtlsim/poison_hooks.h, a comparison with a poison operand
+//   (a branch, select or bool it decides) and a poison float converted to an integer (an index).
 // * deadlock: no fiber can run but not all have returned.
 // * threadgroup_memory_limit: a threadgroup variable would bring threadgroup arrays plus the
 //   variables reached so far past Metal's 32 KiB.
@@ -144,6 +147,28 @@ struct SimIssue {
 };
 const char* to_string(SimIssue::Kind kind) noexcept;
 
+// A poison value (never-written threadgroup memory, directly or through a simd function) that
+// decided something in a kernel thread; one per kind and instruction, with its first occurrence.
+// Seen only in kernels compiled with the instrumentation of mtlsim/poison_hooks.h.
+struct PoisonUse {
+  enum class Kind {
+    branch,  // an operand of a comparison (or switch): it decides a branch, a select or a bool
+    index,   // a float converted to an integer: an index or address takes whatever it held
+  };
+  Kind kind = Kind::branch;
+  uintptr_t pc = 0;  // in the kernel's code (its line: from the module's line table)
+  Dim3 threadgroup_position;
+  uint32_t thread_index = 0;   // linear index in the threadgroup
+  uint32_t bits = 0;           // the poison seen: f32 bits, or f16 / bf16 bits
+  uint32_t integer_bits = 0;   // index: the integer type converted to
+  bool integer_signed = false;
+  uint64_t occurrences = 1;    // in the dispatch, by any thread
+};
+const char* to_string(PoisonUse::Kind kind) noexcept;  // "poison_in_branch", "poison_in_index"
+// A complete report; `where` follows the sentence's subject and names the line (" at line 30",
+// or a marker a caller resolves to one).
+std::string describe(const PoisonUse& use, const std::string& kernel_name, const std::string& where);
+
 // ---- Data races ----
 // With detect_races, every access to tracked memory is checked against Metal's happens-before
 // order. Access a happens before a later access b when
@@ -213,6 +238,9 @@ struct DispatchResult {
   // it get poison results, and whether that matters shows in what the kernel then produces (a
   // caller reports these where an output depends on uninitialised memory).
   std::vector<SimIssue> poison_flows;
+  // Poison that decided a comparison or became an integer (instrumented kernels only): a finding
+  // in itself, whatever the outputs say. At most max_issues, in order of first occurrence.
+  std::vector<PoisonUse> poison_uses;
   // keep_last_writes only: per race_buffers entry, the last write to each element (pc 0: none).
   // Lines are filled by resolve_access_sources().
   std::vector<std::vector<RaceAccess>> last_writes;
