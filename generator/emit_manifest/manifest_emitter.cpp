@@ -57,6 +57,8 @@ class ManifestWriter {
     j["bindings"] = bindings();
     j["dispatch"] = {{"threadgroups", sources(k_.dispatch.threadgroups)},
                      {"threads_per_threadgroup", sources(k_.dispatch.threads_per_threadgroup)}};
+    // Chosen per problem: the variants list their maximum, not a shape.
+    if (k_.dispatch.threads_from_dims) j["dispatch"]["max_threads_per_threadgroup"] = expr::to_source(*k_.dispatch.max_threads);
     j["variants"] = variants();
     j["cost"] = cost();
     if (!k_.family_name.empty()) j["family"] = k_.family_name;
@@ -186,7 +188,8 @@ class ManifestWriter {
         memory[k_.threadgroup_arrays[i].name] = (v.threadgroup_array_bytes.at(i) + 15) / 16 * 16;
       }
       list.push_back({{"entry_point", v.entry_point}, {"types", types}, {"tunables", tunables},
-                      {"threads_per_threadgroup", v.threadgroup_shape},
+                      {"threads_per_threadgroup", k_.dispatch.threads_from_dims ? Json(nullptr)
+                                                                                : Json(v.threadgroup_shape)},
                       {"max_total_threads_per_threadgroup", v.threads_per_threadgroup},
                       {"threadgroup_memory_bytes", memory}, {"default", v.is_default_tuning}});
     }

@@ -117,7 +117,8 @@ class MslWriter {
   std::string macro_params() const { return fmt::format("{}", fmt::join(template_param_names(), ", ")); }
 
   std::string max_threads() const {
-    expr::Expr product = expr::product(k_.dispatch.threads_per_threadgroup);
+    expr::Expr product = k_.dispatch.threads_from_dims ? *k_.dispatch.max_threads
+                                                       : expr::product(k_.dispatch.threads_per_threadgroup);
     expr::Spelling s;
     s.symbol = [](const std::string& n) { return n; };
     s.size_of = [](const std::string& t) { return "sizeof(" + t + ")"; };

@@ -186,6 +186,12 @@ class TypesWriter {
     d.set("threads", axes(k_.dispatch.threads_per_threadgroup, threads_used));
     d.set("grid_locals", lines(host_locals(k_, grid_used)));
     d.set("threads_locals", lines(host_locals(k_, threads_used)));
+    d.set("threads_from_dims", k_.dispatch.threads_from_dims);
+    if (k_.dispatch.max_threads) {
+      std::vector<const expr::Expr*> max_used = {&*k_.dispatch.max_threads};
+      d.set("max_threads", fmt::format("static_cast<uint64_t>({})", host_expr(*k_.dispatch.max_threads)));
+      d.set("max_threads_locals", lines(host_locals(k_, max_used)));
+    }
     TemplateData arrays{TemplateData::type::list};
     for (const auto& a : k_.threadgroup_arrays) {
       array_counts.push_back(&a.count);

@@ -69,6 +69,13 @@ std::string Kernel::variant_violation(const std::map<std::string, int64_t>& dims
   return "";
 }
 
+std::vector<int64_t> Kernel::threadgroup_shape(const Variant& variant, const expr::Env& env) const {
+  if (!dispatch.threads_from_dims) return variant.threadgroup_shape;
+  std::vector<int64_t> shape;
+  for (const auto& e : dispatch.threads_per_threadgroup) shape.push_back(expr::evaluate(e, env));
+  return shape;
+}
+
 std::string Kernel::dims_violation(const std::map<std::string, int64_t>& dims) const {
   expr::Env env;
   add_concrete_type_sizes(env.type_sizes);

@@ -150,6 +150,11 @@ struct ThreadgroupArray {
 struct Dispatch {
   std::vector<expr::Expr> threadgroups;             // threadgroups per grid, 1..3 axes
   std::vector<expr::Expr> threads_per_threadgroup;  // same rank
+  // Threads per threadgroup that depend on the dims (chosen at encode time, as MLX and ggml do)
+  // have a declared maximum, an expression of tunables: the kernel's
+  // max_total_threads_per_threadgroup and what its pipelines are checked against.
+  std::optional<expr::Expr> max_threads;
+  bool threads_from_dims = false;  // derived: threads_per_threadgroup mentions a dim
   SourceLoc loc;
 
   int rank() const { return static_cast<int>(threadgroups.size()); }
@@ -309,8 +314,10 @@ struct Variant {
   std::map<std::string, ScalarType> types;
   std::map<std::string, int64_t> tunables;
   std::string entry_point;  // host_name
+  // Threads per threadgroup: the evaluated shape, or, where it depends on the dims, the declared
+  // maximum (total) and an empty shape (Kernel::threadgroup_shape evaluates it per problem).
   int64_t threads_per_threadgroup = 0;
-  std::vector<int64_t> threadgroup_shape;             // evaluated threads_per_threadgroup per axis
+  std::vector<int64_t> threadgroup_shape;
   std::vector<int64_t> threadgroup_array_bytes;       // per ThreadgroupArray, unrounded
   bool is_default_tuning = false;                     // all tunables at their defaults
   // Hand-written kernels: the function the entry point instantiates (`rms<float, 4>`), its
@@ -429,6 +436,9 @@ struct Kernel {
   // the variant's type parameters and of every concrete element type.
   static expr::Env env_for(const std::map<std::string, int64_t>& dims, const Variant& variant);
   bool has_per_variant_preconditions() const;
+  // Threads per threadgroup per axis for a problem (`env` from env_for): the variant's shape, or
+  // the dispatch's expressions evaluated where they depend on the dims. Throws expr::EvalError.
+  std::vector<int64_t> threadgroup_shape(const Variant& variant, const expr::Env& env) const;
   // The message of the first per-variant precondition that `dims` violate at `variant`; "" when
   // all hold. Throws expr::EvalError when a check cannot be evaluated (division by zero).
   std::string variant_violation(const std::map<std::string, int64_t>& dims, const Variant& variant) const;

@@ -599,12 +599,15 @@ class Parser {
   }
 
   void dispatch(const YAML::Node& n) {
-    MapReader r(ctx_, n, "dispatch", {"threadgroups", "threads_per_threadgroup"});
+    MapReader r(ctx_, n, "dispatch", {"threadgroups", "threads_per_threadgroup", "max_threads_per_threadgroup"});
     if (!r.ok()) return;
     k_.dispatch.loc = ctx_.loc(n);
     if (auto g = r.required("threadgroups"); g.IsDefined()) k_.dispatch.threadgroups = expression_list(g, "threadgroups");
     if (auto t = r.required("threads_per_threadgroup"); t.IsDefined()) {
       k_.dispatch.threads_per_threadgroup = expression_list(t, "threads_per_threadgroup");
+    }
+    if (auto m = r.optional("max_threads_per_threadgroup"); m.IsDefined()) {
+      k_.dispatch.max_threads = expression(m, "max_threads_per_threadgroup");
     }
   }
 

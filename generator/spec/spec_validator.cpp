@@ -152,7 +152,8 @@ class Validator {
                    : ((scope & dims) && has(k_.dims)) || ((scope & tunables) && has(k_.tunables))) {
       return;
     }
-    std::string allowed = scope == tunables + types ? "tunables and sizeof()"
+    std::string allowed = scope == tunables          ? "tunables"
+                          : scope == tunables + types ? "tunables and sizeof()"
                           : scope & tunables ? "dims, tunables and sizeof()" : "dims and sizeof(<element type>)";
     std::string may_use = fmt::format("{} may use {}", where, allowed);
     // A name declared in another section is no typo: say what this place accepts instead of
@@ -212,14 +213,39 @@ class Validator {
   }
 
   void check_dispatch() {
-    const auto& d = k_.dispatch;
+    auto& d = k_.dispatch;
     int rank = d.rank();
     if (rank < 1 || rank > 3 || d.threads_per_threadgroup.size() != d.threadgroups.size()) {
       diags_.error(ErrorKind::bad_value, d.loc, "dispatch needs 1 to 3 axes, the same number in both lists",
                    "e.g. `threadgroups: [rows]` and `threads_per_threadgroup: [TG]`");
     }
     for (const auto& e : d.threadgroups) check_symbols(e, dims | tunables | types, "dispatch threadgroups");
-    for (const auto& e : d.threads_per_threadgroup) check_symbols(e, tunables, "threads_per_threadgroup");
+    check_threads_from_dims(d);
+    for (const auto& e : d.threads_per_threadgroup) check_symbols(e, dims | tunables, "threads_per_threadgroup");
+  }
+
+  // A threadgroup size computed from the dims needs its largest value declared: threadgroup
+  // memory, max_total_threads_per_threadgroup and the pipelines' limits are fixed per variant.
+  void check_threads_from_dims(ir::Dispatch& d) {
+    const expr::Expr* by_dims = nullptr;
+    for (const auto& e : d.threads_per_threadgroup) {
+      std::set<std::string> used;
+      e.collect_symbols(used);
+      for (const auto& dim : k_.dims) {
+        if (used.count(dim.name) && !by_dims) by_dims = &e;
+      }
+    }
+    d.threads_from_dims = by_dims != nullptr && d.max_threads.has_value();
+    if (d.max_threads) check_symbols(*d.max_threads, tunables, "max_threads_per_threadgroup");
+    if (by_dims && !d.max_threads) {
+      diags_.error(ErrorKind::missing_field, by_dims->loc, "threads_per_threadgroup depends on the dims but has no maximum",
+                   "declare its largest value under `dispatch:`, e.g. `max_threads_per_threadgroup: 1024` (tunables "
+                   "allowed): the kernel's threadgroup memory and pipelines are sized for it");
+    } else if (!by_dims && d.max_threads) {
+      diags_.error(ErrorKind::bad_value, d.max_threads->loc,
+                   "max_threads_per_threadgroup is for a threadgroup size computed from the dims",
+                   "threads_per_threadgroup depends on tunables only, so it is its own maximum: drop this key");
+    }
   }
 
   // ---- buffers ----
@@ -652,7 +678,11 @@ class Validator {
     SourceLoc at = k_.dispatch.loc;  // the expression being evaluated
     try {
       v.threads_per_threadgroup = 1;
-      for (const auto& e : k_.dispatch.threads_per_threadgroup) {
+      if (k_.dispatch.threads_from_dims) {  // the declared maximum; the shape is the problem's
+        at = k_.dispatch.max_threads->loc;
+        v.threads_per_threadgroup = expr::evaluate(*k_.dispatch.max_threads, env);
+      }
+      for (const auto& e : k_.dispatch.threads_from_dims ? std::vector<expr::Expr>{} : k_.dispatch.threads_per_threadgroup) {
         at = e.loc;
         v.threadgroup_shape.push_back(expr::evaluate(e, env));
         // [192, 192153584101141163] once wrapped to 64 threads; saturated, it fails the size check below.
@@ -707,7 +737,13 @@ class Validator {
     SourceLoc loc = k_.dispatch.threads_per_threadgroup.empty() ? k_.dispatch.loc
                                                                 : k_.dispatch.threads_per_threadgroup[0].loc;
     int64_t n = v.threads_per_threadgroup;
-    if ((n % 32 != 0 || n > kMaxThreadsPerThreadgroup || n <= 0) && reported.insert("tg:" + where).second) {
+    if (k_.dispatch.threads_from_dims) {  // any size up to the maximum: partial simdgroups are the kernel's business
+      loc = k_.dispatch.max_threads->loc;
+      if ((n > kMaxThreadsPerThreadgroup || n <= 0) && reported.insert("max:" + std::to_string(n)).second) {
+        diags_.error(ErrorKind::threadgroup_size, loc, fmt::format("max_threads_per_threadgroup is {} at {}", n, where),
+                     "threadgroups hold 1 to 1024 threads");
+      }
+    } else if ((n % 32 != 0 || n > kMaxThreadsPerThreadgroup || n <= 0) && reported.insert("tg:" + where).second) {
       diags_.error(ErrorKind::threadgroup_size, loc,
                    fmt::format("{} threads per threadgroup at {}", n == INT64_MAX ? "more than 2^63" : std::to_string(n), where),
                    "threadgroups must be a multiple of 32 threads (one simdgroup) and at most 1024");
@@ -760,6 +796,7 @@ class Validator {
   void check_case(const ir::TestCase& c);
   void check_case_runs_somewhere(const ir::TestCase& c, const std::map<std::string, int64_t>& dims);
   void check_case_sizes(const ir::TestCase& c, const std::map<std::string, int64_t>& dims);
+  std::optional<std::pair<expr::Expr, std::string>> threads_problem(const ir::Variant& v, const expr::Env& env);
   static std::optional<std::pair<expr::Expr, std::string>> byte_size_problem(const std::vector<expr::Expr>& axes,
                                                                              int64_t element_size, const expr::Env& env);
 
@@ -1085,6 +1122,15 @@ void Validator::check_case_sizes(const ir::TestCase& c, const std::map<std::stri
     for (const auto* list : {&k_.dispatch.threadgroups}) {
       if (auto problem = byte_size_problem(*list, 1, env)) return fail(problem->first, "threadgroups: " + problem->second);
     }
+    if (k_.dispatch.threads_from_dims) {
+      if (auto problem = threads_problem(v, env)) {
+        diags_.error(ErrorKind::test_case, problem->first.loc,
+                     fmt::format("test case `{}`: {} at {}", c.name, problem->second, k_.describe_tuning(v)),
+                     "the size each problem gets must lie in 1 .. max_threads_per_threadgroup: fix the expression, "
+                     "raise the maximum, or exclude these dims with a precondition");
+        return;
+      }
+    }
     for (const auto* cost : {&k_.cost.bytes_read, &k_.cost.bytes_written, &k_.cost.flops}) {
       if (!*cost) continue;
       try {
@@ -1094,6 +1140,28 @@ void Validator::check_case_sizes(const ir::TestCase& c, const std::map<std::stri
       }
     }
   }
+}
+
+// Why a threadgroup size computed from a case's dims cannot run at `v`: an axis below 1 or a
+// total above the declared maximum.
+std::optional<std::pair<expr::Expr, std::string>> Validator::threads_problem(const ir::Variant& v, const expr::Env& env) {
+  int64_t total = 1;
+  for (const auto& e : k_.dispatch.threads_per_threadgroup) {
+    int64_t n = 0;
+    try {
+      n = expr::evaluate(e, env);
+    } catch (const expr::EvalError& err) {
+      return std::pair{e, "threads_per_threadgroup: " + err.message};
+    }
+    if (n < 1) return std::pair{e, fmt::format("threads_per_threadgroup: `{}` is {}", expr::to_source(e), n)};
+    total = std::min<int64_t>(total * n, INT64_MAX / 2048);
+  }
+  if (total > v.threads_per_threadgroup) {
+    return std::pair{k_.dispatch.threads_per_threadgroup[0],
+                     fmt::format("{} threads per threadgroup, above max_threads_per_threadgroup {}", total,
+                                 v.threads_per_threadgroup)};
+  }
+  return std::nullopt;
 }
 
 // Why the product of `axes` times `element_size` cannot be computed (the axis at fault and the

@@ -42,9 +42,10 @@ mtlsim::DispatchOptions dispatch_options(const ir::Kernel& k, const ir::Variant&
   mtlsim::DispatchOptions o;
   uint32_t* grid[3] = {&o.threadgroups.x, &o.threadgroups.y, &o.threadgroups.z};
   uint32_t* tg[3] = {&o.threads_per_threadgroup.x, &o.threads_per_threadgroup.y, &o.threads_per_threadgroup.z};
+  const std::vector<int64_t> shape = k.threadgroup_shape(v, env);  // per problem where it depends on the dims
   for (int axis = 0; axis < k.dispatch.rank(); ++axis) {
     *grid[axis] = static_cast<uint32_t>(expr::evaluate(k.dispatch.threadgroups[axis], env));
-    *tg[axis] = static_cast<uint32_t>(v.threadgroup_shape[axis]);
+    *tg[axis] = static_cast<uint32_t>(shape[axis]);
   }
   for (size_t i = 0; i < k.threadgroup_arrays.size(); ++i) {
     const ir::ThreadgroupArray& a = k.threadgroup_arrays[i];

@@ -137,7 +137,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::add_rms_norm::threads_per_threadgroup([MTGAddRmsNorm tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::add_rms_norm::max_threads_per_threadgroup([MTGAddRmsNorm tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

@@ -135,7 +135,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::argmax::threads_per_threadgroup([MTGArgmax tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::argmax::max_threads_per_threadgroup([MTGArgmax tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

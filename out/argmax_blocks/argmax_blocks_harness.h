@@ -128,7 +128,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::argmax_blocks::threads_per_threadgroup([MTGArgmaxBlocks tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::argmax_blocks::max_threads_per_threadgroup([MTGArgmaxBlocks tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

@@ -127,7 +127,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::argmax_merge::threads_per_threadgroup([MTGArgmaxMerge tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::argmax_merge::max_threads_per_threadgroup([MTGArgmaxMerge tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

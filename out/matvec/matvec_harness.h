@@ -133,7 +133,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::matvec::threads_per_threadgroup([MTGMatvec tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::matvec::max_threads_per_threadgroup([MTGMatvec tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

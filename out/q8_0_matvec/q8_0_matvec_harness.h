@@ -129,7 +129,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::q8_0_matvec::threads_per_threadgroup([MTGQ80Matvec tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::q8_0_matvec::max_threads_per_threadgroup([MTGQ80Matvec tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

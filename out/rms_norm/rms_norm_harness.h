@@ -131,7 +131,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::rms_norm::threads_per_threadgroup([MTGRmsNorm tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::rms_norm::max_threads_per_threadgroup([MTGRmsNorm tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

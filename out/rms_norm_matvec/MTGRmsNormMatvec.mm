@@ -151,7 +151,7 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                                                                : "unknown tunable " + unknown) +
                                               "; run autotune_" + kernel::kName + " again");
     }
-    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::threads_per_threadgroup(tuning)), kernel::kName,
+    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::max_threads_per_threadgroup(tuning)), kernel::kName,
                                  kVariants[v].entryPoint, &failure)) {
       return failure;
     }
@@ -180,7 +180,7 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
 
 - (BOOL)supportsTypes:(const MTGRmsNormMatvecTypes&)types tuning:(const MTGRmsNormMatvecTuning&)tuning {
   id<MTLComputePipelineState> pipeline = [self pipelineForTypes:types tuning:tuning];
-  return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::threads_per_threadgroup(tuning)));
+  return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::max_threads_per_threadgroup(tuning)));
 }
 
 - (MTGRmsNormMatvecTuning)tuningForTypes:(const MTGRmsNormMatvecTypes&)types {
@@ -241,7 +241,7 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                    std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
   }
   id<MTLComputePipelineState> pipeline = _pipelines[variantIndex];
-  const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(tuning));
+  const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(dims, tuning));
   if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
                                error) ||
       !MTGCheckBuffers(kernel::kName, {

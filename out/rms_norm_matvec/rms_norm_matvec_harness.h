@@ -140,7 +140,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::rms_norm_matvec::threads_per_threadgroup([MTGRmsNormMatvec tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::rms_norm_matvec::max_threads_per_threadgroup([MTGRmsNormMatvec tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

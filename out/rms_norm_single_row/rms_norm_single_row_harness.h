@@ -134,7 +134,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::rms_norm_single_row::threads_per_threadgroup([MTGRmsNormSingleRow tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::rms_norm_single_row::max_threads_per_threadgroup([MTGRmsNormSingleRow tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

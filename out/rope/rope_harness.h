@@ -136,7 +136,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::rope::threads_per_threadgroup([MTGRope tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::rope::max_threads_per_threadgroup([MTGRope tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

@@ -139,7 +139,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::sdpa_vector::threads_per_threadgroup([MTGSdpaVector tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::sdpa_vector::max_threads_per_threadgroup([MTGSdpaVector tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

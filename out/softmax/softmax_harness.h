@@ -136,7 +136,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::softmax::threads_per_threadgroup([MTGSoftmax tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::softmax::max_threads_per_threadgroup([MTGSoftmax tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

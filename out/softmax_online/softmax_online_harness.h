@@ -135,7 +135,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::softmax_online::threads_per_threadgroup([MTGSoftmaxOnline tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::softmax_online::max_threads_per_threadgroup([MTGSoftmaxOnline tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

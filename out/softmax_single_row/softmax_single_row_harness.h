@@ -136,7 +136,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::softmax_single_row::threads_per_threadgroup([MTGSoftmaxSingleRow tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::softmax_single_row::max_threads_per_threadgroup([MTGSoftmaxSingleRow tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

@@ -19,6 +19,7 @@
 #import "../q8_0_matvec/MTGQ80Matvec.h"
 #import "../rms_norm/MTGRmsNorm.h"
 #import "../rms_norm_matvec/MTGRmsNormMatvec.h"
+#import "../rms_norm_mlx/MTGRmsNormMlx.h"
 #import "../rms_norm_single_row/MTGRmsNormSingleRow.h"
 #import "../rope/MTGRope.h"
 #import "../sdpa_vector/MTGSdpaVector.h"
@@ -32,7 +33,7 @@
 
 NS_ASSUME_NONNULL_BEGIN
 
-/// 18 kernels: add_rms_norm, argmax, argmax_blocks, argmax_merge, kv_cache_update, layer_norm, matvec, q8_0_matvec, rms_norm, rms_norm_matvec, rms_norm_single_row, rope, sdpa_vector, sdpa_vector_2pass_partial, sdpa_vector_2pass_merge, softmax, softmax_online, softmax_single_row. Kernels with function constants use the spec's values;
+/// 19 kernels: add_rms_norm, argmax, argmax_blocks, argmax_merge, kv_cache_update, layer_norm, matvec, q8_0_matvec, rms_norm, rms_norm_matvec, rms_norm_mlx, rms_norm_single_row, rope, sdpa_vector, sdpa_vector_2pass_partial, sdpa_vector_2pass_merge, softmax, softmax_online, softmax_single_row. Kernels with function constants use the spec's values;
 /// create their classes directly for others. Immutable: share one instance across threads.
 /// Kernel families, whose encode calls record their kernels' dispatches through the objects above
 /// them: argmax_two_stage, sdpa_vector_2pass.
@@ -75,6 +76,7 @@ NS_ASSUME_NONNULL_BEGIN
 @property (readonly) MTGQ80Matvec* q80Matvec;
 @property (readonly) MTGRmsNorm* rmsNorm;
 @property (readonly) MTGRmsNormMatvec* rmsNormMatvec;
+@property (readonly) MTGRmsNormMlx* rmsNormMlx;
 @property (readonly) MTGRmsNormSingleRow* rmsNormSingleRow;
 @property (readonly) MTGRope* rope;
 @property (readonly) MTGSdpaVector* sdpaVector;

@@ -17,7 +17,7 @@ struct KernelSource {
   MTLLanguageVersion languageVersion;
 };
 
-constexpr std::array<KernelSource, 18> kKernels = {{
+constexpr std::array<KernelSource, 19> kKernels = {{
     {"add_rms_norm", MTLLanguageVersion3_1},
     {"argmax", MTLLanguageVersion3_1},
     {"argmax_blocks", MTLLanguageVersion3_1},
@@ -28,6 +28,7 @@ constexpr std::array<KernelSource, 18> kKernels = {{
     {"q8_0_matvec", MTLLanguageVersion3_0},
     {"rms_norm", MTLLanguageVersion3_1},
     {"rms_norm_matvec", MTLLanguageVersion3_1},
+    {"rms_norm_mlx", MTLLanguageVersion3_1},
     {"rms_norm_single_row", MTLLanguageVersion3_1},
     {"rope", MTLLanguageVersion3_1},
     {"sdpa_vector", MTLLanguageVersion3_1},
@@ -212,6 +213,9 @@ constexpr std::array<KernelSource, 18> kKernels = {{
     @"rms_norm_matvec_bf16_tg128_rows8",
     @"rms_norm_matvec_bf16_tg256_rows4",
     @"rms_norm_matvec_bf16_tg256_rows8",
+    @"rms_norm_mlx_f32_n_reads4",
+    @"rms_norm_mlx_f16_n_reads4",
+    @"rms_norm_mlx_bf16_n_reads4",
     @"rms_norm_single_row_f32_tg256_n_reads4",
     @"rms_norm_single_row_f32_tg256_n_reads8",
     @"rms_norm_single_row_f32_tg256_n_reads16",
@@ -487,35 +491,39 @@ constexpr std::array<KernelSource, 18> kKernels = {{
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_rmsNormMatvec == nil) return nil;
-  _rmsNormSingleRow = [[MTGRmsNormSingleRow alloc] initWithLibrary:libraries[10]
+  _rmsNormMlx = [[MTGRmsNormMlx alloc] initWithLibrary:libraries[10]
+                                           tuningTable:tuningTable
+                                                 error:error];
+  if (_rmsNormMlx == nil) return nil;
+  _rmsNormSingleRow = [[MTGRmsNormSingleRow alloc] initWithLibrary:libraries[11]
                                                        tuningTable:tuningTable
                                                              error:error];
   if (_rmsNormSingleRow == nil) return nil;
-  _rope = [[MTGRope alloc] initWithLibrary:libraries[11]
+  _rope = [[MTGRope alloc] initWithLibrary:libraries[12]
                                tuningTable:tuningTable
                                      error:error];
   if (_rope == nil) return nil;
-  _sdpaVector = [[MTGSdpaVector alloc] initWithLibrary:libraries[12]
+  _sdpaVector = [[MTGSdpaVector alloc] initWithLibrary:libraries[13]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_sdpaVector == nil) return nil;
-  _sdpaVector2passPartial = [[MTGSdpaVector2passPartial alloc] initWithLibrary:libraries[13]
+  _sdpaVector2passPartial = [[MTGSdpaVector2passPartial alloc] initWithLibrary:libraries[14]
                                                                    tuningTable:tuningTable
                                                                          error:error];
   if (_sdpaVector2passPartial == nil) return nil;
-  _sdpaVector2passMerge = [[MTGSdpaVector2passMerge alloc] initWithLibrary:libraries[14]
+  _sdpaVector2passMerge = [[MTGSdpaVector2passMerge alloc] initWithLibrary:libraries[15]
                                                                tuningTable:tuningTable
                                                                      error:error];
   if (_sdpaVector2passMerge == nil) return nil;
-  _softmax = [[MTGSoftmax alloc] initWithLibrary:libraries[15]
+  _softmax = [[MTGSoftmax alloc] initWithLibrary:libraries[16]
                                      tuningTable:tuningTable
                                            error:error];
   if (_softmax == nil) return nil;
-  _softmaxOnline = [[MTGSoftmaxOnline alloc] initWithLibrary:libraries[16]
+  _softmaxOnline = [[MTGSoftmaxOnline alloc] initWithLibrary:libraries[17]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_softmaxOnline == nil) return nil;
-  _softmaxSingleRow = [[MTGSoftmaxSingleRow alloc] initWithLibrary:libraries[17]
+  _softmaxSingleRow = [[MTGSoftmaxSingleRow alloc] initWithLibrary:libraries[18]
                                                        tuningTable:tuningTable
                                                              error:error];
   if (_softmaxSingleRow == nil) return nil;

@@ -153,7 +153,7 @@ MTLFunctionConstantValues* MakeConstantValues(const MTGFeatureMixFunctionConstan
                                                                : "unknown tunable " + unknown) +
                                               "; run autotune_" + kernel::kName + " again");
     }
-    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::threads_per_threadgroup(tuning)), kernel::kName,
+    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::max_threads_per_threadgroup(tuning)), kernel::kName,
                                  kVariants[v].entryPoint, &failure)) {
       return failure;
     }
@@ -182,7 +182,7 @@ MTLFunctionConstantValues* MakeConstantValues(const MTGFeatureMixFunctionConstan
 
 - (BOOL)supportsTypes:(const MTGFeatureMixTypes&)types tuning:(const MTGFeatureMixTuning&)tuning {
   id<MTLComputePipelineState> pipeline = [self pipelineForTypes:types tuning:tuning];
-  return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::threads_per_threadgroup(tuning)));
+  return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::max_threads_per_threadgroup(tuning)));
 }
 
 - (MTGFeatureMixTuning)tuningForTypes:(const MTGFeatureMixTypes&)types {
@@ -243,7 +243,7 @@ MTLFunctionConstantValues* MakeConstantValues(const MTGFeatureMixFunctionConstan
                    std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
   }
   id<MTLComputePipelineState> pipeline = _pipelines[variantIndex];
-  const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(tuning));
+  const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(dims, tuning));
   if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
                                error) ||
       !MTGCheckBuffers(kernel::kName, {

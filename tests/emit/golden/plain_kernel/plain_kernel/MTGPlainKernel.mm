@@ -121,7 +121,7 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
                                                                : "unknown tunable " + unknown) +
                                               "; run autotune_" + kernel::kName + " again");
     }
-    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::threads_per_threadgroup(tuning)), kernel::kName,
+    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::max_threads_per_threadgroup(tuning)), kernel::kName,
                                  kVariants[v].entryPoint, &failure)) {
       return failure;
     }
@@ -150,7 +150,7 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
 
 - (BOOL)supportsTypes:(const MTGPlainKernelTypes&)types tuning:(const MTGPlainKernelTuning&)tuning {
   id<MTLComputePipelineState> pipeline = [self pipelineForTypes:types tuning:tuning];
-  return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::threads_per_threadgroup(tuning)));
+  return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::max_threads_per_threadgroup(tuning)));
 }
 
 - (MTGPlainKernelTuning)tuningForTypes:(const MTGPlainKernelTypes&)types {
@@ -193,7 +193,7 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
                    std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
   }
   id<MTLComputePipelineState> pipeline = _pipelines[variantIndex];
-  const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(tuning));
+  const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(dims, tuning));
   if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
                                error) ||
       !MTGCheckBuffers(kernel::kName, {

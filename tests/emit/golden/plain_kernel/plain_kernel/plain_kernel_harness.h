@@ -122,7 +122,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::plain_kernel::threads_per_threadgroup([MTGPlainKernel tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::plain_kernel::max_threads_per_threadgroup([MTGPlainKernel tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

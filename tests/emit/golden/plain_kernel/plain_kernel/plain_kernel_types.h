@@ -93,6 +93,16 @@ inline std::array<uint64_t, 3> threads_per_threadgroup([[maybe_unused]] const Tu
   return {static_cast<uint64_t>(64), 1, 1};
 }
 
+// The same for a given problem: the size does not depend on it.
+inline std::array<uint64_t, 3> threads_per_threadgroup(const Dims&, const Tuning& tuning) {
+  return threads_per_threadgroup(tuning);
+}
+
+// What the pipelines are checked against: the size itself.
+inline std::array<uint64_t, 3> max_threads_per_threadgroup(const Tuning& tuning = {}) {
+  return threads_per_threadgroup(tuning);
+}
+
 // Bytes of each threadgroup array (before rounding up to 16 for setThreadgroupMemoryLength).
 inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tuning& tuning = {},
                                          [[maybe_unused]] const Types& types = {}) {

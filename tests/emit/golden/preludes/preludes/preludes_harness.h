@@ -123,7 +123,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::preludes::threads_per_threadgroup([MTGPreludes tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::preludes::max_threads_per_threadgroup([MTGPreludes tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

@@ -122,7 +122,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::scale_acc::threads_per_threadgroup([MTGScaleAcc tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::scale_acc::max_threads_per_threadgroup([MTGScaleAcc tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

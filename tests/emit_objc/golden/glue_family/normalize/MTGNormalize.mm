@@ -132,7 +132,7 @@ MTLFunctionConstantValues* MakeConstantValues(const MTGNormalizeFunctionConstant
                                                                : "unknown tunable " + unknown) +
                                               "; run autotune_" + kernel::kName + " again");
     }
-    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::threads_per_threadgroup(tuning)), kernel::kName,
+    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::max_threads_per_threadgroup(tuning)), kernel::kName,
                                  kVariants[v].entryPoint, &failure)) {
       return failure;
     }
@@ -161,7 +161,7 @@ MTLFunctionConstantValues* MakeConstantValues(const MTGNormalizeFunctionConstant
 
 - (BOOL)supportsTypes:(const MTGNormalizeTypes&)types tuning:(const MTGNormalizeTuning&)tuning {
   id<MTLComputePipelineState> pipeline = [self pipelineForTypes:types tuning:tuning];
-  return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::threads_per_threadgroup(tuning)));
+  return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::max_threads_per_threadgroup(tuning)));
 }
 
 - (MTGNormalizeTuning)tuningForTypes:(const MTGNormalizeTypes&)types {
@@ -213,7 +213,7 @@ MTLFunctionConstantValues* MakeConstantValues(const MTGNormalizeFunctionConstant
                    std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
   }
   id<MTLComputePipelineState> pipeline = _pipelines[variantIndex];
-  const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(tuning));
+  const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(dims, tuning));
   if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
                                error) ||
       !MTGCheckBuffers(kernel::kName, {

@@ -124,7 +124,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::chunk_sum::threads_per_threadgroup([MTGChunkSum tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::chunk_sum::max_threads_per_threadgroup([MTGChunkSum tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

@@ -123,7 +123,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::combine::threads_per_threadgroup([MTGCombine tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::combine::max_threads_per_threadgroup([MTGCombine tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

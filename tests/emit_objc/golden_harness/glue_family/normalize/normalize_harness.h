@@ -126,7 +126,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::normalize::threads_per_threadgroup([MTGNormalize tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::normalize::max_threads_per_threadgroup([MTGNormalize tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 

@@ -124,7 +124,7 @@ class Harness final : public h::Kernel {
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::glue_mix::threads_per_threadgroup([MTGGlueMix tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::glue_mix::max_threads_per_threadgroup([MTGGlueMix tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 
