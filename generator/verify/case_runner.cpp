@@ -28,6 +28,7 @@
 #include "verify/family_runner.h"
 #include "verify/guarded_buffer.h"
 #include "verify/inputs.h"
+#include "verify/run_checks.h"
 #include "verify/sandbox.h"
 
 namespace mtlgen::verify {
@@ -299,35 +300,14 @@ class CaseRun {
 
   // The simulator counts lines of the .metal file; users edit the spec. "line 36" becomes
   // "line 36 (specs/x.yaml:21)" for lines inside the kernel body or a prelude.
-  std::string with_spec_lines(const std::string& message) const {
-    std::string out;
-    size_t pos = 0;
-    while (true) {
-      size_t at = message.find("line ", pos);
-      if (at == std::string::npos) break;
-      size_t end = at + 5;
-      while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) ++end;
-      out += message.substr(pos, end - pos);
-      if (end > at + 5) {
-        out += spec_line_note(k_, msl_, std::stoi(message.substr(at + 5, end - at - 5)));
-      }
-      pos = end;
-    }
-    return out + message.substr(pos);
-  }
+  std::string with_spec_lines(const std::string& message) const { return verify::with_spec_lines(k_, msl_, message); }
 
   void add_problem(std::string checker, std::string message) {
-    for (const auto& p : result_.problems) {
-      if (p.message == message) return;
-    }
-    result_.problems.push_back({std::move(checker), std::move(message)});
+    add_unique_problem(result_, std::move(checker), std::move(message));
   }
 
-  bool unwritten(const Buffer& b, size_t i) const {
-    size_t size = static_cast<size_t>(ir::info(b.type).size);
-    return b.decl->access == ir::Access::write &&
-           equals_pattern(b.snapshots[0].data() + i * size, output_poison(b.type, 0)) &&
-           equals_pattern(b.snapshots[1].data() + i * size, output_poison(b.type, 1));
+  OutputRuns runs_of(const Buffer& b) const {
+    return {b.decl->name, b.type, b.shape, b.elements, b.decl->access == ir::Access::write, &b.snapshots};
   }
 
   void check_runs() {
@@ -341,40 +321,23 @@ class CaseRun {
   }
 
   void check_unwritten(const Buffer& b) {
-    std::vector<std::string> names;
-    size_t count = 0;
-    for (size_t i = 0; i < b.elements; ++i) {
-      if (!unwritten(b, i)) continue;
-      if (count++ < 5) names.push_back(element_name(b.decl->name, b.shape, i));
-    }
-    if (count == 0) return;
+    ElementFinding f = unwritten_elements(runs_of(b));
+    if (f.count == 0) return;
     add_problem("unwritten-output",
                 fmt::format("{}: {} of {} elements of output `{}` were never written: {}{}. Is the grid{} rounded "
                             "down instead of up (ceil_div), or does a bounds check skip them?",
-                            v_.entry_point, count, b.elements, b.decl->name, fmt::join(names, ", "),
-                            count > names.size() ? ", ..." : "",
+                            v_.entry_point, f.count, b.elements, b.decl->name, fmt::join(f.examples, ", "),
+                            f.count > f.examples.size() ? ", ..." : "",
                             k_.dispatch.loc.line > 0
                                 ? fmt::format(" (dispatch at {}:{})", k_.dispatch.loc.file, k_.dispatch.loc.line)
                                 : ""));
   }
 
   void check_difference(const Buffer& b, size_t run, const char* checker) {
-    size_t size = static_cast<size_t>(ir::info(b.type).size);
-    std::vector<std::string> examples;
-    size_t count = 0;
-    for (size_t i = 0; i < b.elements; ++i) {
-      const uint8_t* base = b.snapshots[0].data() + i * size;
-      const uint8_t* other = b.snapshots[run].data() + i * size;
-      if (std::memcmp(base, other, size) == 0 || unwritten(b, i)) continue;
-      if (count++ < 3) {
-        examples.push_back(fmt::format("{} = {:.9g} ({}) but {:.9g} ({})", element_name(b.decl->name, b.shape, i),
-                                       load_element(b.type, b.snapshots[0].data(), i), kRuns[0].label,
-                                       load_element(b.type, b.snapshots[run].data(), i), kRuns[run].label));
-      }
-    }
-    if (count == 0) return;
+    ElementFinding f = run_difference(runs_of(b), run);
+    if (f.count == 0) return;
     add_problem(checker, fmt::format("{}: output `{}` depends on {}: {} elements differ, e.g. {}. {}", v_.entry_point,
-                                     b.decl->name, difference_cause(checker), count, fmt::join(examples, "; "),
+                                     b.decl->name, difference_cause(checker), f.count, fmt::join(f.examples, "; "),
                                      difference_advice(checker)));
   }
 
@@ -516,6 +479,13 @@ class CaseRun {
 };
 
 }  // namespace
+
+void add_unique_problem(CaseResult& r, std::string checker, std::string message) {
+  for (const auto& p : r.problems) {
+    if (p.message == message) return;
+  }
+  r.problems.push_back({std::move(checker), std::move(message)});
+}
 
 CaseResult run_case(const CaseRequest& request, const LoadedModule& module) {
   try {

@@ -30,7 +30,7 @@ struct CaseRequest {
   bool report_same_value_stores = false;  // see VerifyOptions
   // A kernel family's case: the module of each Family::kernels entry, in order (`module` holds the
   // family's reference).
-  std::vector<const SimModule*> member_modules;
+  std::vector<const SimModule*> member_modules = {};
 };
 
 // skipped: the variant's preconditions exclude the case's dims; it was not run (not a failure).
@@ -57,6 +57,9 @@ nlohmann::json to_json(const CaseResult& r);
 // Checks every field (a child's report is untrusted data); throws std::runtime_error naming the
 // first bad field.
 CaseResult case_result_from_json(const nlohmann::json& j);
+
+// Adds a problem unless one with the same message is there (the same finding from another run).
+void add_unique_problem(CaseResult& r, std::string checker, std::string message);
 
 // Runs spec code: call it only where that is safe (the sandboxed child).
 CaseResult run_case(const CaseRequest& request, const LoadedModule& module);

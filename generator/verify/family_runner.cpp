@@ -11,6 +11,7 @@
 #include "verify/elements.h"
 #include "verify/guarded_buffer.h"
 #include "verify/inputs.h"
+#include "verify/run_checks.h"
 
 namespace mtlgen::verify {
 
@@ -182,35 +183,31 @@ class FamilyRun {
       result_.fiber_switches += result.fiber_switches;
     }
     for (const auto& issue : result.issues) add_problem(mtlsim::to_string(issue.kind), with_spec_lines(p, issue.message));
+    if (baseline) add_poison_uses(p, result);
     simulator_failed_ = !result.ok();
     return result.ok();
   }
 
+  // Poison that decided a comparison or became an integer; the parent turns its pc into a line.
+  void add_poison_uses(const PlannedDispatch& p, const mtlsim::DispatchResult& result) {
+    for (const auto& use : result.poison_uses) {
+      char where[1024] = "";
+      describe_fault_pc(use.pc, where, sizeof where);
+      add_problem(mtlsim::to_string(use.kind), mtlsim::describe(use, p.variant->entry_point, where));
+    }
+  }
+
   // "line 36" of a member's .metal becomes "line 36 (specs/x.yaml:120)" where a spec block holds it.
   static std::string with_spec_lines(const PlannedDispatch& p, const std::string& message) {
-    std::string out;
-    size_t pos = 0;
-    for (size_t at; (at = message.find("line ", pos)) != std::string::npos;) {
-      size_t end = at + 5;
-      while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) ++end;
-      out += message.substr(pos, end - pos);
-      if (end > at + 5) out += spec_line_note(*p.kernel, p.msl, std::stoi(message.substr(at + 5, end - at - 5)));
-      pos = end;
-    }
-    return out + message.substr(pos);
+    return verify::with_spec_lines(*p.kernel, p.msl, message);
   }
 
   void add_problem(std::string checker, std::string message) {
-    for (const auto& p : result_.problems) {
-      if (p.message == message) return;
-    }
-    result_.problems.push_back({std::move(checker), std::move(message)});
+    add_unique_problem(result_, std::move(checker), std::move(message));
   }
 
-  bool unwritten(const FamilyBuffer& b, size_t i) const {
-    size_t size = static_cast<size_t>(ir::info(b.type).size);
-    return b.decl->access == ir::Access::write && equals_pattern(b.snapshots[0].data() + i * size, output_poison(b.type, 0)) &&
-           equals_pattern(b.snapshots[1].data() + i * size, output_poison(b.type, 1));
+  static OutputRuns runs_of(const FamilyBuffer& b) {
+    return {b.decl->name, b.type, b.shape, b.elements, b.decl->access == ir::Access::write, &b.snapshots};
   }
 
   void check_runs() {
@@ -224,40 +221,24 @@ class FamilyRun {
   }
 
   void check_unwritten(const FamilyBuffer& b) {
-    std::vector<std::string> names;
-    size_t count = 0;
-    for (size_t i = 0; i < b.elements; ++i) {
-      if (!unwritten(b, i)) continue;
-      if (count++ < 5) names.push_back(element_name(b.decl->name, b.shape, i));
-    }
-    if (count == 0) return;
+    ElementFinding f = unwritten_elements(runs_of(b));
+    if (f.count == 0) return;
     add_problem("unwritten-output",
                 fmt::format("{}: {} of {} elements of the family's output `{}` were never written by any dispatch: "
-                            "{}{}. Does a grid round down, or a bounds check skip them?",
-                            v_.entry_point, count, b.elements, b.decl->name, fmt::join(names, ", "),
-                            count > names.size() ? ", ..." : ""));
+                            "{}{}. Does a grid round down, a bounds check skip them, or a dispatch's `dims:` give its kernel "
+                            "fewer elements than the family's buffer holds?",
+                            v_.entry_point, f.count, b.elements, b.decl->name, fmt::join(f.examples, ", "),
+                            f.count > f.examples.size() ? ", ..." : ""));
   }
 
   void check_difference(const FamilyBuffer& b, size_t run, const char* checker) {
-    size_t size = static_cast<size_t>(ir::info(b.type).size);
-    std::vector<std::string> examples;
-    size_t count = 0;
-    for (size_t i = 0; i < b.elements; ++i) {
-      if (std::memcmp(b.snapshots[0].data() + i * size, b.snapshots[run].data() + i * size, size) == 0 || unwritten(b, i)) {
-        continue;
-      }
-      if (count++ < 3) {
-        examples.push_back(fmt::format("{} = {:.9g} ({}) but {:.9g} ({})", element_name(b.decl->name, b.shape, i),
-                                       load_element(b.type, b.snapshots[0].data(), i), kRuns[0].label,
-                                       load_element(b.type, b.snapshots[run].data(), i), kRuns[run].label));
-      }
-    }
-    if (count == 0) return;
+    ElementFinding f = run_difference(runs_of(b), run);
+    if (f.count == 0) return;
     bool race = std::string(checker) == "race";
     add_problem(checker, fmt::format("{}: the family's output `{}` depends on {}: {} elements differ, e.g. {}. {}",
                                      v_.entry_point, b.decl->name,
-                                     race ? "the order threads run in" : "uninitialised threadgroup memory", count,
-                                     fmt::join(examples, "; "),
+                                     race ? "the order threads run in" : "uninitialised threadgroup memory", f.count,
+                                     fmt::join(f.examples, "; "),
                                      race ? "Verify each kernel of the family on its own (its own spec section and "
                                             "tests) to find which one races."
                                           : "Some thread reads threadgroup memory before its threadgroup wrote it."));
@@ -297,10 +278,15 @@ class FamilyRun {
       auto tol = tolerance_for(k_, b.decl->name, b.type);
       auto stats = compare_output(b.decl->name, b.type, b.shape, b.snapshots[0].data(), ref[j].data(), b.elements, tol);
       if (stats.mismatches || stats.nmse_failed) {
+        // Statistics of the finite pairs only; when every differing element is NaN or inf they say nothing.
+        std::string numbers = stats.nonfinite_mismatches == stats.mismatches
+                                  ? fmt::format("all {} with NaN or inf", stats.mismatches)
+                                  : fmt::format("max abs {:.3g}, max rel {:.3g}, nmse {:.3g}", stats.max_abs,
+                                                stats.max_rel, stats.nmse);
         add_problem("mismatch", fmt::format("{}: the family's output `{}` differs from the family's reference in {} of {} "
-                                            "elements (max abs {:.3g}, max rel {:.3g}, nmse {:.3g}): {}{}",
-                                            v_.entry_point, b.decl->name, stats.mismatches, stats.elements, stats.max_abs,
-                                            stats.max_rel, stats.nmse, fmt::join(stats.examples, "; "),
+                                            "elements ({}): {}{}",
+                                            v_.entry_point, b.decl->name, stats.mismatches, stats.elements, numbers,
+                                            fmt::join(stats.examples, "; "),
                                             stats.mismatches > stats.examples.size() ? "; ..." : ""));
       }
       result_.outputs.push_back(std::move(stats));

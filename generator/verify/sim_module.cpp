@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <chrono>
@@ -401,6 +402,19 @@ std::string spec_line_note(const ir::Kernel& k, const std::string& msl, int line
   if (k.is_source()) return fmt::format(" ({}:{})", k.source->file, line);  // the simulator keeps its lines
   auto at = emit::spec_location(msl, emit::msl_blocks(k), line);
   return at ? fmt::format(" ({}:{})", k.spec_path, at->line) : "";
+}
+
+std::string with_spec_lines(const ir::Kernel& k, const std::string& msl, const std::string& message) {
+  std::string out;
+  size_t pos = 0;
+  for (size_t at; (at = message.find("line ", pos)) != std::string::npos;) {
+    size_t end = at + 5;
+    while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) ++end;
+    out += message.substr(pos, end - pos);
+    if (end > at + 5) out += spec_line_note(k, msl, std::stoi(message.substr(at + 5, end - at - 5)));
+    pos = end;
+  }
+  return out + message.substr(pos);
 }
 
 std::string reference_symbol(const ir::Kernel& k, const ir::Variant& v) {

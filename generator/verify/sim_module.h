@@ -87,5 +87,7 @@ std::string reference_symbol(const ir::Kernel& kernel, const ir::Variant& varian
 // spec block (body, prelude, metal_prelude), " (file.metal:36)" for a hand-written kernel, ""
 // elsewhere (code mtlgen wrote around the blocks). `msl` is emit::msl_source(kernel).
 std::string spec_line_note(const ir::Kernel& kernel, const std::string& msl, int line);
+// `message` with spec_line_note after every "line N" in it.
+std::string with_spec_lines(const ir::Kernel& kernel, const std::string& msl, const std::string& message);
 
 }  // namespace mtlgen::verify

@@ -98,13 +98,22 @@ std::string stats_text(const CaseResult& r) {
 // hand-written kernel.
 std::string spec_line_of(int line, const void* kernel) {
   const auto& k = *static_cast<const ir::Kernel*>(kernel);
+  if (k.is_family()) return "";  // no code of its own: the faulting module names the kernel
   return spec_line_note(k, k.is_source() ? std::string() : emit::msl_source(k), line);
+}
+
+// The kernel whose code `message` names (its module's path): a family's case runs its kernels'.
+const ir::Kernel& kernel_named_by(const WorkItem& w, const std::string& message) {
+  for (size_t i = 0; i < w.member_modules.size(); ++i) {
+    if (message.find(w.member_modules[i]->path().string()) != std::string::npos) return w.kernel->family->kernels[i];
+  }
+  return *w.kernel;
 }
 
 // A crash report carries the faulting instruction (from the child), a poison use the comparison or
 // conversion; here each becomes a source line.
-void locate_pcs(CaseResult& r, const ir::Kernel& k) {
-  for (auto& p : r.problems) p.message = resolve_fault_pc(p.message, spec_line_of, &k);
+void locate_pcs(CaseResult& r, const WorkItem& w) {
+  for (auto& p : r.problems) p.message = resolve_fault_pc(p.message, spec_line_of, &kernel_named_by(w, p.message));
 }
 
 void print_case(std::ostream& out, size_t done, size_t total, const Finished& f, bool quiet) {
@@ -285,7 +294,7 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
         continue;
       }
       const WorkItem& w = items[running[i].item];
-      locate_pcs(result, *w.kernel);
+      locate_pcs(result, w);
       progressed = true;
       Active& a = running[i];
       if (a.first) {  // a follow-up: what it found goes to the first run's result

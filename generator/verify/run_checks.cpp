@@ -1,0 +1,48 @@
+#include "verify/run_checks.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "verify/compare.h"
+#include "verify/dispatch_setup.h"
+#include "verify/elements.h"
+
+namespace mtlgen::verify {
+
+namespace {
+
+bool is_unwritten(const OutputRuns& o, size_t i) {
+  const size_t size = static_cast<size_t>(ir::info(o.type).size);
+  const auto& runs = *o.snapshots;
+  return o.starts_poisoned && equals_pattern(runs[0].data() + i * size, output_poison(o.type, 0)) &&
+         equals_pattern(runs[1].data() + i * size, output_poison(o.type, 1));
+}
+
+}  // namespace
+
+ElementFinding unwritten_elements(const OutputRuns& o) {
+  ElementFinding f;
+  for (size_t i = 0; i < o.elements; ++i) {
+    if (!is_unwritten(o, i)) continue;
+    if (f.count++ < 5) f.examples.push_back(element_name(o.name, o.shape, i));
+  }
+  return f;
+}
+
+ElementFinding run_difference(const OutputRuns& o, size_t run) {
+  const size_t size = static_cast<size_t>(ir::info(o.type).size);
+  const auto& runs = *o.snapshots;
+  ElementFinding f;
+  for (size_t i = 0; i < o.elements; ++i) {
+    if (std::memcmp(runs[0].data() + i * size, runs[run].data() + i * size, size) == 0 || is_unwritten(o, i)) continue;
+    if (f.count++ < 3) {
+      f.examples.push_back(fmt::format("{} = {:.9g} ({}) but {:.9g} ({})", element_name(o.name, o.shape, i),
+                                       load_element(o.type, runs[0].data(), i), kRuns[0].label,
+                                       load_element(o.type, runs[run].data(), i), kRuns[run].label));
+    }
+  }
+  return f;
+}
+
+}  // namespace mtlgen::verify

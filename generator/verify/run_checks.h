@@ -1,0 +1,35 @@
+#pragma once
+// What the runs of one case (kRuns: lane orders, output poisons, zeroed threadgroup memory) tell
+// about one output: elements no thread wrote, and elements whose value depends on the run. Shared
+// by single-kernel and kernel-family cases, which word their reports themselves.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/types.h"
+
+namespace mtlgen::verify {
+
+// One output's bytes after each run, in kRuns order.
+struct OutputRuns {
+  std::string name;
+  ir::ScalarType type = ir::ScalarType::f32;
+  std::vector<int64_t> shape;
+  size_t elements = 0;
+  bool starts_poisoned = false;  // filled with each run's output poison before it (access: write)
+  const std::vector<std::vector<uint8_t>>* snapshots = nullptr;
+};
+
+// A count of elements and the first few of them, described.
+struct ElementFinding {
+  size_t count = 0;
+  std::vector<std::string> examples;
+};
+
+// Elements that still hold the output poison of both poisoned runs: never written.
+ElementFinding unwritten_elements(const OutputRuns& o);
+
+// Elements (other than never-written ones) whose bytes after run `run` differ from the baseline's.
+ElementFinding run_difference(const OutputRuns& o, size_t run);
+
+}  // namespace mtlgen::verify
