@@ -35,13 +35,12 @@ class MslWriter {
     d.set("templated", !template_param_names().empty());
     d.set("template_params", template_params());
     d.set("max_threads", max_threads());
-    d.set("parameters", parameter_list("    ", ",\n"));
+    d.set("parameters", parameter_list());
     d.set("prologue", support::string_list(prologue()));
     d.set("body_origin", comment_text(fmt::format("{}:{}", k_.spec_path, k_.body.loc.line)));
     d.set("body", support::indent_lines(k_.body.text, "  "));
     d.set("variant_axes", variant_axes());
     d.set("macro_params", macro_params());
-    d.set("macro_parameters", parameter_list("      ", ", \\\n"));
     d.set("variants", variants());
     return support::render_template("msl/kernel.metal.mustache", d);
   }
@@ -150,13 +149,10 @@ class MslWriter {
     return {};
   }
 
-  std::string parameter_list(const std::string& indent, const std::string& separator) const {
-    std::string out;
-    for (size_t i = 0; i < k_.params.size(); ++i) {
-      out += indent + parameter(k_.params[i]);
-      if (i + 1 < k_.params.size()) out += separator;
-    }
-    return out;
+  std::string parameter_list() const {
+    std::vector<std::string> lines;
+    for (const auto& p : k_.params) lines.push_back("    " + parameter(p));
+    return fmt::format("{}", fmt::join(lines, ",\n"));
   }
 
   // Dims and scalars the body reads, unpacked from the parameter struct under their own names.

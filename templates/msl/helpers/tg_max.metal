@@ -7,7 +7,7 @@ T tg_max(T value, threadgroup T* scratch, uint simd_lane, uint simd_group) {
     scratch[simd_group] = value;
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  value = scratch[simd_lane < TG / 32 ? simd_lane : 0];
+  value = scratch[simd_lane < TG / SIMD_SIZE ? simd_lane : 0];
   value = simd_max(value);
   threadgroup_barrier(mem_flags::mem_threadgroup);
   return value;

@@ -6,6 +6,9 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Threads per simdgroup on every Apple GPU.
+constant constexpr uint SIMD_SIZE = 32;
+
 // Dims and scalars, passed with setBytes at buffer(4).
 struct feature_mix_params {
   uint rows;
@@ -34,11 +37,11 @@ inline value_index argmax_combine(value_index a, value_index b) {
 
 // mtlgen helper tg_argmax (templates/msl/helpers/tg_argmax.metal)
 // Threadgroup-wide argmax with argmax_combine's rules. Every thread returns the winner.
-// `values` and `indices` hold TG / 32 elements each.
+// `values` and `indices` hold TG / SIMD_SIZE elements each.
 template <uint TG>
 value_index tg_argmax(value_index candidate, threadgroup float* values, threadgroup uint* indices,
                       uint simd_lane, uint simd_group) {
-  for (ushort offset = 16; offset > 0; offset /= 2) {
+  for (ushort offset = SIMD_SIZE / 2; offset > 0; offset /= 2) {
     value_index other = {simd_shuffle_xor(candidate.value, offset), simd_shuffle_xor(candidate.index, offset)};
     candidate = argmax_combine(candidate, other);
   }
@@ -47,9 +50,9 @@ value_index tg_argmax(value_index candidate, threadgroup float* values, threadgr
     indices[simd_group] = candidate.index;
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  uint slot = simd_lane < TG / 32 ? simd_lane : 0;
+  uint slot = simd_lane < TG / SIMD_SIZE ? simd_lane : 0;
   candidate = {values[slot], indices[slot]};
-  for (ushort offset = 16; offset > 0; offset /= 2) {
+  for (ushort offset = SIMD_SIZE / 2; offset > 0; offset /= 2) {
     value_index other = {simd_shuffle_xor(candidate.value, offset), simd_shuffle_xor(candidate.index, offset)};
     candidate = argmax_combine(candidate, other);
   }
@@ -98,18 +101,7 @@ template <typename T, typename Acc, uint TG_X, uint TG_Y>
 
 // One entry point per variant: T in {float, half} x Acc in {float, int} x TG_X in {32, 64} x TG_Y in {1, 4}.
 #define instantiate_feature_mix(entry_name, T, Acc, TG_X, TG_Y) \
-  template [[host_name(entry_name)]] [[kernel]] void feature_mix<T, Acc, TG_X, TG_Y>( \
-      device const T* matrix [[buffer(2)]], \
-      device const float* bias [[buffer(1)]], \
-      device Acc* sums [[buffer(0)]], \
-      device uint* argmax_out [[buffer(3)]], \
-      constant feature_mix_params& params [[buffer(4)]], \
-      threadgroup Acc* column_partials [[threadgroup(0)]], \
-      threadgroup float* best_values [[threadgroup(1)]], \
-      threadgroup uint* best_indices [[threadgroup(2)]], \
-      uint2 gid [[thread_position_in_grid]], \
-      uint2 lid [[thread_position_in_threadgroup]], \
-      uint2 tgid [[threadgroup_position_in_grid]]);
+  template [[host_name(entry_name)]] [[kernel]] decltype(feature_mix<T, Acc, TG_X, TG_Y>) feature_mix<T, Acc, TG_X, TG_Y>;
 instantiate_feature_mix("feature_mix_f32_f32_tg_x32_tg_y1", float, float, 32, 1)
 instantiate_feature_mix("feature_mix_f32_f32_tg_x32_tg_y4", float, float, 32, 4)
 instantiate_feature_mix("feature_mix_f32_f32_tg_x64_tg_y1", float, float, 64, 1)

@@ -6,6 +6,9 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Threads per simdgroup on every Apple GPU.
+constant constexpr uint SIMD_SIZE = 32;
+
 // Dims and scalars, passed with setBytes at buffer(2).
 struct plain_kernel_params {
   uint n;

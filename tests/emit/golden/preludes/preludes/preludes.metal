@@ -6,6 +6,9 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Threads per simdgroup on every Apple GPU.
+constant constexpr uint SIMD_SIZE = 32;
+
 // Dims and scalars, passed with setBytes at buffer(2).
 struct preludes_params {
   uint blocks;
@@ -42,12 +45,6 @@ template <uint TG>
 
 // One entry point per variant: TG in {32, 64}.
 #define instantiate_preludes(entry_name, TG) \
-  template [[host_name(entry_name)]] [[kernel]] void preludes<TG>( \
-      device const uchar* x [[buffer(0)]], \
-      device float* out [[buffer(1)]], \
-      constant preludes_params& params [[buffer(2)]], \
-      uint tgid [[threadgroup_position_in_grid]], \
-      uint simd_lane [[thread_index_in_simdgroup]], \
-      uint simd_group [[simdgroup_index_in_threadgroup]]);
+  template [[host_name(entry_name)]] [[kernel]] decltype(preludes<TG>) preludes<TG>;
 instantiate_preludes("preludes_tg32", 32)
 instantiate_preludes("preludes_tg64", 64)

@@ -6,6 +6,9 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Threads per simdgroup on every Apple GPU.
+constant constexpr uint SIMD_SIZE = 32;
+
 // Dims and scalars, passed with setBytes at buffer(2).
 struct scale_acc_params {
   uint n;
@@ -24,11 +27,7 @@ template <typename T, typename AccT, uint TG>
 
 // One entry point per variant: (T, AccT) in {(float, float), (half, float), (bfloat, float)} x TG in {32, 64}.
 #define instantiate_scale_acc(entry_name, T, AccT, TG) \
-  template [[host_name(entry_name)]] [[kernel]] void scale_acc<T, AccT, TG>( \
-      device const T* x [[buffer(0)]], \
-      device T* y [[buffer(1)]], \
-      constant scale_acc_params& params [[buffer(2)]], \
-      uint gid [[thread_position_in_grid]]);
+  template [[host_name(entry_name)]] [[kernel]] decltype(scale_acc<T, AccT, TG>) scale_acc<T, AccT, TG>;
 instantiate_scale_acc("scale_acc_f32_f32_tg32", float, float, 32)
 instantiate_scale_acc("scale_acc_f32_f32_tg64", float, float, 64)
 instantiate_scale_acc("scale_acc_f16_f32_tg32", half, float, 32)
