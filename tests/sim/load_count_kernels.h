@@ -1,0 +1,30 @@
+// The generated row kernels that load_count_test.cpp runs, compiled with access counting in
+// load_count_kernels.cpp (see tests/sim/CMakeLists.txt).
+#pragma once
+
+#include <cstdint>
+
+#include "mtlsim/runtime.h"
+
+namespace mtlsim::load_count {
+
+enum class RowKernel { rms_norm, softmax, rms_norm_reads_twice, softmax_three_pass };
+
+inline const char* name_of(RowKernel which) {
+  constexpr const char* names[] = {"rms_norm", "softmax", "rms_norm_reads_twice", "softmax_three_pass"};
+  return names[int(which)];
+}
+
+// One launch's buffers and dims: x and out hold rows * n floats, w n (rms_norm only).
+struct RowArgs {
+  const float* x;
+  const float* w;
+  float* out;
+  uint32_t rows, n;
+};
+
+// The f32 entry point of `which` at `tg` threads per threadgroup (32, 256, 512 or 1024), as a
+// launcher taking RowArgs; threadgroup array 0 holds tg / 32 floats.
+KernelThreadFn row_kernel_launcher(RowKernel which, uint32_t tg);
+
+}  // namespace mtlsim::load_count
