@@ -11,6 +11,9 @@ namespace rms_norm_msl {
 namespace rms_norm_reads_twice_msl {
 #include <rms_norm_reads_twice/rms_norm_reads_twice.metal>
 }
+namespace layer_norm_msl {
+#include <layer_norm/layer_norm.metal>
+}
 namespace softmax_msl {
 #include <softmax/softmax.metal>
 }
@@ -25,7 +28,7 @@ namespace {
 
 constexpr float kEps = 1e-6f;
 
-// The launcher arguments every kernel here takes after its buffers and parameter struct.
+// The launcher arguments rms_norm and softmax take after their buffers and parameter struct.
 #define MTLSIM_ROW_BUILTINS                                                                \
   static_cast<float*>(tc.threadgroup_memory[0]), as_builtin<uint32_t>(tc.threadgroup_position_in_grid), \
       tc.thread_index_in_threadgroup, tc.thread_index_in_simdgroup, tc.simdgroup_index_in_threadgroup
@@ -42,6 +45,17 @@ void launch_rms_norm_reads_twice(const ThreadContext& tc, void* user) {
   const auto& a = *static_cast<const RowArgs*>(user);
   rms_norm_reads_twice_msl::rms_norm_reads_twice_params params{a.rows, a.n, kEps};
   rms_norm_reads_twice_msl::rms_norm_reads_twice<float, TG>(a.x, a.w, a.out, params, MTLSIM_ROW_BUILTINS);
+}
+
+template <uint TG>
+void launch_layer_norm(const ThreadContext& tc, void* user) {
+  const auto& a = *static_cast<const RowArgs*>(user);
+  layer_norm_msl::layer_norm_params params{a.rows, a.n, kEps};
+  layer_norm_msl::layer_norm<float, TG>(a.x, a.w, a.b, a.out, params, static_cast<float*>(tc.threadgroup_memory[0]),
+                                        static_cast<float*>(tc.threadgroup_memory[1]),
+                                        as_builtin<uint32_t>(tc.threadgroup_position_in_grid),
+                                        tc.thread_index_in_threadgroup, tc.thread_index_in_simdgroup,
+                                        tc.simdgroup_index_in_threadgroup);
 }
 
 template <uint TG>
@@ -65,6 +79,7 @@ KernelThreadFn launcher_at(RowKernel which) {
   switch (which) {
     case RowKernel::rms_norm: return launch_rms_norm<TG>;
     case RowKernel::softmax: return launch_softmax<TG>;
+    case RowKernel::layer_norm: return launch_layer_norm<TG>;
     case RowKernel::rms_norm_reads_twice: return launch_rms_norm_reads_twice<TG>;
     case RowKernel::softmax_three_pass: return launch_softmax_three_pass<TG>;
   }

@@ -1,4 +1,4 @@
-// Done-when proof of issue 13 item 5: the emitted rms_norm and softmax read each element of x
+// Done-when proof of issue 13 item 5: the emitted rms_norm, softmax and layer_norm read each element of x
 // once when a row fits in the threadgroup's registers (TG * N_READS elements, N_READS = 4), and
 // write each element of out once. Counted per byte while the simulator runs the generated MSL
 // (mtlsim/access_counter.h); the former versions of both kernels, which read x two and three
@@ -20,7 +20,7 @@ void PrintTo(RowKernel which, std::ostream* os) { *os << name_of(which); }
 
 namespace {
 
-constexpr uint32_t kNReads = 4;  // the N_READS of specs/rms_norm.yaml and specs/softmax.yaml
+constexpr uint32_t kNReads = 4;  // the N_READS of specs/rms_norm.yaml, softmax.yaml and layer_norm.yaml
 
 // Accesses per float element of a watched buffer; -1 where the element's four bytes disagree.
 std::vector<int64_t> per_element(const std::vector<uint32_t>& byte_counts) {
@@ -39,10 +39,11 @@ struct Counts {
 Counts run_counted(RowKernel kernel, uint32_t tg, uint32_t rows, uint32_t n) {
   std::vector<float> x = test::random_floats(size_t(rows) * n, 5, -3.0f, 3.0f);
   std::vector<float> w = test::random_floats(n, 6, 0.5f, 1.5f);
+  std::vector<float> b = test::random_floats(n, 7, -0.5f, 0.5f);
   std::vector<float> out(size_t(rows) * n);
-  RowArgs args{x.data(), w.data(), out.data(), rows, n};
+  RowArgs args{x.data(), w.data(), b.data(), out.data(), rows, n};
   DispatchOptions o = test::grid_1d(rows, tg, "load_count");
-  o.threadgroup_arrays = {{tg / 32 * sizeof(float), {}}};
+  o.threadgroup_arrays = {{tg / 32 * sizeof(float), {}}, {sizeof(float), {}}};
   watch_accesses(x.data(), x.size() * sizeof(float));
   watch_accesses(out.data(), out.size() * sizeof(float));
   const DispatchResult r = dispatch(o, row_kernel_launcher(kernel, tg), &args);
@@ -85,18 +86,21 @@ TEST_P(ReadsOnce, EachElementOfARowThatFitsIsReadOnceAndWrittenOnce) {
   }
 }
 
-// A longer row keeps its first chunk (TG * N_READS elements) in registers and reads the rest twice.
-TEST_P(ReadsOnce, ALongerRowReadsOnlyElementsPastTheFirstChunkTwice) {
+// A longer row keeps its first chunk (TG * N_READS elements) in registers and reads the rest once
+// per pass: twice (rms_norm: sum of squares, scale; softmax: running max and sum, normalise) or
+// three times (layer_norm: mean, variance, normalise).
+TEST_P(ReadsOnce, ALongerRowReadsOnlyElementsPastTheFirstChunkAgain) {
+  const int64_t passes = GetParam() == RowKernel::layer_norm ? 3 : 2;
   for (const Shape& s : {Shape{32, 2, 4097}, Shape{256, 1, 1025}}) {
     SCOPED_TRACE("TG " + std::to_string(s.tg) + ", n " + std::to_string(s.n));
     const Counts c = run_counted(GetParam(), s.tg, s.rows, s.n);
     const uint32_t chunk = s.tg * kNReads;
-    EXPECT_EQ(mismatch(c.x_loads, s.n, [&](uint32_t i) { return int64_t(i < chunk ? 1 : 2); }), "");
+    EXPECT_EQ(mismatch(c.x_loads, s.n, [&](uint32_t i) { return i < chunk ? 1 : passes; }), "");
     EXPECT_EQ(mismatch(c.out_stores, s.n, once), "");
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shipped, ReadsOnce, ::testing::Values(RowKernel::rms_norm, RowKernel::softmax),
+INSTANTIATE_TEST_SUITE_P(Shipped, ReadsOnce, ::testing::Values(RowKernel::rms_norm, RowKernel::softmax, RowKernel::layer_norm),
                          [](const auto& info) { return std::string(name_of(info.param)); });
 
 // The counter sees re-reads: the former kernels fail the check above, with their pass counts.
