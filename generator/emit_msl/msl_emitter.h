@@ -1,7 +1,12 @@
 #pragma once
-// The MSL backend: one self-contained <kernel>/<kernel>.metal per spec, in MLX's style — a kernel
-// template over type parameters and tunables, helpers only when the body calls them, and one
-// `template [[host_name("...")]]` instantiation per variant.
+// The MSL backend: one self-contained <kernel>/<kernel>.metal per spec, in MLX's style — a
+// file-scope SIMD_SIZE, a kernel template over type parameters and tunables, helpers only when the
+// body calls them, and one one-line `template [[host_name("...")]] ... decltype(...)`
+// instantiation per variant.
+//
+// Why helpers are pasted rather than included from a header shipped beside the kernels: a single
+// .metal must compile on its own wherever it goes — `xcrun metal -c` per file in the package, a
+// user's project or newLibraryWithSource:, the simulator's module — with no include path to set.
 //
 // Why templates rather than function constants for variants: every variant is compiled ahead of
 // time into the metallib, carries its own max_total_threads_per_threadgroup, and creating its
