@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -187,6 +188,38 @@ bool check_emitted_reference(const ir::Kernel& kernel, support::Diagnostics& dia
   support::Diagnostics parsed;
   msl::check_cpp(files, main_index, parsed);
   return report_at_spec(parsed, {root + main, files[main_index].text, std::move(blocks)}, diags);
+}
+
+}  // namespace mtlgen::check_msl
+
+namespace mtlgen::check_msl {
+
+namespace {
+
+bool emitted_code_compiles(const ir::Kernel& kernel, support::Diagnostics& diags) {
+  if (kernel.is_family()) return check_emitted_reference(kernel, diags);  // its kernels are checked on their own
+  bool ok = check_emitted_msl(kernel, diags);  // both, to report both
+  return check_emitted_reference(kernel, diags) && ok;
+}
+
+}  // namespace
+
+std::vector<ir::Kernel> kernels_that_compile(std::vector<ir::Kernel> kernels, support::Diagnostics& diags) {
+  std::set<std::string> failed;
+  for (const auto& k : kernels) {
+    if (!emitted_code_compiles(k, diags)) failed.insert(k.name);
+  }
+  // A family stands or falls with its kernels, and they with it: it is one unit of the library.
+  for (const auto& k : kernels) {
+    if (!k.is_family()) continue;
+    bool any = failed.count(k.name) > 0;
+    for (const auto& m : k.family->kernels) any = any || failed.count(m.name) > 0;
+    if (!any) continue;
+    failed.insert(k.name);
+    for (const auto& m : k.family->kernels) failed.insert(m.name);
+  }
+  std::erase_if(kernels, [&](const ir::Kernel& k) { return failed.count(k.name) > 0; });
+  return kernels;
 }
 
 }  // namespace mtlgen::check_msl

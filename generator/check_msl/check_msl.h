@@ -3,6 +3,8 @@
 // MSL front end (libclang, with the Metal conformance checks) over the emitted .metal of a
 // spec-body kernel and reports each error once, at the spec's body line, instead of per variant
 // from a generated file when the simulator compiles it.
+#include <vector>
+
 #include "ir/kernel.h"
 #include "support/diagnostics.h"
 
@@ -15,5 +17,10 @@ bool check_emitted_msl(const ir::Kernel& kernel, support::Diagnostics& diags);
 // The same for the reference: the emitted C++ reference (with its types header and the support
 // headers, in memory) through libclang, errors at the spec's reference lines.
 bool check_emitted_reference(const ir::Kernel& kernel, support::Diagnostics& diags);
+
+// The kernels of a loaded library (spec::load_library) whose emitted MSL and reference compile;
+// the others are reported and left out. A family is left out with its kernels when one of them,
+// or its reference, fails.
+std::vector<ir::Kernel> kernels_that_compile(std::vector<ir::Kernel> kernels, support::Diagnostics& diags);
 
 }  // namespace mtlgen::check_msl

@@ -10,83 +10,15 @@
 #include "emit_common/emitter.h"
 #include "import/spec_skeleton.h"
 #include "msl/msl_unit.h"
-#include "spec/front_end.h"
+#include "spec/library.h"
 
 namespace mtlgen::driver {
 
 namespace fs = std::filesystem;
 using support::ErrorKind;
 
-std::vector<fs::path> collect_specs(const std::vector<std::string>& inputs, support::Diagnostics& diags) {
-  std::vector<fs::path> specs;
-  for (const auto& input : inputs) {
-    std::error_code ec;
-    if (fs::is_directory(input, ec)) {
-      std::vector<fs::path> found;
-      for (const auto& entry : fs::directory_iterator(input, ec)) {
-        if (entry.is_regular_file() && entry.path().extension() == ".yaml") found.push_back(entry.path());
-      }
-      if (found.empty()) {  // else a typo'd directory would check nothing and succeed
-        diags.error(ErrorKind::io, {input}, "the directory holds no *.yaml spec files",
-                    "pass spec files, or a directory with `*.yaml` files directly inside it");
-      }
-      std::sort(found.begin(), found.end());
-      specs.insert(specs.end(), found.begin(), found.end());
-    } else if (fs::is_regular_file(input, ec)) {
-      specs.emplace_back(input);
-    } else {
-      diags.error(ErrorKind::io, {input}, "no such spec file or directory", "pass .yaml files or directories holding them");
-    }
-  }
-  return specs;
-}
-
-std::string display_path(const fs::path& spec) {
-  std::error_code ec;
-  fs::path cwd = fs::current_path(ec);
-  fs::path abs = fs::absolute(spec, ec).lexically_normal();
-  fs::path rel = abs.lexically_relative(cwd);
-  if (!rel.empty() && *rel.begin() != "..") return rel.generic_string();
-  return spec.lexically_normal().generic_string();
-}
-
-namespace {
-
-// libclang on the emitted MSL and reference of a kernel, or of each kernel of a family and the
-// family's reference. Reports everything it finds.
-bool check_emitted(const ir::Kernel& kernel, support::Diagnostics& diags) {
-  bool ok = true;
-  if (kernel.is_family()) {
-    for (const auto& m : kernel.family->kernels) ok = check_emitted(m, diags) && ok;
-    return check_msl::check_emitted_reference(kernel, diags) && ok;
-  }
-  ok = check_msl::check_emitted_msl(kernel, diags);  // both, to report both
-  return check_msl::check_emitted_reference(kernel, diags) && ok;
-}
-
-}  // namespace
-
-std::vector<ir::Kernel> load_specs(const std::vector<fs::path>& specs, support::Diagnostics& diags) {
-  std::vector<ir::Kernel> kernels;
-  auto add = [&](const ir::Kernel& kernel) {
-    auto same = std::find_if(kernels.begin(), kernels.end(), [&](const ir::Kernel& k) { return k.name == kernel.name; });
-    if (same != kernels.end()) {
-      diags.error(ErrorKind::duplicate_name, kernel.name_loc,
-                  fmt::format("kernel `{}` is also defined in {}", kernel.name, same->spec_path),
-                  "kernel names must be unique across a library: their files share one output directory");
-      return;
-    }
-    kernels.push_back(kernel);
-  };
-  for (const auto& path : specs) {
-    auto kernel = spec::load_spec(path.string(), display_path(path), diags);
-    if (!kernel || !check_emitted(*kernel, diags)) continue;
-    // A family's kernels are kernels of the library too (emitted, verified on their own), listed
-    // before the family.
-    if (kernel->is_family()) for (const auto& m : kernel->family->kernels) add(m);
-    add(*kernel);
-  }
-  return kernels;
+std::vector<ir::Kernel> load_library(const std::vector<std::string>& inputs, support::Diagnostics& diags) {
+  return check_msl::kernels_that_compile(spec::load_library(spec::collect_spec_files(inputs, diags), diags), diags);
 }
 
 support::OutputSet generate(const std::vector<ir::Kernel>& kernels) { return emit::generate_all(kernels); }
@@ -106,7 +38,7 @@ int report(const support::Diagnostics& diags, std::ostream& err) {
 
 int run_check(const std::vector<std::string>& inputs, std::ostream& out, std::ostream& err) {
   support::Diagnostics diags;
-  auto kernels = load_specs(collect_specs(inputs, diags), diags);
+  auto kernels = load_library(inputs, diags);
   if (int rc = report(diags, err); rc != kOk) return rc;
   for (const auto& k : kernels) {
     std::string what = k.is_family()           ? fmt::format(" (family `{}` of {} kernels)", k.name, k.family->kernels.size())
@@ -119,12 +51,12 @@ int run_check(const std::vector<std::string>& inputs, std::ostream& out, std::os
 
 int check_selection(const std::vector<std::string>& inputs, const std::string& case_filter, std::ostream& err) {
   support::Diagnostics diags;
-  auto specs = collect_specs(inputs, diags);
+  auto specs = spec::collect_spec_files(inputs, diags);
   if (diags.has_errors()) return report(diags, err);
   if (case_filter.empty()) return kOk;
   support::Diagnostics spec_diags;  // verify reports these itself
   std::set<std::string> names;
-  for (const auto& k : load_specs(specs, spec_diags)) {
+  for (const auto& k : spec::load_library(specs, spec_diags)) {
     for (const auto& c : k.tests.cases) names.insert(c.name);
   }
   if (names.count(case_filter) || spec_diags.has_errors()) return kOk;
@@ -141,7 +73,7 @@ int run_generate(const std::vector<std::string>& inputs, const fs::path& out_dir
     return kUsage;
   }
   support::Diagnostics diags;
-  auto kernels = load_specs(collect_specs(inputs, diags), diags);
+  auto kernels = load_library(inputs, diags);
   if (int rc = report(diags, err); rc != kOk) return rc;
   support::OutputSet files = generate(kernels);
   try {
@@ -181,7 +113,7 @@ int run_package(const PackageOptions& options, std::ostream& out, std::ostream& 
     return kUsage;
   }
   support::Diagnostics diags;
-  auto kernels = load_specs(collect_specs(options.inputs, diags), diags);
+  auto kernels = load_library(options.inputs, diags);
   if (int rc = report(diags, err); rc != kOk) return rc;
   if (std::all_of(kernels.begin(), kernels.end(), [](const ir::Kernel& k) { return k.is_source(); })) {
     fmt::print(err, "mtlgen package: error: no kernel to package\n  hint: a package compiles the MSL mtlgen "
@@ -228,7 +160,7 @@ int run_import(const ImportOptions& options, std::ostream& out, std::ostream& er
   support::Diagnostics diags;
   std::error_code ec;
   if (!fs::is_regular_file(options.source, ec)) {
-    diags.error(ErrorKind::io, {display_path(options.source)}, "no such .metal file", "pass the kernel source to import");
+    diags.error(ErrorKind::io, {spec::display_path(options.source)}, "no such .metal file", "pass the kernel source to import");
     return report(diags, err);
   }
   msl::ParseOptions parse;
@@ -236,7 +168,7 @@ int run_import(const ImportOptions& options, std::ostream& out, std::ostream& er
   parse.include_dirs = options.include_dirs;
   msl::Unit unit = msl::parse(parse, diags);
   if (diags.has_errors()) return report(diags, err);
-  import::SkeletonOptions so{options.source, options.out_dir, display_path(options.source), options.entry};
+  import::SkeletonOptions so{options.source, options.out_dir, spec::display_path(options.source), options.entry};
   auto skeletons = import::spec_skeletons(unit, so, diags);
   if (diags.has_errors()) return report(diags, err);
   support::OutputSet files;

@@ -8,29 +8,21 @@
 #include "ir/kernel.h"
 #include "package/package.h"
 #include "support/diagnostics.h"
+#include "support/exit_code.h"
 #include "support/output_set.h"
 
 namespace mtlgen::driver {
 
-// Documented in `mtlgen --help` and docs/cli.md.
-enum ExitCode : int {
-  kOk = 0,
-  kSpecErrors = 1,     // a spec was rejected; diagnostics were printed
-  kUsage = 2,          // bad command line
-  kIoError = 3,        // reading inputs or writing outputs failed
-  kVerifyFailed = 4,   // a simulated kernel disagreed with its reference or a checker fired
-};
+using support::ExitCode;
+using support::kIoError;
+using support::kOk;
+using support::kSpecErrors;
+using support::kUsage;
+using support::kVerifyFailed;
 
-// Expands files and directories (directories: every *.yaml inside, sorted) into spec paths.
-std::vector<std::filesystem::path> collect_specs(const std::vector<std::string>& inputs, support::Diagnostics& diags);
-
-// How a spec path is shown in diagnostics and generated banners: relative to the working
-// directory when it lies below it, '/'-separated, so output does not depend on where a checkout lives.
-std::string display_path(const std::filesystem::path& spec);
-
-// Loads and validates every spec; nullopt entries for rejected ones. Also rejects two specs
-// declaring the same kernel name.
-std::vector<ir::Kernel> load_specs(const std::vector<std::filesystem::path>& specs, support::Diagnostics& diags);
+// The specs `inputs` name (spec::collect_spec_files), loaded as a library (spec::load_library),
+// less those whose emitted code does not compile (check_msl::kernels_that_compile).
+std::vector<ir::Kernel> load_library(const std::vector<std::string>& inputs, support::Diagnostics& diags);
 
 // Runs every emitter on every kernel into memory.
 support::OutputSet generate(const std::vector<ir::Kernel>& kernels);

@@ -13,7 +13,9 @@
 #include <regex>
 #include <thread>
 
-#include "cli/driver.h"
+#include "check_msl/check_msl.h"
+#include "spec/library.h"
+#include "support/exit_code.h"
 #include "support/output_set.h"
 #include "emit_msl/msl_emitter.h"
 #include "verify/case_runner.h"
@@ -52,7 +54,7 @@ CaseResult skipped(const std::string& reason) {
   return r;
 }
 
-// A family's kernels are kernels of the library (driver::load_specs lists them): their modules.
+// A family's kernels are kernels of the library (spec::load_library lists them): their modules.
 std::vector<const SimModule*> member_modules(const std::vector<ir::Kernel>& kernels,
                                             const std::vector<std::unique_ptr<SimModule>>& modules, const ir::Kernel& k) {
   std::vector<const SimModule*> out;
@@ -402,9 +404,9 @@ void write_json(const std::string& path, const std::vector<Finished>& finished) 
 
 int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
   support::Diagnostics diags;
-  auto kernels = driver::load_specs(driver::collect_specs(o.inputs, diags), diags);
+  auto kernels = check_msl::kernels_that_compile(spec::load_library(spec::collect_spec_files(o.inputs, diags), diags), diags);
   fmt::print(err, "{}", diags.format_all());
-  if (diags.has_errors()) return driver::kSpecErrors;
+  if (diags.has_errors()) return support::kSpecErrors;
   std::vector<std::unique_ptr<SimModule>> modules;
   ModuleOptions module_options = o.module;
   module_options.race_instrumented = o.exact_races;
@@ -414,10 +416,10 @@ int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
       modules.push_back(std::make_unique<SimModule>(k, module_options));
     } catch (const RefusedSpecCode& e) {
       fmt::print(err, "{}\n", e.what());
-      return driver::kSpecErrors;
+      return support::kSpecErrors;
     } catch (const std::exception& e) {
       fmt::print(err, "{}: error: {}\n", k.spec_path, e.what());
-      return driver::kVerifyFailed;
+      return support::kVerifyFailed;
     }
     if (!o.quiet) {
       fmt::print(out, "{}: simulator module{} {} ({:.1f} s)\n", k.name, o.exact_races ? " (race-instrumented)" : "",
@@ -436,7 +438,7 @@ int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
     return f.result.status != CaseStatus::pass && f.result.status != CaseStatus::skipped;
   });
   fmt::print(out, "{} passed, {} failed, {} skipped\n", finished.size() - failed - skipped, failed, skipped);
-  return failed ? driver::kVerifyFailed : driver::kOk;
+  return failed ? support::kVerifyFailed : support::kOk;
 }
 
 }  // namespace mtlgen::verify

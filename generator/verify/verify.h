@@ -30,7 +30,7 @@ struct VerifyOptions {
   ModuleOptions module;
 };
 
-// Returns a driver exit code: 0 all passed, 1 spec errors, 4 a case failed.
+// Returns an exit code (support::ExitCode): 0 all passed, 1 spec errors, 4 a case failed.
 int run_verify(const VerifyOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace mtlgen::verify

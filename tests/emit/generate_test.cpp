@@ -69,7 +69,7 @@ TEST(Generate, RejectedSpecWritesNothing) {
 
 TEST(Generate, EveryFileSaysItIsGenerated) {
   support::Diagnostics diags;
-  auto kernels = driver::load_specs(driver::collect_specs({"specs"}, diags), diags);
+  auto kernels = driver::load_library({"specs"}, diags);
   ASSERT_FALSE(diags.has_errors()) << diags.format_all();
   support::OutputSet files = driver::generate(kernels);
   for (const auto& [path, content] : files.files()) {

@@ -66,7 +66,7 @@ inline void expect_matches_golden(const support::OutputSet& files, const fs::pat
 // Loads specs as the CLI does; fails the test on any diagnostic.
 inline std::vector<ir::Kernel> load(const std::vector<std::string>& inputs) {
   support::Diagnostics diags;
-  auto kernels = driver::load_specs(driver::collect_specs(inputs, diags), diags);
+  auto kernels = driver::load_library(inputs, diags);
   EXPECT_FALSE(diags.has_errors()) << diags.format_all();
   return kernels;
 }

@@ -18,7 +18,8 @@
 #include <set>
 #include <sstream>
 
-#include "cli/driver.h"
+#include "spec/library.h"
+#include "support/exit_code.h"
 #include "verify/verify.h"
 
 namespace fs = std::filesystem;
@@ -94,14 +95,14 @@ VerifyRun verify(const fs::path& spec, bool exact_races, const std::string& tag 
 class PlantedBug : public ::testing::TestWithParam<std::string> {};
 
 void expect_pass(const VerifyRun& run) {
-  EXPECT_EQ(run.exit_code, driver::kOk) << run.printed;
+  EXPECT_EQ(run.exit_code, support::kOk) << run.printed;
   ASSERT_FALSE(run.results.empty());
   for (const auto& c : run.results) EXPECT_EQ(c.at("status"), "PASS") << run.printed;
 }
 
 // A message of the expected checker that names every expected spec line.
 void expect_caught(const VerifyRun& run, const fs::path& spec, const Expectation& e) {
-  EXPECT_EQ(run.exit_code, driver::kVerifyFailed) << run.printed;
+  EXPECT_EQ(run.exit_code, support::kVerifyFailed) << run.printed;
   bool caught = false;
   for (const auto& c : run.results) {
     for (const auto& p : c.at("problems")) {
@@ -217,7 +218,7 @@ TEST(RaceAdvice, LoopIterationRaceSuggestsABarrierAtTheEndOfTheLoopBody) {
 TEST(SameValueStores, AreReportedWhenAsked) {
   VerifyRun run = verify("tests/verify/twins/same_value_store.yaml", true, "-report-same",
                          [](verify::VerifyOptions& o) { o.report_same_value_stores = true; });
-  EXPECT_EQ(run.exit_code, driver::kVerifyFailed) << run.printed;
+  EXPECT_EQ(run.exit_code, support::kVerifyFailed) << run.printed;
   EXPECT_TRUE(any_contains(messages(run, "data_race"), "same_value_store.yaml:37)")) << run.printed;
 }
 

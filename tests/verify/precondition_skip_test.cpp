@@ -7,7 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli/driver.h"
+#include "spec/library.h"
+#include "support/exit_code.h"
 #include "verify/verify.h"
 
 namespace fs = std::filesystem;
@@ -37,7 +38,7 @@ VerifyRun verify_capacity(bool all_variants) {
 
 TEST(PreconditionSkip, SkipsExactlyTheVariantsWhoseTuningExcludesTheCase) {
   VerifyRun run = verify_capacity(true);
-  EXPECT_EQ(run.exit_code, driver::kOk) << run.out << run.err;
+  EXPECT_EQ(run.exit_code, support::kOk) << run.out << run.err;
   ASSERT_EQ(run.results.size(), 4u) << run.out;  // 2 variants x 2 cases, skipped ones included
   for (const auto& c : run.results) {
     bool excluded = c.at("case") == "needs_tg64" && c.at("entry_point") == "capacity_tg32";
@@ -56,7 +57,7 @@ TEST(PreconditionSkip, SkipsExactlyTheVariantsWhoseTuningExcludesTheCase) {
 // Under --variant default only TG=32 runs: needs_tg64 runs nowhere, which verify says out loud.
 TEST(PreconditionSkip, WarnsWhenTheDefaultTuningRunsACaseNowhere) {
   VerifyRun run = verify_capacity(false);
-  EXPECT_EQ(run.exit_code, driver::kOk) << run.out << run.err;
+  EXPECT_EQ(run.exit_code, support::kOk) << run.out << run.err;
   ASSERT_EQ(run.results.size(), 2u) << run.out;
   EXPECT_NE(run.out.find("1 passed, 0 failed, 1 skipped"), std::string::npos) << run.out;
   EXPECT_NE(run.err.find("capacity.yaml:32: warning: test case `needs_tg64` ran on no variant"), std::string::npos)

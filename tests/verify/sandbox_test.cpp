@@ -22,7 +22,8 @@
 #include <sstream>
 #include <thread>
 
-#include "cli/driver.h"
+#include "spec/library.h"
+#include "support/exit_code.h"
 #include "verify/case_runner.h"
 #include "support/include_policy.h"
 #include "verify/sandbox.h"
@@ -97,13 +98,13 @@ TEST_P(HostileSpec, IsAReportedNamedFailure) {
   EXPECT_LT(run.seconds, 120) << run.printed;
   for (const char* f : kLeftovers) EXPECT_FALSE(fs::exists(f)) << f << " was created by spec code";
   if (e.status == "REFUSED") {
-    EXPECT_EQ(run.exit_code, driver::kSpecErrors) << run.printed;
+    EXPECT_EQ(run.exit_code, support::kSpecErrors) << run.printed;
     EXPECT_TRUE(run.results.empty()) << run.printed;
     EXPECT_NE(run.printed.find(e.text), std::string::npos) << "expected `" << e.text << "` in:\n" << run.printed;
     EXPECT_EQ(run.printed.find("root:"), std::string::npos) << "host file contents leaked:\n" << run.printed;
     return;
   }
-  EXPECT_EQ(run.exit_code, driver::kVerifyFailed) << run.printed;
+  EXPECT_EQ(run.exit_code, support::kVerifyFailed) << run.printed;
   ASSERT_FALSE(run.results.empty()) << run.printed;
   for (const auto& c : run.results) {
     EXPECT_EQ(c.at("status"), e.status) << run.printed;
@@ -154,7 +155,7 @@ TEST(CompileStep, TimesOutAndKillsTheCompilersProcessGroup) {
   fs::permissions(compiler, fs::perms::owner_all);
   ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);  // the compiler's orphans come back to be reaped
   support::Diagnostics diags;
-  auto kernels = driver::load_specs({"tests/verify/twins/null_pointer.yaml"}, diags);
+  auto kernels = spec::load_library({"tests/verify/twins/null_pointer.yaml"}, diags);
   ASSERT_EQ(kernels.size(), 1u) << diags.format_all();
   verify::ModuleOptions o;
   o.cache_dir = dir / "cache";
