@@ -105,6 +105,8 @@ class FamilyWriter {
       for (const auto& b : dispatch.dims) computed = computed || b.written;
     }
     d.set("has_computed_dims", computed);
+    d.set("has_scalars", !k_.scalars.empty());
+    d.set("scalars_value", k_.scalars.empty() ? "family::Scalars{}" : "scalars");
     return d;
   }
 
@@ -216,6 +218,7 @@ class FamilyWriter {
       parts.push_back({name + "Offset", "NSUInteger", name + "Offset"});
     }
     for (const char* s : {"Dims", "Scalars", "Types"}) {
+      if (k_.scalars.empty() && std::string(s) == "Scalars") continue;  // no scalars, no parameter
       std::string name = lower_camel(s);
       parts.push_back({name, fmt::format("const MTG{}{}&", camel_, s), name});
     }
@@ -299,7 +302,9 @@ class FamilyWriter {
       args.push_back({lower_camel(mb.name), "", family});
       args.push_back({lower_camel(mb.name) + "Offset", "", family + "Offset"});
     }
-    for (const char* s : {"dims", "scalars", "types", "tuning"}) args.push_back({s, "", var + "." + s});
+    for (const char* s : {"dims", "scalars", "types", "tuning"}) {
+      if (!m.scalars.empty() || std::string(s) != "scalars") args.push_back({s, "", var + "." + s});
+    }
     args.push_back({"error", "", "error"});
     return aligned(fmt::format("  if (![_{} encodeToCommandEncoder", lower_camel(m.name)).size(), args);
   }
@@ -342,7 +347,9 @@ class FamilyWriter {
       args.push_back({name, "", fmt::format("(__bridge id<MTLBuffer>)buffers.{}.buffer", b.name)});
       args.push_back({name + "Offset", "", fmt::format("buffers.{}.offset", b.name)});
     }
-    for (const char* s : {"dims", "scalars", "types"}) args.push_back({s, "", s});
+    for (const char* s : {"dims", "scalars", "types"}) {
+      if (!k_.scalars.empty() || std::string(s) != "scalars") args.push_back({s, "", s});
+    }
     args.push_back({"error", "", "&failure"});
     d.set("facade_args", aligned(std::string("  const BOOL encoded = [impl_->glue encodeToCommandEncoder").size(), args));
     // initWith<First>:(MTG<First>*)first then the other kernels, colons aligned under the first.
@@ -358,7 +365,6 @@ class FamilyWriter {
     d.set("init_rest", aligned(std::string("- (instancetype)").size() + first_label.size(), rest));
     d.set("init_label", first_label);
     d.set("first_property", lower_camel(first.name));
-    d.set("first_class", objc_class_name(first));
     d.set("init_forward", aligned(std::string("  return [self ").size() + first_label.size(), forward));
   }
 

@@ -125,7 +125,7 @@ class HarnessWriter {
       parts.push_back({label + "Offset", "", "0"});
     }
     parts.push_back({"dims", "", "DimsFrom(values)"});
-    parts.push_back({"scalars", "", "Scalars{}"});
+    if (!k_.scalars.empty()) parts.push_back({"scalars", "", "Scalars{}"});  // the glue takes none otherwise
     parts.push_back({"types", "", fmt::format("[{} typesOfVariant:variant]", class_name_)});
     parts.push_back({"tuning", "", fmt::format("[{} tuningOfVariant:variant]", class_name_)});
     parts.push_back({"error", "", "error"});

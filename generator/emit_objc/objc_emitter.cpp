@@ -72,6 +72,8 @@ class ObjcWriter {
     d.set("ns", "mtlgen::kernels::" + k_.name);
     d.set("has_tunables", !k_.tunables.empty());
     d.set("has_threadgroup_arrays", !k_.threadgroup_arrays.empty());
+    d.set("has_scalars", !k_.scalars.empty());
+    d.set("scalars_value", k_.scalars.empty() ? "kernel::Scalars{}" : "scalars");
     return d;
   }
 
@@ -222,7 +224,8 @@ class ObjcWriter {
     d.set("function_constants", list);
   }
 
-  // The encode method's selector parts after `encodeToCommandEncoder:`, with and without tuning.
+  // The encode method's selector parts after `encodeToCommandEncoder:`, with and without tuning;
+  // a kernel without scalars takes none.
   std::vector<SelectorPart> encode_parts(bool with_tuning) const {
     std::vector<SelectorPart> parts;
     for (const auto& b : k_.buffers) {
@@ -232,6 +235,7 @@ class ObjcWriter {
     }
     for (const char* s : {"Dims", "Scalars", "Types", "Tuning"}) {
       if (!with_tuning && std::string(s) == "Tuning") continue;
+      if (k_.scalars.empty() && std::string(s) == "Scalars") continue;
       std::string name = lower_camel(s);
       parts.push_back({name, fmt::format("const MTG{}{}&", camel_, s), name});
     }
@@ -258,7 +262,9 @@ class ObjcWriter {
       args.push_back({name, "", fmt::format("(__bridge id<MTLBuffer>)buffers.{}.buffer", b.name)});
       args.push_back({name + "Offset", "", fmt::format("buffers.{}.offset", b.name)});
     }
-    for (const char* s : {"dims", "scalars", "types", "tuning"}) args.push_back({s, "", s});
+    for (const char* s : {"dims", "scalars", "types", "tuning"}) {
+      if (!k_.scalars.empty() || std::string(s) != "scalars") args.push_back({s, "", s});
+    }
     args.push_back({"error", "", "&failure"});
     d.set("facade_args", aligned(std::string("  const BOOL encoded = [impl_->glue encodeToCommandEncoder").size(), args));
     const size_t init_column = fmt::format("  {0}* glue = [[{0} alloc] initWithLibrary", class_name_).size();

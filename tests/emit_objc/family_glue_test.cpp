@@ -68,11 +68,22 @@ TEST(FamilyGlue, ChecksEveryDispatchBeforeEncodingAny) {
   const size_t first_dispatch = mm.find("encodeToCommandEncoder:encoder", encode);
   for (const char* check : {"family::check_dims(dims);", "mtlgen::kernels::chunk_sum::check_dims(",
                             "mtlgen::kernels::normalize::check_dims(", "MTGCheckBuffers(family::kName",
-                            "MTGCheckBuffers(\"glue_family dispatch 3 (normalize)\""}) {
+                            "MTGCheckBuffers(\"glue_family dispatch 3 (normalize)\"",
+                            "[_chunkSum pipelineForTypes:", "[_normalize pipelineForTypes:"}) {
     const size_t at = mm.find(check, encode);
     ASSERT_NE(at, std::string::npos) << check;
     EXPECT_LT(at, first_dispatch) << check;
   }
+}
+
+// A family compiles nothing of its own: its prewarm is its kernels' prewarms, each once.
+TEST(FamilyGlue, PrewarmsEveryMemberOnce) {
+  const ir::Kernel k = family("tests/emit_objc/in/glue_family.yaml");
+  const std::string mm = glue_mm(k);
+  const size_t members = k.family->kernels.size();
+  EXPECT_EQ(count(mm, " prewarmWithError:error]"), members);
+  EXPECT_EQ(count(mm, " prewarmWithCompletionHandler:kernelDone]"), members);
+  EXPECT_EQ(count(mm, "group->enter();"), members);
 }
 
 TEST(FamilyGlue, BindsMemberNamesToTheFamilys) {

@@ -30,6 +30,7 @@ std::vector<Glue> all_glue() {
   std::vector<Glue> glue;
   std::vector<std::string> specs = snapshot_specs("tests/emit_objc/in");
   specs.push_back("specs/rms_norm.yaml");  // type parameters, tunables, threadgroup memory
+  specs.push_back("specs/argmax.yaml");    // no scalars
   for (auto& k : load(specs)) {
     if (k.is_family()) continue;  // family_glue_test.cpp
     support::OutputSet out;
@@ -136,8 +137,9 @@ TEST(ObjcEmitter, ChoosesTheDefaultTuningOncePerTypeChoice) {
     for (const auto& v : g.kernel.variants) choices.insert(v.types);
     EXPECT_NE(g.implementation.find(fmt::format("std::array<kernel::Types, {}> kTypeChoices", choices.size())),
               std::string::npos);
-    // Checked against the pipeline's limit at creation, not only at encode.
-    EXPECT_NE(g.implementation.find("MTGCheckThreadgroupSize(_pipelines[v]"), std::string::npos);
+    // Checked against the pipeline's limit at creation (MTGPipelineCache, given each variant's
+    // declared maximum), not only at encode.
+    EXPECT_NE(g.implementation.find("MTGSize(kernel::max_threads_per_threadgroup(v.tuning))"), std::string::npos);
     if (!g.kernel.tunables.empty()) {
       EXPECT_NE(g.implementation.find("tuning:[self tuningForTypes:types]"), std::string::npos) << g.kernel.name;
     }
@@ -184,11 +186,10 @@ TEST(ObjcEmitter, DefaultTuningOverloadOnlyWithTunables) {
 TEST(ObjcEmitter, SpecialisesFunctionConstantsAtTheirIndices) {
   for (const auto& g : all_glue()) {
     bool has = !g.kernel.function_constants.empty();
-    // Specialisation itself lives in support/mtlgen_runtime.mm (MTGCreatePipelines); the class
+    // Specialisation itself lives in support/mtlgen_runtime.mm (MTGPipelineCache); the class
     // passes its constant values exactly when the spec declares function constants.
-    EXPECT_EQ(has, g.implementation.find("MTGCreatePipelines(library, entryPoints, MakeConstantValues(functionConstants),") !=
-                       std::string::npos);
-    EXPECT_EQ(!has, g.implementation.find("MTGCreatePipelines(library, entryPoints, nil,") != std::string::npos);
+    EXPECT_EQ(has, g.implementation.find("constantValues:MakeConstantValues(functionConstants)") != std::string::npos);
+    EXPECT_EQ(!has, g.implementation.find("constantValues:nil") != std::string::npos);
     for (const auto& f : g.kernel.function_constants) {
       EXPECT_NE(g.implementation.find(fmt::format("setConstantValue:&constants.{} type:", f.name)), std::string::npos);
       EXPECT_NE(g.implementation.find(fmt::format("atIndex:{}];", f.index)), std::string::npos);
@@ -210,10 +211,42 @@ TEST(ObjcEmitter, FacadeHeaderIsPlainCxx) {
     for (const char* objc : {"#import", "@", "id<", "NS", "__bridge"}) {
       EXPECT_EQ(code.find(objc), std::string::npos) << g.kernel.name << ".h contains " << objc;
     }
-    EXPECT_NE(g.facade.find("bool encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,"),
-              std::string::npos);
+    const std::string scalars = g.kernel.scalars.empty() ? "" : "const Scalars& scalars, ";
+    EXPECT_NE(g.facade.find("bool encode(void* encoder, const Buffers& buffers, const Dims& dims, " + scalars + "const Types& types,"),
+              std::string::npos) << g.kernel.name;
   }
 }
+
+// A kernel without scalars takes no scalars argument, in Objective-C++ or C++; one with scalars
+// takes them in every encode call and packs them into its parameters.
+TEST(ObjcEmitter, ScalarsParameterOnlyWithScalars) {
+  bool saw_without = false, saw_with = false;
+  for (const auto& g : all_glue()) {
+    const bool has = !g.kernel.scalars.empty();
+    (has ? saw_with : saw_without) = true;
+    const size_t encodes = count(g.header, "- (BOOL)encodeToCommandEncoder:");
+    EXPECT_EQ(count(g.header, "scalars:(const MTG"), has ? encodes : 0u) << g.kernel.name;
+    EXPECT_EQ(count(g.facade, "const Scalars& scalars"), has ? count(g.facade, "bool encode(") : 0u) << g.kernel.name;
+    EXPECT_EQ(count(g.implementation, has ? "make_params(dims, scalars)" : "make_params(dims, kernel::Scalars{})"), 1u)
+        << g.kernel.name;
+  }
+  EXPECT_TRUE(saw_with && saw_without) << "the snapshot specs no longer cover both cases";
+}
+
+// Loading compiles nothing: the class only makes a pipeline cache, and every way to a pipeline goes
+// through it (encode, lookup, prewarm).
+TEST(ObjcEmitter, PipelinesAreCreatedOnlyThroughTheCache) {
+  for (const auto& g : all_glue()) {
+    EXPECT_EQ(count(g.implementation, "newComputePipelineState"), 0u) << g.kernel.name;
+    EXPECT_EQ(count(g.implementation, "[[MTGPipelineCache alloc] initWithLibrary:library"), 1u) << g.kernel.name;
+    EXPECT_EQ(count(g.implementation, "[_pipelines pipelineAtIndex:variantIndex error:error]"), 2u) << g.kernel.name;
+    for (const char* prewarm : {"- (BOOL)prewarmWithError:", "- (BOOL)prewarmVariants:", "- (void)prewarmWithCompletionHandler:",
+                                "- (void)prewarmVariants:"}) {
+      EXPECT_EQ(count(g.header, prewarm), 1u) << g.kernel.name << " " << prewarm;
+    }
+  }
+}
+
 
 }  // namespace
 }  // namespace mtlgen::testing

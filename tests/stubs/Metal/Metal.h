@@ -109,6 +109,8 @@ typedef NS_ENUM(NSInteger, MTLMathMode) {
 id<MTLDevice> _Nullable MTLCreateSystemDefaultDevice(void);
 
 @protocol MTLLibrary;
+typedef void (^MTLNewComputePipelineStateCompletionHandler)(id<MTLComputePipelineState> _Nullable computePipelineState,
+                                                            NSError* _Nullable error);
 @protocol MTLDevice <NSObject>
 @property (readonly) NSString* name;
 @property (readonly) NSUInteger maxThreadgroupMemoryLength;
@@ -124,6 +126,8 @@ id<MTLDevice> _Nullable MTLCreateSystemDefaultDevice(void);
                                      options:(MTLResourceOptions)options;
 - (nullable id<MTLComputePipelineState>)newComputePipelineStateWithFunction:(id<MTLFunction>)computeFunction
                                                                        error:(__autoreleasing NSError**)error;
+- (void)newComputePipelineStateWithFunction:(id<MTLFunction>)computeFunction
+                          completionHandler:(MTLNewComputePipelineStateCompletionHandler)completionHandler;
 @end
 
 // MTLComputePipeline.h

@@ -106,4 +106,19 @@ constexpr std::array<KernelSource, 1> kKernels = {{
   return self;
 }
 
+- (BOOL)prewarmWithError:(NSError**)error {
+  if (![_featureMix prewarmWithError:error]) return NO;
+  return YES;
+}
+
+- (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler {
+  auto group = MTGPrewarmGroup::make(completionHandler);
+  void (^kernelDone)(NSError* _Nullable) = ^(NSError* _Nullable error) {
+    group->leave(error);
+  };
+  group->enter();
+  [_featureMix prewarmWithCompletionHandler:kernelDone];
+  group->leave(nil);
+}
+
 @end

@@ -95,4 +95,19 @@ constexpr std::array<KernelSource, 1> kKernels = {{
   return self;
 }
 
+- (BOOL)prewarmWithError:(NSError**)error {
+  if (![_scaleAcc prewarmWithError:error]) return NO;
+  return YES;
+}
+
+- (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler {
+  auto group = MTGPrewarmGroup::make(completionHandler);
+  void (^kernelDone)(NSError* _Nullable) = ^(NSError* _Nullable error) {
+    group->leave(error);
+  };
+  group->enter();
+  [_scaleAcc prewarmWithCompletionHandler:kernelDone];
+  group->leave(nil);
+}
+
 @end

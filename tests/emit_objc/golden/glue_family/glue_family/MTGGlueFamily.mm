@@ -7,6 +7,7 @@
 #import "MTGGlueFamily.h"
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -113,8 +114,8 @@ NormalizeDispatch MakeNormalizeDispatch([[maybe_unused]] const family::Dims& dim
   _chunkSum = chunkSum;
   _combine = combine;
   _normalize = normalize;
-  // The kernels' device, as their pipelines know it: buffers made here belong to it.
-  _device = [chunkSum pipelineForTypes:[MTGChunkSum typesOfVariant:0] tuning:[MTGChunkSum tuningOfVariant:0]].device;
+  // The kernels' device: buffers made here belong to it.
+  _device = chunkSum.device;
   return self;
 }
 
@@ -145,6 +146,27 @@ NormalizeDispatch MakeNormalizeDispatch([[maybe_unused]] const family::Dims& dim
 
 - (BOOL)supportsTypes:(const MTGGlueFamilyTypes&)types {
   return Compiled(types);
+}
+
+- (BOOL)prewarmWithError:(NSError**)error {
+  if (![_chunkSum prewarmWithError:error]) return NO;
+  if (![_combine prewarmWithError:error]) return NO;
+  if (![_normalize prewarmWithError:error]) return NO;
+  return YES;
+}
+
+- (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler {
+  auto group = MTGPrewarmGroup::make(completionHandler);
+  void (^kernelDone)(NSError* _Nullable) = ^(NSError* _Nullable error) {
+    group->leave(error);
+  };
+  group->enter();
+  [_chunkSum prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_combine prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_normalize prewarmWithCompletionHandler:kernelDone];
+  group->leave(nil);
 }
 
 - (nullable id<MTLBuffer>)newXBufferForDims:(const MTGGlueFamilyDims&)dims
@@ -241,6 +263,10 @@ NormalizeDispatch MakeNormalizeDispatch([[maybe_unused]] const family::Dims& dim
                        }, error)) {
     return NO;
   }
+  // Each dispatch's pipeline, created here on its first use, so that a failure encodes nothing.
+  if ([_chunkSum pipelineForTypes:chunkSum.types tuning:chunkSum.tuning error:error] == nil) return NO;
+  if ([_combine pipelineForTypes:combine.types tuning:combine.tuning error:error] == nil) return NO;
+  if ([_normalize pipelineForTypes:normalize.types tuning:normalize.tuning error:error] == nil) return NO;
   // A serial encoder runs each dispatch after the previous one; a concurrent one needs barriers.
   const BOOL concurrent = encoder.dispatchType == MTLDispatchTypeConcurrent;
   if (![_chunkSum encodeToCommandEncoder:encoder
@@ -249,7 +275,6 @@ NormalizeDispatch MakeNormalizeDispatch([[maybe_unused]] const family::Dims& dim
                                     sums:partial
                               sumsOffset:partialOffset
                                     dims:chunkSum.dims
-                                 scalars:chunkSum.scalars
                                    types:chunkSum.types
                                   tuning:chunkSum.tuning
                                    error:error]) {
@@ -266,7 +291,6 @@ NormalizeDispatch MakeNormalizeDispatch([[maybe_unused]] const family::Dims& dim
                                   total:total
                             totalOffset:totalOffset
                                    dims:combine.dims
-                                scalars:combine.scalars
                                   types:combine.types
                                  tuning:combine.tuning
                                   error:error]) {
@@ -328,6 +352,19 @@ std::unique_ptr<GlueFamilyKernel> GlueFamilyKernel::create(void* mtl_library, co
 
 bool GlueFamilyKernel::supports(const Types& types) const {
   return [impl_->glue supportsTypes:types];
+}
+
+bool GlueFamilyKernel::prewarm(std::string* error) const {
+  NSError* failure = nil;
+  const BOOL prewarmed = [impl_->glue prewarmWithError:&failure];
+  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
+  return prewarmed;
+}
+
+void GlueFamilyKernel::prewarm_async(std::function<void(const std::string& error)> done) const {
+  [impl_->glue prewarmWithCompletionHandler:^(NSError* _Nullable failure) {
+    done(failure != nil ? MTGDescription(failure) : std::string());
+  }];
 }
 
 bool GlueFamilyKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,

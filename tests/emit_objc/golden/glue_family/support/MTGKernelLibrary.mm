@@ -110,4 +110,25 @@ constexpr std::array<KernelSource, 3> kKernels = {{
   return self;
 }
 
+- (BOOL)prewarmWithError:(NSError**)error {
+  if (![_chunkSum prewarmWithError:error]) return NO;
+  if (![_combine prewarmWithError:error]) return NO;
+  if (![_normalize prewarmWithError:error]) return NO;
+  return YES;
+}
+
+- (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler {
+  auto group = MTGPrewarmGroup::make(completionHandler);
+  void (^kernelDone)(NSError* _Nullable) = ^(NSError* _Nullable error) {
+    group->leave(error);
+  };
+  group->enter();
+  [_chunkSum prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_combine prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_normalize prewarmWithCompletionHandler:kernelDone];
+  group->leave(nil);
+}
+
 @end
