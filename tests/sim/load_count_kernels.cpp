@@ -14,6 +14,9 @@ namespace rms_norm_reads_twice_msl {
 namespace layer_norm_msl {
 #include <layer_norm/layer_norm.metal>
 }
+namespace add_rms_norm_msl {
+#include <add_rms_norm/add_rms_norm.metal>
+}
 namespace softmax_msl {
 #include <softmax/softmax.metal>
 }
@@ -28,7 +31,8 @@ namespace {
 
 constexpr float kEps = 1e-6f;
 
-// The launcher arguments rms_norm and softmax take after their buffers and parameter struct.
+// The launcher arguments rms_norm, add_rms_norm and softmax take after their buffers and
+// parameter struct.
 #define MTLSIM_ROW_BUILTINS                                                                \
   static_cast<float*>(tc.threadgroup_memory[0]), as_builtin<uint32_t>(tc.threadgroup_position_in_grid), \
       tc.thread_index_in_threadgroup, tc.thread_index_in_simdgroup, tc.simdgroup_index_in_threadgroup
@@ -59,6 +63,13 @@ void launch_layer_norm(const ThreadContext& tc, void* user) {
 }
 
 template <uint TG>
+void launch_add_rms_norm(const ThreadContext& tc, void* user) {
+  const auto& a = *static_cast<const RowArgs*>(user);
+  add_rms_norm_msl::add_rms_norm_params params{a.rows, a.n, kEps};
+  add_rms_norm_msl::add_rms_norm<float, TG>(a.x, a.residual, a.w, a.h, a.out, params, MTLSIM_ROW_BUILTINS);
+}
+
+template <uint TG>
 void launch_softmax(const ThreadContext& tc, void* user) {
   const auto& a = *static_cast<const RowArgs*>(user);
   softmax_msl::softmax_params params{a.rows, a.n};
@@ -80,6 +91,7 @@ KernelThreadFn launcher_at(RowKernel which) {
     case RowKernel::rms_norm: return launch_rms_norm<TG>;
     case RowKernel::softmax: return launch_softmax<TG>;
     case RowKernel::layer_norm: return launch_layer_norm<TG>;
+    case RowKernel::add_rms_norm: return launch_add_rms_norm<TG>;
     case RowKernel::rms_norm_reads_twice: return launch_rms_norm_reads_twice<TG>;
     case RowKernel::softmax_three_pass: return launch_softmax_three_pass<TG>;
   }

@@ -8,20 +8,22 @@
 
 namespace mtlsim::load_count {
 
-enum class RowKernel { rms_norm, softmax, layer_norm, rms_norm_reads_twice, softmax_three_pass };
+enum class RowKernel { rms_norm, softmax, layer_norm, add_rms_norm, rms_norm_reads_twice, softmax_three_pass };
 
 inline const char* name_of(RowKernel which) {
-  constexpr const char* names[] = {"rms_norm", "softmax", "layer_norm", "rms_norm_reads_twice", "softmax_three_pass"};
+  constexpr const char* names[] = {"rms_norm", "softmax", "layer_norm", "add_rms_norm", "rms_norm_reads_twice", "softmax_three_pass"};
   return names[int(which)];
 }
 
-// One launch's buffers and dims: x and out hold rows * n floats, w and b n (the norms' weight and
-// bias; softmax takes neither).
+// One launch's buffers and dims: x, out, residual and h hold rows * n floats, w and b n (the
+// norms' weight and bias; softmax takes neither; only add_rms_norm takes residual and h).
 struct RowArgs {
   const float* x;
   const float* w;
   const float* b;
   float* out;
+  const float* residual;
+  float* h;
   uint32_t rows, n;
 };
 

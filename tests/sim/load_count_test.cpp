@@ -1,8 +1,8 @@
-// Done-when proof of issue 13 item 5: the emitted rms_norm, softmax and layer_norm read each element of x
-// once when a row fits in the threadgroup's registers (TG * N_READS elements, N_READS = 4), and
-// write each element of out once. Counted per byte while the simulator runs the generated MSL
-// (mtlsim/access_counter.h); the former versions of both kernels, which read x two and three
-// times, must fail the same check.
+// Done-when proof of issue 13 item 5: the emitted rms_norm, softmax, layer_norm and add_rms_norm
+// read each element of x once when a row fits in the threadgroup's registers (TG * N_READS
+// elements, N_READS = 4), and write each element of out once. Counted per byte while the
+// simulator runs the generated MSL (mtlsim/access_counter.h); the former rms_norm and softmax,
+// which read x two and three times, must fail the same check.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -33,21 +33,25 @@ std::vector<int64_t> per_element(const std::vector<uint32_t>& byte_counts) {
 }
 
 struct Counts {
-  std::vector<int64_t> x_loads, out_stores;
+  std::vector<int64_t> x_loads, out_stores, h_loads, h_stores;  // h: add_rms_norm only
 };
 
 Counts run_counted(RowKernel kernel, uint32_t tg, uint32_t rows, uint32_t n) {
   std::vector<float> x = test::random_floats(size_t(rows) * n, 5, -3.0f, 3.0f);
   std::vector<float> w = test::random_floats(n, 6, 0.5f, 1.5f);
   std::vector<float> b = test::random_floats(n, 7, -0.5f, 0.5f);
-  std::vector<float> out(size_t(rows) * n);
-  RowArgs args{x.data(), w.data(), b.data(), out.data(), rows, n};
+  std::vector<float> out(size_t(rows) * n), h(size_t(rows) * n);
+  std::vector<float> residual = test::random_floats(size_t(rows) * n, 8, -3.0f, 3.0f);
+  RowArgs args{x.data(), w.data(), b.data(), out.data(), residual.data(), h.data(), rows, n};
   DispatchOptions o = test::grid_1d(rows, tg, "load_count");
   o.threadgroup_arrays = {{tg / 32 * sizeof(float), {}}, {sizeof(float), {}}};
   watch_accesses(x.data(), x.size() * sizeof(float));
   watch_accesses(out.data(), out.size() * sizeof(float));
+  watch_accesses(h.data(), h.size() * sizeof(float));
   const DispatchResult r = dispatch(o, row_kernel_launcher(kernel, tg), &args);
-  Counts c{per_element(take_access_counts(x.data()).loads), per_element(take_access_counts(out.data()).stores)};
+  const AccessCounts h_counts = take_access_counts(h.data());
+  Counts c{per_element(take_access_counts(x.data()).loads), per_element(take_access_counts(out.data()).stores),
+           per_element(h_counts.loads), per_element(h_counts.stores)};
   EXPECT_TRUE(r.ok()) << test::describe(r);
   return c;
 }
@@ -87,10 +91,10 @@ TEST_P(ReadsOnce, EachElementOfARowThatFitsIsReadOnceAndWrittenOnce) {
 }
 
 // A longer row keeps its first chunk (TG * N_READS elements) in registers and reads the rest once
-// per pass: twice (rms_norm: sum of squares, scale; softmax: running max and sum, normalise) or
-// three times (layer_norm: mean, variance, normalise).
+// per pass: twice (rms_norm: sum of squares, scale; softmax: running max and sum, normalise),
+// three times (layer_norm: mean, variance, normalise) or once (add_rms_norm reads h back instead).
 TEST_P(ReadsOnce, ALongerRowReadsOnlyElementsPastTheFirstChunkAgain) {
-  const int64_t passes = GetParam() == RowKernel::layer_norm ? 3 : 2;
+  const int64_t passes = GetParam() == RowKernel::layer_norm ? 3 : GetParam() == RowKernel::add_rms_norm ? 1 : 2;
   for (const Shape& s : {Shape{32, 2, 4097}, Shape{256, 1, 1025}}) {
     SCOPED_TRACE("TG " + std::to_string(s.tg) + ", n " + std::to_string(s.n));
     const Counts c = run_counted(GetParam(), s.tg, s.rows, s.n);
@@ -100,8 +104,21 @@ TEST_P(ReadsOnce, ALongerRowReadsOnlyElementsPastTheFirstChunkAgain) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shipped, ReadsOnce, ::testing::Values(RowKernel::rms_norm, RowKernel::softmax, RowKernel::layer_norm),
+INSTANTIATE_TEST_SUITE_P(Shipped, ReadsOnce, ::testing::Values(RowKernel::rms_norm, RowKernel::softmax, RowKernel::layer_norm,
+                                                           RowKernel::add_rms_norm),
                          [](const auto& info) { return std::string(name_of(info.param)); });
+
+// add_rms_norm writes h once and reads it back only past the first chunk (x is read once always).
+TEST(ReadsOnce, AddRmsNormReadsBackOnlyTheHPastTheFirstChunk) {
+  for (const Shape& s : {Shape{512, 4, 2048}, Shape{32, 2, 33}, Shape{32, 2, 4097}}) {
+    SCOPED_TRACE("TG " + std::to_string(s.tg) + ", n " + std::to_string(s.n));
+    const Counts c = run_counted(RowKernel::add_rms_norm, s.tg, s.rows, s.n);
+    const uint32_t chunk = s.tg * kNReads;
+    EXPECT_EQ(mismatch(c.x_loads, s.n, once), "");
+    EXPECT_EQ(mismatch(c.h_stores, s.n, once), "");
+    EXPECT_EQ(mismatch(c.h_loads, s.n, [&](uint32_t i) { return int64_t(i < chunk ? 0 : 1); }), "");
+  }
+}
 
 // The counter sees re-reads: the former kernels fail the check above, with their pass counts.
 TEST(ReadsOnce, TheFormerKernelsReadEveryElementOncePerPass) {
