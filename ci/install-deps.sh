@@ -13,6 +13,7 @@ packages=(
   libboost-context-dev
   libclang-dev libseccomp-dev  # the MSL front end; the verify sandbox
   libarchive-dev libssl-dev  # `mtlgen package`: the tar.gz, sha256 of every file
+  libblocksruntime-dev  # blocks for the test that runs the generated Objective-C++ glue
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers)

@@ -10,6 +10,9 @@
 #   MODE=cmake           OUT/CMakeLists.txt configures (with CXX as the C++ and Objective-C++ compiler,
 #                        MTLGEN_CONFIGURE_ONLY past the macOS check) and defines the metallib, the glue
 #                        and both programs of every kernel under OUT
+#   MODE=run             every OUT/*/MTG*.mm (support/MTGKernelLibrary.mm too) and support/mtlgen_runtime.mm,
+#                        and RUN_SOURCES (.mm), compiled with CXX and FLAGS, RUNTIME (.cpp) with RUNTIME_FLAGS,
+#                        linked with LIBS into OUT.run/lazy_pipelines, which must then exit 0
 #   MODE=expect_success  FILE compiles with FLAGS
 #   MODE=expect_failure  FILE fails to compile with FLAGS and the diagnostics match EXPECT
 cmake_minimum_required(VERSION 3.25)
@@ -113,6 +116,36 @@ elseif(MODE STREQUAL "cmake")
     endif()
   endforeach()
   message(STATUS "configured; targets: ${expected}")
+elseif(MODE STREQUAL "run")
+  set(dir "${OUT}.run")
+  file(REMOVE_RECURSE "${dir}")
+  file(MAKE_DIRECTORY "${dir}")
+  file(GLOB units "${OUT}/*/MTG*.mm")
+  list(APPEND units "${OUT}/support/mtlgen_runtime.mm" ${RUN_SOURCES})  # the glob has MTGKernelLibrary.mm
+  set(objects "")
+  foreach(source IN LISTS units RUNTIME)
+    get_filename_component(name "${source}" NAME_WE)
+    set(flags ${FLAGS})
+    if(source STREQUAL RUNTIME)
+      set(flags ${RUNTIME_FLAGS})
+    endif()
+    execute_process(COMMAND ${CXX} ${flags} -c "${source}" -o "${dir}/${name}.o"
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "${CXX} rejected ${source}:\n${log}")
+    endif()
+    list(APPEND objects "${dir}/${name}.o")
+  endforeach()
+  execute_process(COMMAND ${CXX} ${objects} -o "${dir}/lazy_pipelines" ${LIBS}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "cannot link the glue with the stub classes:\n${log}")
+  endif()
+  execute_process(COMMAND "${dir}/lazy_pipelines" RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
+  message("${log}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the generated glue failed its run against the stub device (${rc})")
+  endif()
 elseif(MODE STREQUAL "expect_success")
   check_all("${FILE}")
 elseif(MODE STREQUAL "expect_failure")
