@@ -10,6 +10,13 @@ void Encode(id<MTLLibrary> library, id<MTLComputeCommandEncoder> encoder, id<MTL
   if (function == nil) return;
   id<MTLComputePipelineState> pipeline = [library.device newComputePipelineStateWithFunction:function error:&error];
   if (pipeline == nil) return;
+  // Prewarm: Metal's asynchronous creation.
+#if defined(MTG_MISSPELL_COMPLETION)
+  [library.device newComputePipelineStateWithFunction:function completionHandle:^(id<MTLComputePipelineState>, NSError*) {}];
+#else
+  [library.device newComputePipelineStateWithFunction:function
+                                    completionHandler:^(id<MTLComputePipelineState> _Nullable, NSError* _Nullable) {}];
+#endif
   const uint32_t params[2] = {1, 2};
   [encoder setComputePipelineState:pipeline];
 #if defined(MTG_MISSPELL_SELECTOR)
