@@ -172,7 +172,7 @@ bool reference_reads_tunables(const ir::Kernel& kernel) {
 void emit_reference(const ir::Kernel& kernel, support::OutputSet& out) { ReferenceWriter(kernel).run(out); }
 
 void emit_host_support(const std::vector<ir::Kernel>&, support::OutputSet& out) {
-  for (const char* name : {"mtlgen_host.h", "mtlgen_numeric.h"}) {
+  for (const char* name : {"mtlgen_host.h", "mtlgen_numeric.h", "mtlgen_testdata.h"}) {
     std::string text(support::template_file(std::string("support/") + name));
     out.add(std::string("support/") + name, library_banner(name) + "\n" + text);
   }

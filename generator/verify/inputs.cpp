@@ -1,102 +1,75 @@
 #include "verify/inputs.h"
 
-#include <fmt/format.h>
-
-#include <cmath>
-#include <cstring>
-#include <limits>
-#include <random>
-#include <stdexcept>
-
-#include "support/hash.h"
-#include "verify/elements.h"
+#include "mtlgen_testdata.h"
 
 namespace mtlgen::verify {
 
 namespace {
 
-double draw(const ir::InputFill& f, std::mt19937_64& rng, size_t index) {
-  switch (f.dist) {
-    case ir::Distribution::normal: return std::normal_distribution<double>(f.a, f.b)(rng);
-    case ir::Distribution::uniform: return std::uniform_real_distribution<double>(f.a, f.b)(rng);
-    case ir::Distribution::constant: return f.a;
-    case ir::Distribution::iota: return f.a + f.b * static_cast<double>(index);
-    case ir::Distribution::bits: return 0;  // drawn by fill_bits
-    case ir::Distribution::choice:
-      if (f.values.empty()) return 0;
-      return f.values[std::uniform_int_distribution<size_t>(0, f.values.size() - 1)(rng)];
+namespace td = mtlgen::testdata;
+
+td::Dist to_testdata(ir::Distribution d) {
+  switch (d) {
+    case ir::Distribution::normal: return td::Dist::normal;
+    case ir::Distribution::uniform: return td::Dist::uniform;
+    case ir::Distribution::constant: return td::Dist::constant;
+    case ir::Distribution::choice: return td::Dist::choice;
+    case ir::Distribution::iota: return td::Dist::iota;
+    case ir::Distribution::bits: return td::Dist::bits;
   }
-  return 0;
+  return td::Dist::normal;
 }
 
-// Replaces a share of elements by NaN / +inf / -inf, drawn independently of the values.
-double special(const ir::InputFill& f, std::mt19937_64& rng, double value) {
-  if (f.nan_fraction <= 0 && f.inf_fraction <= 0 && f.neg_inf_fraction <= 0) return value;
-  double u = std::uniform_real_distribution<double>(0, 1)(rng);
-  if (u < f.nan_fraction) return std::numeric_limits<double>::quiet_NaN();
-  u -= f.nan_fraction;
-  if (u < f.inf_fraction) return std::numeric_limits<double>::infinity();
-  u -= f.inf_fraction;
-  if (u < f.neg_inf_fraction) return -std::numeric_limits<double>::infinity();
-  return value;
+td::Fill to_testdata(const ir::InputFill& f) {
+  td::Fill out;
+  out.dist = to_testdata(f.dist);
+  out.a = f.a;
+  out.b = f.b;
+  out.values = f.values;
+  out.nan = f.nan_fraction;
+  out.inf = f.inf_fraction;
+  out.neg_inf = f.neg_inf_fraction;
+  out.set = f.set;
+  for (const auto& field : f.fields) out.fields.push_back({field.field, to_testdata(field.fill)});
+  return out;
 }
 
-// Every bit of each element drawn at random (packed formats: every pattern is fair game).
-void fill_bits(ir::ScalarType type, void* data, size_t elements, std::mt19937_64& rng) {
-  auto* bytes = static_cast<unsigned char*>(data);
-  for (size_t i = 0; i < elements * ir::info(type).size; ++i) bytes[i] = static_cast<unsigned char>(rng() & 0xff);
-}
-
-// `elements` values of `type`, `stride` bytes apart from `data` (a field of consecutive blocks);
-// index i of the fill is element i of that sequence.
-void fill_values(const ir::InputFill& fill, ir::ScalarType type, char* data, size_t count, size_t elements,
-                 size_t stride, uint64_t seed) {
-  std::mt19937_64 values(seed), specials(seed ^ 0x9e3779b97f4a7c15ull);
-  const size_t size = ir::info(type).size;
-  auto at = [&](size_t i) { return data + (i / count) * stride + (i % count) * size; };
-  for (size_t i = 0; i < elements; ++i) {
-    if (fill.dist == ir::Distribution::bits) {
-      fill_bits(type, at(i), 1, values);
-      continue;
-    }
-    store_element(type, at(i), 0, special(fill, specials, draw(fill, values, i)));
+td::BlockLayout to_testdata(const ir::BlockLayout& layout) {
+  td::BlockLayout out{layout.name, layout.size, {}};
+  for (const auto& f : layout.fields) {
+    out.fields.push_back({f.name, dtype_of(f.type), static_cast<uint64_t>(f.count), f.offset});
   }
-  for (const auto& [index, value] : fill.set) {
-    if (index < 0 || static_cast<size_t>(index) >= elements) {
-      throw std::invalid_argument(fmt::format("input `set:` index {} is outside the {} elements it fills", index, elements));
-    }
-    store_element(type, at(static_cast<size_t>(index)), 0, value);
-  }
+  return out;
 }
 
 }  // namespace
 
+DType dtype_of(ir::ScalarType type) {
+  switch (type) {
+    case ir::ScalarType::f32: return DType::f32;
+    case ir::ScalarType::f16: return DType::f16;
+    case ir::ScalarType::bf16: return DType::bf16;
+    case ir::ScalarType::i8: return DType::i8;
+    case ir::ScalarType::i16: return DType::i16;
+    case ir::ScalarType::i32: return DType::i32;
+    case ir::ScalarType::u16: return DType::u16;
+    case ir::ScalarType::u32: return DType::u32;
+    case ir::ScalarType::u8:
+    case ir::ScalarType::bytes:
+    case ir::ScalarType::boolean: return DType::u8;
+  }
+  return DType::u8;
+}
+
 void fill_input(const ir::InputFill& fill, ir::ScalarType type, void* data, size_t elements, uint64_t seed,
                 const ir::BlockLayout* block) {
-  if (!block) {
-    fill_values(fill, type, static_cast<char*>(data), 1, elements, ir::info(type).size, seed);
-    return;
-  }
-  size_t bytes = elements * ir::info(type).size;
-  if (bytes % block->size != 0) {
-    throw std::invalid_argument(fmt::format("a buffer of {} bytes is not a whole number of `{}` blocks ({} bytes each)",
-                                            bytes, block->name, block->size));
-  }
-  size_t blocks = bytes / block->size;
-  std::memset(data, 0, bytes);  // padding
-  for (const auto& given : fill.fields) {
-    const ir::BlockField* f = block->field(given.field);
-    if (!f) continue;
-    size_t count = static_cast<size_t>(f->count);
-    fill_values(given.fill, f->type, static_cast<char*>(data) + f->offset, count, blocks * count, block->size,
-                buffer_seed(seed, f->name));
+  if (block) {
+    td::fill_blocks(to_testdata(fill), to_testdata(*block), data, elements * ir::info(type).size, seed);
+  } else {
+    td::fill_elements(to_testdata(fill), dtype_of(type), data, elements, seed);
   }
 }
 
-
-
-uint64_t buffer_seed(uint64_t case_seed, const std::string& buffer) {
-  return support::fnv1a64(buffer, case_seed * 0x100000001b3ull + 0xcbf29ce484222325ull);
-}
+uint64_t buffer_seed(uint64_t case_seed, const std::string& buffer) { return td::buffer_seed(case_seed, buffer); }
 
 }  // namespace mtlgen::verify
