@@ -29,14 +29,40 @@ std::string dtype(ir::ScalarType type) {
   return ir::info(type).suffix;
 }
 
-// `MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})`: the spec's distribution as written.
+// `td::Fill{td::Dist::normal, 0, 1, {}, 0, 0, 0, {}, {}}`: a resolved fill, block fields included.
 std::string fill(const ir::InputFill& f) {
-  std::vector<std::string> values, set;
+  std::vector<std::string> values, set, fields;
   for (double v : f.values) values.push_back(double_literal(v));
   for (const auto& [index, value] : f.set) set.push_back(fmt::format("{{{}, {}}}", index, double_literal(value)));
-  return fmt::format("MakeFill(h::Fill::Dist::{}, {}, {}, {{{}}}, {}, {}, {}, {{{}}})", ir::to_string(f.dist),
+  for (const auto& field : f.fields) fields.push_back(fmt::format("{{\"{}\", {}}}", field.field, fill(field.fill)));
+  return fmt::format("td::Fill{{td::Dist::{}, {}, {}, {{{}}}, {}, {}, {}, {{{}}}, {{{}}}}}", ir::to_string(f.dist),
                      double_literal(f.a), double_literal(f.b), fmt::join(values, ", "), double_literal(f.nan_fraction),
-                     double_literal(f.inf_fraction), double_literal(f.neg_inf_fraction), fmt::join(set, ", "));
+                     double_literal(f.inf_fraction), double_literal(f.neg_inf_fraction), fmt::join(set, ", "),
+                     fmt::join(fields, ", "));
+}
+
+// `td::BlockLayout{"q8_0", 34, {{"d", mtlgen::DType::f16, 1, 0}, ...}}`, or std::nullopt.
+std::string block_layout(const ir::BlockLayout* layout) {
+  if (!layout) return "std::nullopt";
+  std::vector<std::string> fields;
+  for (const auto& f : layout->fields) {
+    fields.push_back(fmt::format("{{\"{}\", mtlgen::DType::{}, {}, {}}}", f.name, dtype(f.type), f.count, f.offset));
+  }
+  return fmt::format("td::BlockLayout{{\"{}\", {}, {{{}}}}}", layout->name, layout->size, fmt::join(fields, ", "));
+}
+
+// Whether the host fills the buffer: the kernel reads it and it is no family intermediate.
+bool host_fills(const ir::Buffer& b) { return b.access != ir::Access::write && !b.intermediate; }
+
+// A spec tolerance as a td::Tolerance initializer's parts.
+support::TemplateData tolerance_item(const ir::Tolerance& t) {
+  auto bound = [](const std::optional<double>& v) { return v ? double_literal(*v) : std::string("std::nullopt"); };
+  support::TemplateData item;
+  item.set("max_abs", bound(t.max_abs));
+  item.set("max_rel", bound(t.max_rel));
+  item.set("nmse", bound(t.nmse));
+  item.set("exact", t.exact ? "true" : "false");
+  return item;
 }
 
 class HarnessWriter {
@@ -49,15 +75,10 @@ class HarnessWriter {
     d.set("summary", comment_text(k_.summary));
     d.set("class_name", class_name_);
     d.set("ns", "mtlgen::kernels::" + k_.name);
-    d.set("seed", std::to_string(k_.tests.seed));
     d.set("fallback_args", fallback_args());
     dims(d);
-    d.set("cases", cases());
-    d.set("buffers", buffers());
     d.set("encode_args", encode_args());
     d.set("references", references());
-    d.set("tolerances", tolerances());
-    d.set("output_tolerances", output_tolerances());
     render(out, d, k_.name + "_harness.h", "objc/harness_kernel.h.mustache");
     for (const char* program : {"bench", "autotune"}) {
       d.set("program", program);
@@ -86,36 +107,6 @@ class HarnessWriter {
     d.set("dim_strings", fmt::format("{}", fmt::join(strings, ", ")));
   }
 
-  TemplateData cases() const {
-    TemplateData list{TemplateData::type::list};
-    for (const auto& c : k_.tests.cases) {
-      std::vector<std::string> dims, inputs;
-      for (const auto& [name, value] : c.dims) dims.push_back(fmt::format("{{\"{}\", {}}}", name, value));
-      for (const auto& [name, f] : c.inputs) inputs.push_back(fmt::format("{{\"{}\", {}}}", name, fill(f)));
-      TemplateData item;
-      item.set("name", c.name);
-      item.set("dims", fmt::format("{}", fmt::join(dims, ", ")));
-      item.set("inputs", fmt::format("{}", fmt::join(inputs, ", ")));
-      list.push_back(item);
-    }
-    return list;
-  }
-
-  TemplateData buffers() const {
-    TemplateData list{TemplateData::type::list};
-    for (const auto& b : k_.buffers) {
-      TemplateData item;
-      item.set("name", b.name);
-      item.set("dtype", b.type.concrete ? "mtlgen::DType::" + dtype(*b.type.concrete) : "types." + b.type.param);
-      item.set("input", b.access != ir::Access::write ? "true" : "false");
-      item.set("output", b.is_output() ? "true" : "false");
-      item.set("host_visible", b.host_visible ? "true" : "false");
-      item.set("fill", fill(k_.tests.default_fill));
-      list.push_back(item);
-    }
-    return list;
-  }
-
   // The glue's explicit-tuning encode, every buffer at offset 0.
   TemplateData encode_args() const {
     std::vector<SelectorPart> parts;
@@ -124,8 +115,8 @@ class HarnessWriter {
       parts.push_back({label, "", fmt::format("buffers[{}]", i)});
       parts.push_back({label + "Offset", "", "0"});
     }
-    parts.push_back({"dims", "", "DimsFrom(values)"});
-    if (!k_.scalars.empty()) parts.push_back({"scalars", "", "Scalars{}"});  // the glue takes none otherwise
+    parts.push_back({"dims", "", "test_data::dims_from(c.dims)"});
+    if (!k_.scalars.empty()) parts.push_back({"scalars", "", "test_data::scalars_of(c)"});  // the glue takes none otherwise
     parts.push_back({"types", "", fmt::format("[{} typesOfVariant:variant]", class_name_)});
     parts.push_back({"tuning", "", fmt::format("[{} tuningOfVariant:variant]", class_name_)});
     parts.push_back({"error", "", "error"});
@@ -167,17 +158,101 @@ class HarnessWriter {
     return list;
   }
 
-  static TemplateData tolerance_item(const ir::Tolerance& t) {
-    auto bound = [](const std::optional<double>& v) { return v ? double_literal(*v) : std::string("-1"); };
-    TemplateData item;
-    item.set("max_abs", bound(t.max_abs));
-    item.set("max_rel", bound(t.max_rel));
-    item.set("nmse", bound(t.nmse));
-    item.set("exact", t.exact ? "true" : "false");
-    return item;
+  const ir::Kernel& k_;
+  const std::string class_name_;
+};
+
+// <kernel>_test_data.h: the test cases, buffers, variants and tolerances as plain C++ for the
+// shared generator and judge (mtlgen_testdata.h); every input's fill resolved as verify resolves it.
+class TestDataWriter {
+ public:
+  explicit TestDataWriter(const ir::Kernel& k) : k_(k) {}
+
+  void run(support::OutputSet& out) const {
+    const std::string file = k_.name + "_test_data.h";
+    TemplateData d;
+    d.set("banner", banner(k_, file));
+    d.set("kernel", k_.name);
+    d.set("summary", comment_text(k_.summary));
+    d.set("ns", "mtlgen::kernels::" + k_.name);
+    d.set("dims", named_list(k_.dims));
+    d.set("scalars", named_list(k_.scalars));
+    d.set("cases", cases());
+    d.set("buffers", buffers());
+    d.set("variants", variants());
+    d.set("tolerances", tolerances());
+    d.set("output_tolerances", output_tolerances());
+    out.add(k_.name + "/" + file, support::render_template("objc/harness_test_data.h.mustache", d));
   }
 
-  // The spec's tolerances by element type; others fall back to h::default_tolerance.
+ private:
+  template <typename Named>
+  static TemplateData named_list(const std::vector<Named>& all) {
+    TemplateData list{TemplateData::type::list};
+    for (const auto& x : all) {
+      TemplateData item;
+      item.set("name", x.name);
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  TemplateData cases() const {
+    TemplateData list{TemplateData::type::list};
+    for (const auto& c : k_.tests.cases) {
+      std::vector<std::string> dims, scalars;
+      for (const auto& [name, value] : c.dims) dims.push_back(fmt::format("{{\"{}\", {}}}", name, value));
+      for (const auto& [name, value] : c.scalars) scalars.push_back(fmt::format("{{\"{}\", {}}}", name, double_literal(value)));
+      TemplateData inputs{TemplateData::type::list};
+      for (const auto& b : k_.buffers) {
+        if (!host_fills(b)) continue;
+        TemplateData input;
+        input.set("buffer", b.name);
+        input.set("fill", fill(k_.input_fill(c, b.name)));
+        inputs.push_back(input);
+      }
+      TemplateData item;
+      item.set("name", c.name);
+      item.set("seed", std::to_string(c.seed.value_or(k_.tests.seed)));
+      item.set("dims", fmt::format("{}", fmt::join(dims, ", ")));
+      item.set("scalars", fmt::format("{}", fmt::join(scalars, ", ")));
+      item.set("inputs", inputs);
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  TemplateData buffers() const {
+    TemplateData list{TemplateData::type::list};
+    for (const auto& b : k_.buffers) {
+      TemplateData item;
+      item.set("name", b.name);
+      item.set("dtype", b.type.concrete ? "mtlgen::DType::" + dtype(*b.type.concrete) : "types." + b.type.param);
+      item.set("input", host_fills(b) ? "true" : "false");
+      item.set("output", b.is_output() ? "true" : "false");
+      item.set("host_visible", b.host_visible ? "true" : "false");
+      item.set("fill", host_fills(b) ? fmt::format("fill(\"{}\")", b.name) : std::string("td::Fill{}"));
+      item.set("block", block_layout(k_.block_of(b)));
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  // `types.T = mtlgen::DType::f16`, `tuning.TG = 256`: one line per compiled variant.
+  TemplateData variants() const {
+    TemplateData list{TemplateData::type::list};
+    for (const auto& v : k_.variants) {
+      std::vector<std::string> assignments;
+      for (const auto& [name, type] : v.types) assignments.push_back(fmt::format("types.{} = mtlgen::DType::{}", name, dtype(type)));
+      for (const auto& [name, value] : v.tunables) assignments.push_back(fmt::format("tuning.{} = {}", name, value));
+      TemplateData item;
+      item.set("assignments", support::string_list(assignments));
+      list.push_back(item);
+    }
+    return list;
+  }
+
+  // The spec's tolerances by element type; others fall back to td::default_tolerance.
   TemplateData tolerances() const {
     TemplateData list{TemplateData::type::list};
     std::set<std::string> seen;
@@ -202,7 +277,6 @@ class HarnessWriter {
   }
 
   const ir::Kernel& k_;
-  const std::string class_name_;
 };
 
 // Kernels get a metallib entry and their programs; families only their glue and reference.
@@ -224,8 +298,10 @@ TemplateData build_data(const std::vector<ir::Kernel>& kernels) {
 
 }  // namespace
 
-// A family is timed and tuned through its kernels' programs; it has none of its own.
+// A family is timed and tuned through its kernels' programs; it has none of its own, but its test
+// data is plain C++ like every kernel's.
 void emit_harness(const ir::Kernel& kernel, support::OutputSet& out) {
+  TestDataWriter(kernel).run(out);
   if (!kernel.is_family()) HarnessWriter(kernel).run(out);
 }
 

@@ -1,5 +1,6 @@
 // Properties of the harness backend that snapshots alone would not state: every kernel gets its
-// programs, one reference call per type choice, its test cases and tolerances, and the generated
+// programs, one reference call per type choice, its test cases (each with its seed), variants and
+// tolerances as plain C++, and the generated
 // CMakeLists.txt builds every kernel the way DESIGN says.
 #include <fmt/format.h>
 
@@ -23,6 +24,7 @@ TEST(HarnessEmitter, WritesBothProgramsPerKernelAndTheBuild) {
   auto ks = kernels();
   const auto files = run_emitter("harness", ks).files();
   for (const auto& k : ks) {
+    EXPECT_EQ(files.count(k.name + "/" + k.name + "_test_data.h"), 1u) << k.name;  // families too
     if (k.is_family()) {  // timed and tuned through its kernels' programs
       EXPECT_EQ(files.count(k.name + "/" + k.name + "_harness.h"), 0u);
       continue;
@@ -46,8 +48,21 @@ TEST(HarnessEmitter, CallsTheReferenceOncePerTypeChoice) {
     std::set<std::map<std::string, ir::ScalarType>> choices;
     for (const auto& v : k.variants) choices.insert(v.types);
     EXPECT_EQ(count(harness, fmt::format("mtlgen::kernels::{}::reference", k.name)), choices.size()) << k.name;
-    for (const auto& c : k.tests.cases) EXPECT_EQ(count(harness, "{\"" + c.name + "\", {"), 1u) << c.name;
-    EXPECT_EQ(count(harness, "case mtlgen::DType::"), k.tests.tolerances.size()) << k.name;
+  }
+}
+
+// The test data every kernel and family carries as plain C++: each case once, with its own seed
+// (the plan's when it has none), every tolerance, and every compiled variant.
+TEST(HarnessEmitter, TestDataGivesEveryCaseWithItsOwnSeed) {
+  for (const auto& k : kernels()) {
+    const std::string data = run_emitter("harness", {k}).files().at(k.name + "/" + k.name + "_test_data.h");
+    for (const auto& c : k.tests.cases) {
+      EXPECT_EQ(count(data, fmt::format("all.push_back({{\"{}\", {}, {{", c.name, c.seed.value_or(k.tests.seed))), 1u)
+          << k.name << " " << c.name;
+    }
+    EXPECT_EQ(count(data, "case mtlgen::DType::"), k.tests.tolerances.size()) << k.name;
+    EXPECT_EQ(count(data, "all.emplace_back(types, tuning);"), k.variants.size()) << k.name;
+    EXPECT_EQ(data.find("#import"), std::string::npos) << "plain C++: " << k.name;
   }
 }
 
