@@ -6,13 +6,13 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "sdpa_vector/sdpa_vector_reference.h"
 #include "sdpa_vector_2pass_merge/sdpa_vector_2pass_merge_reference.h"
 #include "sdpa_vector_2pass_partial/sdpa_vector_2pass_partial_reference.h"
+#include "support/mtlgen_testdata.h"
 
 namespace {
 
@@ -48,15 +48,21 @@ struct Problem {
       for (uint32_t j = shape.kv_len; j < shape.capacity; ++j)
         for (uint32_t d = 0; d < shape.head_dim; ++d) k_at(g, j, d) = v_at(g, j, d) = bfloat(kNaN);
   }
+  // Standard normal q, k and v from the generator verify and the Mac harness use.
   void fill_random(uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    for (float& x : q) x = normal(rng);
+    namespace td = mtlgen::testdata;
+    const td::Fill normal;
+    td::fill_elements(normal, mtlgen::DType::f32, q.data(), q.size(), td::buffer_seed(seed, "q"));
+    const size_t rows = size_t(shape.n_kv_heads) * shape.kv_len * shape.head_dim;
+    std::vector<float> ks(rows), vs(rows);
+    td::fill_elements(normal, mtlgen::DType::f32, ks.data(), rows, td::buffer_seed(seed, "k"));
+    td::fill_elements(normal, mtlgen::DType::f32, vs.data(), rows, td::buffer_seed(seed, "v"));
+    size_t i = 0;
     for (uint32_t g = 0; g < shape.n_kv_heads; ++g)
       for (uint32_t j = 0; j < shape.kv_len; ++j)
-        for (uint32_t d = 0; d < shape.head_dim; ++d) {
-          k_at(g, j, d) = bfloat(normal(rng));
-          v_at(g, j, d) = bfloat(normal(rng));
+        for (uint32_t d = 0; d < shape.head_dim; ++d, ++i) {
+          k_at(g, j, d) = bfloat(ks[i]);
+          v_at(g, j, d) = bfloat(vs[i]);
         }
   }
 };
