@@ -8,6 +8,7 @@
 
 #include "check_msl/check_msl.h"
 #include "emit_common/emitter.h"
+#include "emit_manifest/manifest_emitter.h"
 #include "import/spec_skeleton.h"
 #include "msl/msl_unit.h"
 #include "spec/library.h"
@@ -21,7 +22,11 @@ std::vector<ir::Kernel> load_library(const std::vector<std::string>& inputs, sup
   return check_msl::kernels_that_compile(spec::load_library(spec::collect_spec_files(inputs, diags), diags), diags);
 }
 
-support::OutputSet generate(const std::vector<ir::Kernel>& kernels) { return emit::generate_all(kernels); }
+support::OutputSet generate(const std::vector<ir::Kernel>& kernels) {
+  support::OutputSet files = emit::generate_all(kernels);
+  emit::emit_manifest(kernels, files);  // lists what the emitters wrote, so it comes last
+  return files;
+}
 
 namespace {
 

@@ -24,7 +24,7 @@ using support::kVerifyFailed;
 // less those whose emitted code does not compile (check_msl::kernels_that_compile).
 std::vector<ir::Kernel> load_library(const std::vector<std::string>& inputs, support::Diagnostics& diags);
 
-// Runs every emitter on every kernel into memory.
+// Runs every shipped emitter on every kernel into memory, then adds the manifest of what they wrote.
 support::OutputSet generate(const std::vector<ir::Kernel>& kernels);
 
 int run_check(const std::vector<std::string>& inputs, std::ostream& out, std::ostream& err);

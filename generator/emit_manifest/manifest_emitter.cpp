@@ -292,31 +292,10 @@ class FamilyManifestWriter {
   const std::vector<std::string>& files_;
 };
 
-std::vector<std::string> paths(const support::OutputSet& set) {
-  std::vector<std::string> out;
-  for (const auto& [path, content] : set.files()) out.push_back(path);
-  return out;  // std::map order: sorted
-}
-
 }  // namespace
 
 GeneratedFiles generated_files(const std::vector<ir::Kernel>& kernels) {
-  GeneratedFiles files;
-  support::OutputSet library;
-  library.add(kManifestPath, "");
-  for (const auto& e : all_emitters()) {
-    if (e.emit_library == &emit_manifest) continue;
-    if (e.emit_library) e.emit_library(kernels, library);
-  }
-  files.library = paths(library);
-  for (const auto& k : kernels) {
-    support::OutputSet own;
-    for (const auto& e : all_emitters()) {
-      if ((e.hand_written_kernels || !k.is_source()) && (e.families || !k.is_family())) e.emit_kernel(k, own);
-    }
-    files.per_kernel[k.name] = paths(own);
-  }
-  return files;
+  return files_in(generate_all(kernels), kernels);
 }
 
 std::string manifest_json(const std::vector<ir::Kernel>& kernels, const GeneratedFiles& files) {
@@ -338,8 +317,6 @@ std::string manifest_json(const std::vector<ir::Kernel>& kernels, const Generate
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-void emit_manifest_kernel(const ir::Kernel&, support::OutputSet&) {}
-
 GeneratedFiles files_in(const support::OutputSet& out, const std::vector<ir::Kernel>& kernels) {
   GeneratedFiles files;
   for (const auto& k : kernels) files.per_kernel[k.name];
@@ -354,10 +331,7 @@ GeneratedFiles files_in(const support::OutputSet& out, const std::vector<ir::Ker
 }
 
 void emit_manifest(const std::vector<ir::Kernel>& kernels, support::OutputSet& out) {
-  // In generate_all the manifest is the last backend, so `out` already holds every file the others
-  // wrote; emitted alone, it runs them to learn their files.
-  GeneratedFiles files = out.files().empty() ? generated_files(kernels) : files_in(out, kernels);
-  out.add(kManifestPath, manifest_json(kernels, files));
+  out.add(kManifestPath, manifest_json(kernels, files_in(out, kernels)));
 }
 
 }  // namespace mtlgen::emit

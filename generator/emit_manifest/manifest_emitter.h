@@ -1,5 +1,5 @@
 #pragma once
-// The manifest backend: one manifest.json for the whole library, describing every kernel as the
+// The manifest stage: one manifest.json for the whole library, describing every kernel as the
 // validated IR sees it (dims, constraints, buffers, binding table, dispatch, variants, cost) and
 // the files generated for it, for tools that drive the kernels without parsing C++ or YAML; and
 // every kernel family: its buffers (intermediates with their shapes), its kernels in dispatch
@@ -20,7 +20,7 @@ struct GeneratedFiles {
   std::vector<std::string> library;
 };
 
-// Runs every other registered emitter into memory to learn the files it writes.
+// Runs every shipped emitter (emit::generate_all) into memory to learn the files it writes.
 GeneratedFiles generated_files(const std::vector<ir::Kernel>& kernels);
 
 // The files in `out` (what the other backends wrote), grouped as generated_files() groups them:
@@ -30,8 +30,8 @@ GeneratedFiles files_in(const support::OutputSet& out, const std::vector<ir::Ker
 // The manifest text: 2-space indented JSON with a trailing newline.
 std::string manifest_json(const std::vector<ir::Kernel>& kernels, const GeneratedFiles& files);
 
-// The manifest is library-level; the per-kernel hook writes nothing.
-void emit_manifest_kernel(const ir::Kernel& kernel, support::OutputSet& out);
+// Adds manifest.json to `out`, which holds what emit::generate_all wrote for `kernels`. Not a
+// registered emitter: the driver runs it after them, because it lists their files.
 void emit_manifest(const std::vector<ir::Kernel>& kernels, support::OutputSet& out);
 
 inline constexpr const char* kManifestPath = "manifest.json";

@@ -34,7 +34,7 @@ struct Package {
   std::string archive;                         // its bytes
 };
 
-// `generated`: what emit::generate_all wrote for `kernels` (its CMakeLists.txt and manifest.json
+// `generated`: what driver::generate wrote for `kernels` (its CMakeLists.txt and manifest.json
 // are replaced by the package's). Only kernels mtlgen writes the MSL of are compiled by the recipes.
 Package build(const std::vector<ir::Kernel>& kernels, const support::OutputSet& generated, const Options& options);
 

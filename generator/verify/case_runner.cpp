@@ -87,7 +87,7 @@ class CaseRun {
     g_phase = kPhaseSetup;
     env_ = ir::Kernel::env_for(t_.dims, v_);
     make_buffers();
-    params_ = make_params();
+    if (!describe_dispatch()) return std::move(result_);
     arguments_ = make_arguments();
     for (size_t i = 0; i < std::size(kRuns); ++i) {
       if (!simulate(kRuns[i], i == 0)) break;
@@ -123,8 +123,21 @@ class CaseRun {
     }
   }
 
-  std::vector<uint8_t> make_params() const {
-    return params_bytes(k_, t_.dims, [&](const std::string& name) { return scalar_value(name); });
+  // The dispatch as the generated host description computes it (the glue's code): false, with an
+  // `error` problem, where it disagrees with the spec.
+  bool describe_dispatch() {
+    std::string problem = describe_host_dispatch(m_, k_, v_, t_.dims, scalar_fn(), host_);
+    if (problem.empty()) {
+      params_ = params_bytes(host_);
+      return true;
+    }
+    result_.status = CaseStatus::error;
+    add_problem("error", problem);
+    return false;
+  }
+
+  ScalarValue scalar_fn() const {
+    return [this](const std::string& name) { return scalar_value(name); };
   }
 
   // The bytes of each argument parameter of a hand-written kernel, laid out as Metal lays out
@@ -163,7 +176,7 @@ class CaseRun {
   }
 
   mtlsim::DispatchOptions dispatch_options(const RunSpec& run) const {
-    return verify::dispatch_options(k_, v_, env_, run, r_.order_seed, r_.workers);
+    return verify::dispatch_options(k_, v_, host_, run, r_.order_seed, r_.workers);
   }
 
   // Returns false when the simulator reported issues (the outputs are then meaningless).
@@ -373,13 +386,13 @@ class CaseRun {
       slots.push_back(ref[i].data());
       elements.push_back(buffers_[i].elements);
     }
-    size_t dims_bytes = 4 * k_.dims.size();
+    const std::vector<uint64_t> dims = dims_values(k_, t_.dims);
+    const std::vector<double> scalars = scalar_values(k_, scalar_fn());
     char error[1024] = "";
     double start = monotonic_seconds();
     auto fn = m_.reference_fn(reference_symbol(k_, v_));
     enter_spec_code(kPhaseReference);
-    int rc = fn(slots.data(), elements.data(), params_.data(), params_.data() + dims_bytes, constants_.data(), error,
-                sizeof error);
+    int rc = fn(slots.data(), elements.data(), dims.data(), scalars.data(), constants_.data(), error, sizeof error);
     g_phase = kPhaseChecks;
     error[sizeof error - 1] = '\0';  // the reference's text, not trusted to end its string
     if (rc != 0) {
@@ -469,6 +482,7 @@ class CaseRun {
   expr::Env env_;
   std::vector<Buffer> buffers_;
   std::vector<uint8_t> params_;
+  mtlsim::HostDispatch host_;  // the glue's dispatch (describe_dispatch)
   std::vector<std::vector<uint8_t>> arguments_;  // hand-written kernels' argument parameters
   CaseResult result_;
   bool simulator_failed_ = false;

@@ -1,6 +1,7 @@
 #pragma once
-// What one simulated dispatch of a kernel variant needs from the IR, shared by single-kernel
-// cases and kernel-family cases: the parameter struct's bytes and the simulator's dispatch options.
+// What one simulated dispatch of a kernel variant needs, shared by single-kernel cases and
+// kernel-family cases: the generated host description's dispatch (checked against the spec) and
+// the simulator's dispatch options built from it.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -10,6 +11,7 @@
 #include "ir/kernel.h"
 #include "mtlsim/runtime.h"
 #include "verify/guarded_buffer.h"
+#include "verify/sim_module.h"
 
 namespace mtlgen::verify {
 
@@ -33,13 +35,27 @@ inline constexpr RunSpec kRuns[] = {
 // The value of a scalar by name (the test case's, else the default).
 using ScalarValue = std::function<double(const std::string&)>;
 
-// The bytes of `kernel`'s parameter struct: every dim as uint32, then every scalar.
-std::vector<uint8_t> params_bytes(const ir::Kernel& kernel, const std::map<std::string, int64_t>& dims,
-                                  const ScalarValue& scalar);
+// The Dims fields in spec order, and the Scalars fields in spec order: what the module's bridge
+// builds the generated structs from (mtlsim_host_dispatch, the reference entries).
+std::vector<uint64_t> dims_values(const ir::Kernel& kernel, const std::map<std::string, int64_t>& dims);
+std::vector<double> scalar_values(const ir::Kernel& kernel, const ScalarValue& scalar);
 
-// Grid, threadgroup shape, threadgroup arrays (poisoned or zeroed as `run` says), lane order and
-// names for a dispatch of `variant` at `env` (ir::Kernel::env_for of the dispatch's dims).
-mtlsim::DispatchOptions dispatch_options(const ir::Kernel& kernel, const ir::Variant& variant, const expr::Env& env,
-                                         const RunSpec& run, uint64_t order_seed, int workers);
+// What the kernel's generated host description (<kernel>_types.h, run inside `module`) computes
+// for `variant` at `dims`: the grid, threadgroup size, threadgroup memory and parameter struct the
+// glue encodes on the Mac. Empty when it agrees with the spec; else what disagrees (check_dims
+// refusing dims the spec accepts, another grid, size, length, entry point or buffer size): a
+// dispatch the glue would get wrong.
+std::string describe_host_dispatch(const LoadedModule& module, const ir::Kernel& kernel, const ir::Variant& variant,
+                                   const std::map<std::string, int64_t>& dims, const ScalarValue& scalar,
+                                   mtlsim::HostDispatch& out);
+
+// The parameter struct's bytes as the host description made them.
+std::vector<uint8_t> params_bytes(const mtlsim::HostDispatch& host);
+
+// Grid, threadgroup shape and threadgroup arrays as the host description computed them (arrays
+// poisoned or zeroed as `run` says), lane order and names, for a dispatch of `variant`.
+mtlsim::DispatchOptions dispatch_options(const ir::Kernel& kernel, const ir::Variant& variant,
+                                         const mtlsim::HostDispatch& host, const RunSpec& run, uint64_t order_seed,
+                                         int workers);
 
 }  // namespace mtlgen::verify

@@ -40,6 +40,7 @@ struct PlannedDispatch {
   const LoadedModule* module = nullptr;
   std::map<std::string, int64_t> dims;
   std::vector<uint8_t> params;
+  mtlsim::HostDispatch host;   // the glue's dispatch of this kernel (describe_host_dispatch)
   std::vector<size_t> buffers;  // family buffer index per member buffer
   std::string msl;              // the member's .metal, whose lines the simulator reports
 };
@@ -116,9 +117,11 @@ class FamilyRun {
       std::string problem = p.kernel->dims_violation(p.dims);
       if (problem.empty()) problem = p.kernel->variant_violation(p.dims, *p.variant);
       if (!problem.empty()) return plan_error(fmt::format("{} gets dims it does not accept: {}", where, problem));
-      p.params = params_bytes(*p.kernel, p.dims, [&](const std::string& s) {
+      std::string host_problem = describe_host_dispatch(*p.module, *p.kernel, *p.variant, p.dims, [&](const std::string& s) {
         return scalar_value(ir::Family::bound(d.scalars, s));
-      });
+      }, p.host);
+      if (!host_problem.empty()) return plan_error(fmt::format("{}: {}", where, host_problem));
+      p.params = params_bytes(p.host);
       const expr::Env env = ir::Kernel::env_for(p.dims, *p.variant);
       for (const auto& mb : p.kernel->buffers) {
         size_t index = buffer_index(ir::Family::bound(d.buffers, mb.name));
@@ -171,8 +174,7 @@ class FamilyRun {
     std::vector<void*> slots;
     for (size_t index : p.buffers) slots.push_back(buffers_[index].sim->data());
     slots.push_back(const_cast<uint8_t*>(p.params.data()));
-    const expr::Env env = ir::Kernel::env_for(p.dims, *p.variant);
-    auto options = dispatch_options(*p.kernel, *p.variant, env, run, r_.order_seed, r_.workers);
+    auto options = dispatch_options(*p.kernel, *p.variant, p.host, run, r_.order_seed, r_.workers);
     auto fn = p.module->thread_fn(*p.variant);
     p.module->function_constants_fn()(p.kernel->default_constants().data());
     remember_kernel_code(reinterpret_cast<const void*>(fn));
@@ -258,13 +260,13 @@ class FamilyRun {
       elements.push_back(b.elements);
     }
     for (auto& bytes : ref) slots.push_back(bytes.data());
-    std::vector<uint8_t> params = params_bytes(k_, t_.dims, [&](const std::string& s) { return scalar_value(s); });
+    const std::vector<uint64_t> dims = dims_values(k_, t_.dims);
+    const std::vector<double> scalars = scalar_values(k_, [&](const std::string& s) { return scalar_value(s); });
     char error[1024] = "";
     double start = monotonic_seconds();
     auto fn = family_.reference_fn(reference_symbol(k_, v_));
     std::vector<double> no_constants;
-    int rc = fn(slots.data(), elements.data(), params.data(), params.data() + 4 * k_.dims.size(), no_constants.data(),
-                error, sizeof error);
+    int rc = fn(slots.data(), elements.data(), dims.data(), scalars.data(), no_constants.data(), error, sizeof error);
     error[sizeof error - 1] = '\0';
     if (rc != 0) {
       result_.status = CaseStatus::error;

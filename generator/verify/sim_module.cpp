@@ -15,6 +15,8 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include <fmt/format.h>
@@ -22,6 +24,7 @@
 #include "emit_common/emitter.h"
 #include "emit_msl/msl_emitter.h"
 #include "emit_reference/reference_emitter.h"
+#include "emit_sim/sim_emitter.h"
 #include "mtlsim/msl_source.h"
 #include "support/embedded_files.h"
 #include "support/hash.h"
@@ -54,211 +57,12 @@ const char* kRaceFlags = "-fsanitize=thread -g1 -gdwarf-4";
 // by the time libc's exit handlers ran, thread-local destructors would have torn the fibers down.
 const char* kLinkFlags = "-Wl,--wrap=exit";
 
-std::string builtin_arg(const ir::Kernel& k, ir::Builtin b) {
-  const auto& info = ir::info(b);
-  return fmt::format("mtlsim::as_builtin<{}>(tc.{})", ir::builtin_msl_type(b, k.dispatch.rank()), info.attribute);
-}
-
-std::vector<std::string> launcher_args(const ir::Kernel& k, const ir::Variant& v) {
-  std::vector<std::string> args;
-  for (const auto& p : k.params) {
-    switch (p.kind) {
-      case ir::KernelParam::Kind::buffer: {
-        const auto& b = k.buffers[p.ref];
-        std::string type = ir::info(b.type.resolve(v.types)).msl;
-        args.push_back(fmt::format("static_cast<{}{}*>(slot[{}])", b.is_output() ? "" : "const ", type, p.ref));
-        break;
-      }
-      case ir::KernelParam::Kind::params:
-        // Non-const: `constant` is an empty macro in the shim, so the parameter is a plain reference.
-        args.push_back(fmt::format("*static_cast<{}*>(slot[{}])", k.params_struct_name(), k.buffers.size()));
-        break;
-      case ir::KernelParam::Kind::threadgroup_array: {
-        std::string type = ir::info(k.threadgroup_arrays[p.ref].type.resolve(v.types)).msl;
-        args.push_back(fmt::format("static_cast<{}*>(tc.threadgroup_memory[{}])", type, p.ref));
-        break;
-      }
-      case ir::KernelParam::Kind::builtin: args.push_back(builtin_arg(k, p.builtin)); break;
-      // Only a hand-written kernel's Variant::source_params bind these; k.params never holds them.
-      case ir::KernelParam::Kind::argument:
-      case ir::KernelParam::Kind::unbound:
-        throw std::logic_error("a generated kernel's binding table holds an argument or unbound parameter");
-    }
-  }
-  for (size_t i = 0; i + 1 < args.size(); ++i) args[i] += ",";
-  return args;
-}
-
-// The kernel's template arguments (MSL spellings, with tunables) or the reference's (C++ spellings).
-enum class Spelling { msl_kernel, cpp_reference };
-
-std::string template_args(const ir::Kernel& k, const ir::Variant& v, Spelling spelling) {
-  bool msl = spelling == Spelling::msl_kernel;
-  std::vector<std::string> parts;
-  for (const auto& t : k.type_params) {
-    const auto& info = ir::info(v.types.at(t.name));
-    parts.push_back(msl ? info.msl : info.cpp);
-  }
-  if (msl) {  // tunables do not change the reference
-    for (const auto& t : k.tunables) parts.push_back(std::to_string(v.tunables.at(t.name)));
-  }
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
-
-// `name = <values[i] converted to its type>` for each function constant; 16-bit floats round
-// through float, as the glue's literals do.
-TemplateData constant_assignments(const ir::Kernel& k, Spelling spelling) {
-  TemplateData list{TemplateData::type::list};
-  for (size_t i = 0; i < k.function_constants.size(); ++i) {
-    const auto& f = k.function_constants[i];
-    const char* type = spelling == Spelling::msl_kernel ? ir::info(f.type).msl : ir::info(f.type).cpp;
-    std::string value = fmt::format("values[{}]", i);
-    bool is_16_bit_float = f.type == ir::ScalarType::f16 || f.type == ir::ScalarType::bf16;
-    if (is_16_bit_float) value = fmt::format("static_cast<float>({})", value);
-    value = f.type == ir::ScalarType::boolean ? value + " != 0" : fmt::format("static_cast<{}>({})", type, value);
-    TemplateData item;
-    item.set("name", f.name);
-    item.set("value", value);
-    list.push_back(item);
-  }
-  return list;
-}
-
-std::string launcher_source(const ir::Kernel& k) {
-  TemplateData variants{TemplateData::type::list};
-  for (const auto& v : k.variants) {
-    TemplateData item;
-    item.set("symbol", launcher_symbol(v));
-    std::string args = template_args(k, v, Spelling::msl_kernel);
-    item.set("template_args", args.empty() ? std::string() : "<" + args + ">");
-    item.set("args", support::string_list(launcher_args(k, v)));
-    variants.push_back(item);
-  }
-  TemplateData d;
-  d.set("kernel", k.name);
-  d.set("spec_path", k.spec_path);
-  d.set("variants", variants);
-  d.set("constants", constant_assignments(k, Spelling::msl_kernel));
-  return support::render_template("sim/launcher.cpp.mustache", d);
-}
-
-std::vector<std::string> reference_spans(const ir::Kernel& k, const ir::Variant& v) {
-  std::vector<std::string> spans;
-  size_t i = 0;  // a family's intermediates are not the reference's: its slots skip them
-  for (const auto& b : k.buffers) {
-    if (b.intermediate) continue;
-    std::string type = std::string(b.is_output() ? "" : "const ") + ir::info(b.type.resolve(v.types)).cpp;
-    spans.push_back(fmt::format("std::span<{0}>(static_cast<{0}*>(slot[{1}]), elements[{1}])", type, i++));
-  }
-  return spans;
-}
-
-std::string bridge_source(const ir::Kernel& k) {
-  TemplateData combos{TemplateData::type::list};
-  std::set<std::string> seen;
-  for (const auto& v : k.variants) {
-    std::string symbol = reference_symbol(k, v);
-    if (!seen.insert(symbol).second) continue;
-    TemplateData item;
-    item.set("symbol", symbol);
-    std::string args = template_args(k, v, Spelling::cpp_reference);
-    item.set("template_args", args.empty() ? std::string() : "<" + args + ">");
-    item.set("spans", support::string_list(reference_spans(k, v)));
-    TemplateData tuning{TemplateData::type::list};
-    for (const auto& t : k.tunables) {
-      TemplateData field;
-      field.set("name", t.name);
-      field.set("value", std::to_string(v.tunables.at(t.name)));
-      tuning.push_back(field);
-    }
-    item.set("tuning", tuning);
-    combos.push_back(item);
-  }
-  TemplateData d;
-  d.set("kernel", k.name);
-  d.set("spec_path", k.spec_path);
-  d.set("combos", combos);
-  d.set("constants", constant_assignments(k, Spelling::cpp_reference));
-  return support::render_template("sim/reference_bridge.cpp.mustache", d);
-}
-
-// ---- hand-written kernels (`source:`): the launcher calls the file's own function ----
-
-// C++ for the value a source kernel's parameter receives. Buffers sit in slot[ref], the argument
-// blobs after the buffers and the reference's parameter struct.
-std::string source_arg(const ir::Kernel& k, const ir::KernelParam& p) {
-  const char* proxy = p.by_reference ? "mtlsim_ref" : "mtlsim_ptr";
-  switch (p.kind) {
-    case ir::KernelParam::Kind::buffer: return fmt::format("{}{{slot[{}]}}", proxy, p.ref);
-    case ir::KernelParam::Kind::argument: return fmt::format("{}{{slot[{}]}}", proxy, k.buffers.size() + 1 + p.ref);
-    case ir::KernelParam::Kind::threadgroup_array: return fmt::format("{}{{tc.threadgroup_memory[{}]}}", proxy, p.ref);
-    case ir::KernelParam::Kind::unbound: return "mtlsim_ptr{nullptr}";
-    case ir::KernelParam::Kind::builtin:
-      return fmt::format("mtlsim::as_builtin<{}>(tc.{})", p.builtin_type, ir::info(p.builtin).attribute);
-    case ir::KernelParam::Kind::params: break;
-  }
-  throw std::logic_error("a hand-written kernel has no generated parameter struct");
-}
-
-std::string source_launcher_source(const ir::Kernel& k) {
-  TemplateData variants{TemplateData::type::list};
-  for (const auto& v : k.variants) {
-    std::vector<std::string> args;
-    for (const auto& p : v.source_params) args.push_back(source_arg(k, p));
-    for (size_t i = 0; i + 1 < args.size(); ++i) args[i] += ",";
-    TemplateData item;
-    item.set("symbol", launcher_symbol(v));
-    item.set("call", v.source_call);
-    item.set("args", support::string_list(args));
-    variants.push_back(item);
-  }
-  TemplateData d;
-  d.set("kernel", k.name);
-  d.set("spec_path", k.spec_path);
-  d.set("source_path", k.source->path);
-  d.set("variants", variants);
-  d.set("constants", constant_assignments(k, Spelling::msl_kernel));
-  return support::render_template("sim/source_launcher.cpp.mustache", d);
-}
-
-// The launchers include the kernel's .metal between kernel_source_begin.h and kernel_source_end.h
-// (shim/mtlsim/), which mark the lines of the `return`s it executes for reports.
-std::string with_return_marks(std::string launcher, const std::string& kernel) {
-  const std::string include = fmt::format("#include \"{0}/{0}.metal\"\n", kernel);
-  size_t at = launcher.find(include);
-  if (at == std::string::npos) throw std::logic_error("a simulator launcher does not include its kernel");
-  launcher.replace(at, include.size(),
-                   "#include <mtlsim/kernel_source_begin.h>\n" + include + "#include <mtlsim/kernel_source_end.h>\n");
-  return launcher;
-}
-
-// Every source file of the module, by path relative to the build directory.
+// Every source file of the module, by path relative to its directory: what the types, reference
+// and simulator emitters write for the kernel (the simulator's launchers include the MSL), and the
+// shim.
 support::OutputSet module_sources(const ir::Kernel& k) {
-  support::OutputSet generated = emit::generate_all({k});
-  support::OutputSet files;
-  for (const auto& [path, content] : generated.files()) {
-    bool wanted = path.rfind("support/", 0) == 0 || path.find("_reference.") != std::string::npos ||
-                  path.find("_types.h") != std::string::npos;
-    if (path == k.name + "/" + k.name + ".metal") {
-      files.add(path, mtlsim::prepare_msl_for_sim(content));
-    } else if (wanted) {
-      files.add(path, content);
-    }
-  }
+  support::OutputSet files = emit::run_emitters({"types", "reference", "sim"}, {k});
   for (const auto& f : support::mtlgen_verify_files()) files.add("shim/" + std::string(f.path), std::string(f.bytes));
-  if (k.is_source()) {
-    for (const auto& [name, text] : k.source->simulator_headers) {
-      // Files beside the source may include the source itself, when it is named <kernel>.metal.
-      if (name != k.name + ".metal") files.add(k.name + "/" + name, text);
-    }
-    files.add(k.name + "/" + k.name + ".metal", k.source->simulator_text);
-    files.add("launcher.cpp", with_return_marks(source_launcher_source(k), k.name));
-  } else if (k.is_family()) {
-    files.add("launcher.cpp", "// A kernel family: each of its kernels is a module of its own; this one holds the reference.\n");
-  } else {
-    files.add("launcher.cpp", with_return_marks(launcher_source(k), k.name));
-  }
-  files.add("reference_bridge.cpp", bridge_source(k));
   return files;
 }
 
@@ -267,12 +71,6 @@ const char* private_init_flag(const ModuleOptions& o) {
                                                             : "-ftrivial-auto-var-init=pattern";
 }
 
-std::string module_key(const support::OutputSet& files, const ModuleOptions& o) {
-  std::string all = o.compiler + "\n" + kFlags + "\n" + kLinkFlags + "\n" + (o.race_instrumented ? kRaceFlags : "") + "\n" +
-                    private_init_flag(o) + "\n";
-  for (const auto& [path, content] : files.files()) all += path + "\n" + support::hash_hex(content) + "\n";
-  return support::hash_hex(all);
-}
 
 // Space-separated words of our own flag strings (and of the compiler setting, e.g. "ccache g++").
 std::vector<std::string> words(const std::string& text) {
@@ -343,7 +141,32 @@ std::string command_text(const std::vector<std::string>& argv) {
   return out;
 }
 
-void compile(const fs::path& dir, const fs::path& target, const ModuleOptions& o) {
+// What `o.compiler --version` prints (first run per compiler setting, then remembered): a module
+// built by another compiler version is another module.
+std::string compiler_identity(const ModuleOptions& o) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> known;
+  std::lock_guard lock(mutex);
+  auto [at, added] = known.try_emplace(o.compiler);
+  if (added) {
+    std::vector<std::string> argv = words(o.compiler);
+    argv.push_back("--version");
+    int status = 0;
+    at->second = o.compiler + "\n" + run_and_capture(argv, fs::current_path(), status, 60);
+  }
+  return at->second;
+}
+
+// Exactly what goes into the module: the compiler and its version, the flags, and every source
+// file (the emitters' output for the kernel and the shim).
+std::string module_key(const support::OutputSet& files, const ModuleOptions& o) {
+  std::string all = compiler_identity(o) + "\n" + kFlags + "\n" + kLinkFlags + "\n" + (o.race_instrumented ? kRaceFlags : "") + "\n" +
+                    private_init_flag(o) + "\n";
+  for (const auto& [path, content] : files.files()) all += path + "\n" + support::hash_hex(content) + "\n";
+  return support::hash_hex(all);
+}
+
+void compile(const ir::Kernel& kernel, const fs::path& dir, const fs::path& target, const ModuleOptions& o) {
   fs::path tmp = target;
   tmp += fmt::format(".tmp.{}", ::getpid());
   std::vector<std::string> cxx = words(o.compiler);
@@ -351,14 +174,17 @@ void compile(const fs::path& dir, const fs::path& target, const ModuleOptions& o
   cxx.push_back(private_init_flag(o));
   // Instrumented: the launchers (which include the kernel) become an object file of their own,
   // because linking with -fsanitize=thread would pull in libtsan.
-  std::string launcher = "launcher.cpp";
+  std::string launcher = emit::sim_launcher_path(kernel);
   int status = 0;
   std::string output;
   if (o.race_instrumented) {
     launcher = fmt::format("launcher.tmp.{}.o", ::getpid());
     std::vector<std::string> instrument = cxx;
     for (const auto& f : words(kRaceFlags)) instrument.push_back(f);
-    for (const char* a : {"-c", "-I", "shim", "-I", ".", "launcher.cpp", "-o"}) instrument.push_back(a);
+    for (const std::string& a : {std::string("-c"), std::string("-I"), std::string("shim"), std::string("-I"),
+                                 std::string("."), emit::sim_launcher_path(kernel), std::string("-o")}) {
+      instrument.push_back(a);
+    }
     instrument.push_back(launcher);
     if (o.verbose) fmt::print(stderr, "mtlgen: (in {}) {}\n", dir.string(), command_text(instrument));
     output = run_and_capture(instrument, dir, status, o.compile_timeout_seconds);
@@ -366,9 +192,9 @@ void compile(const fs::path& dir, const fs::path& target, const ModuleOptions& o
   if (status == 0) {
     std::vector<std::string> link = cxx;
     for (const auto& f : words(kLinkFlags)) link.push_back(f);
-    std::string stem = target.stem().string();
+    const std::string& name = kernel.name;
     for (const std::string& a : {std::string("-I"), std::string("shim"), std::string("-I"), std::string("."), launcher,
-                                 std::string("reference_bridge.cpp"), stem + "/" + stem + "_reference.cpp",
+                                 emit::sim_bridge_path(kernel), name + "/" + name + "_reference.cpp",
                                  std::string("-o"), fs::absolute(tmp).string()}) {
       link.push_back(a);
     }
@@ -396,7 +222,6 @@ fs::path default_cache_dir() {
   return fs::temp_directory_path() / "mtlgen-cache";
 }
 
-std::string launcher_symbol(const ir::Variant& v) { return "mtlsim_thread_" + v.entry_point; }
 
 std::string spec_line_note(const ir::Kernel& k, const std::string& msl, int line) {
   if (k.is_source()) return fmt::format(" ({}:{})", k.source->file, line);  // the simulator keeps its lines
@@ -417,14 +242,6 @@ std::string with_spec_lines(const ir::Kernel& k, const std::string& msl, const s
   return out + message.substr(pos);
 }
 
-std::string reference_symbol(const ir::Kernel& k, const ir::Variant& v) {
-  std::string symbol = k.name;
-  for (const auto& t : k.type_params) symbol += std::string("_") + ir::info(v.types.at(t.name)).suffix;
-  if (emit::reference_reads_tunables(k)) {  // one result per variant, not per type combination
-    for (const auto& t : k.tunables) symbol += fmt::format("_{}{}", t.name, v.tunables.at(t.name));
-  }
-  return symbol;
-}
 
 namespace {
 
@@ -460,7 +277,7 @@ SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
   cached_ = fs::exists(path_);
   if (!cached_) {
     support::write_outputs(files, dir);
-    compile(dir, path_, options);
+    compile(kernel, dir, path_, options);
   }
 }
 
@@ -483,6 +300,12 @@ FunctionConstantsFn LoadedModule::function_constants_fn() const {
   void* f = ::dlsym(handle_, "mtlsim_set_function_constants");
   if (!f) throw std::runtime_error("simulator module lacks mtlsim_set_function_constants");
   return reinterpret_cast<FunctionConstantsFn>(f);
+}
+
+MtlsimHostDispatchFn LoadedModule::host_dispatch_fn() const {
+  void* f = ::dlsym(handle_, "mtlsim_host_dispatch");
+  if (!f) throw std::runtime_error("simulator module lacks mtlsim_host_dispatch");
+  return reinterpret_cast<MtlsimHostDispatchFn>(f);
 }
 
 ReferenceFn LoadedModule::reference_fn(const std::string& symbol) const {

@@ -1,18 +1,23 @@
 #pragma once
-// A kernel's simulator module: its emitted .metal compiled as C++ against the shim, with one
-// launcher per entry point and the C++ reference, as a shared object. Modules are cached by the
+// A kernel's simulator module: what the types, reference and simulator emitters write for it (the
+// .metal as the simulator compiles it, one launcher per entry point, the generated host
+// description and the C++ reference) compiled against the shim into a shared object. Modules are cached by the
 // hash of everything that goes into them, so a re-run compiles nothing.
 #include <filesystem>
 #include <stdexcept>
 #include <string>
 
+#include "emit_sim/sim_emitter.h"
 #include "ir/kernel.h"
+#include "mtlsim/host_dispatch.h"
 #include "mtlsim/runtime.h"
 
 namespace mtlgen::verify {
 
-// `constants`: one value per function constant, in declaration order (an ir::ConstantSetting).
-using ReferenceFn = int (*)(void* const* slot, const uint64_t* elements, const void* dims, const void* scalars,
+// `dims`: the Dims fields in spec order; `scalars`: the Scalars fields in spec order; `constants`:
+// one value per function constant, in declaration order (an ir::ConstantSetting). The module's
+// bridge builds the generated structs from them, as a caller of the glue fills them.
+using ReferenceFn = int (*)(void* const* slot, const uint64_t* elements, const uint64_t* dims, const double* scalars,
                             const double* constants, char* error, size_t error_size);
 // Sets the kernel's function constants for the dispatches that follow (process-wide).
 using FunctionConstantsFn = void (*)(const double* constants);
@@ -70,6 +75,8 @@ class LoadedModule {
   mtlsim::KernelThreadFn thread_fn(const ir::Variant& variant) const;
   ReferenceFn reference_fn(const std::string& symbol) const;  // see reference_symbol()
   FunctionConstantsFn function_constants_fn() const;
+  // The kernel's generated host description (its <kernel>_types.h), as the glue runs it.
+  MtlsimHostDispatchFn host_dispatch_fn() const;
 
  private:
   void* handle_ = nullptr;
@@ -77,11 +84,8 @@ class LoadedModule {
 
 std::filesystem::path default_cache_dir();
 
-// Symbol of a variant's launcher (a KernelThreadFn).
-std::string launcher_symbol(const ir::Variant& variant);
-
-// Symbol of a variant's reference entry: one per type combination (tunables do not matter).
-std::string reference_symbol(const ir::Kernel& kernel, const ir::Variant& variant);
+using emit::launcher_symbol;
+using emit::reference_symbol;
 
 // How reports name line `line` of the .metal the simulator ran: " (specs/x.yaml:21)" inside a
 // spec block (body, prelude, metal_prelude), " (file.metal:36)" for a hand-written kernel, ""

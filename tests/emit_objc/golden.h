@@ -71,25 +71,10 @@ inline std::vector<ir::Kernel> load(const std::vector<std::string>& inputs) {
   return kernels;
 }
 
-inline const emit::Emitter& registered(const std::string& name) {
-  for (const auto& e : emit::all_emitters()) {
-    if (name == e.name) return e;
-  }
-  throw std::logic_error("no emitter named " + name);
-}
-
-// What one registered emitter writes for `kernels`, given those generate_all gives it (kernel
-// families only to emitters that take them): each kernel's files, then the library's.
+// What one registered emitter writes for `kernels` (those it takes): each kernel's files, then
+// the library's.
 inline support::OutputSet run_emitter(const std::string& name, const std::vector<ir::Kernel>& kernels) {
-  const emit::Emitter& e = registered(name);
-  std::vector<ir::Kernel> mine;
-  for (const auto& k : kernels) {
-    if ((e.hand_written_kernels || !k.is_source()) && (e.families || !k.is_family())) mine.push_back(k);
-  }
-  support::OutputSet out;
-  for (const auto& k : mine) e.emit_kernel(k, out);
-  if (e.emit_library) e.emit_library(mine, out);
-  return out;
+  return emit::run_emitters({name}, kernels);
 }
 
 // Spec files of the snapshot cases: every shipped spec and the extra inputs under `extra_dir`.

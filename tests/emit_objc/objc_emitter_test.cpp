@@ -43,7 +43,7 @@ std::vector<Glue> all_glue() {
 }
 
 TEST(ObjcEmitter, IsRegisteredWithKernelAndLibraryOutputs) {
-  const auto& e = registered("objc");
+  const auto& e = emit::find_emitter("objc");
   EXPECT_NE(e.emit_kernel, nullptr);
   EXPECT_NE(e.emit_library, nullptr);
   auto files = run_emitter("objc", load({"specs/rms_norm.yaml"})).files();

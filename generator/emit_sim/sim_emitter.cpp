@@ -1,0 +1,272 @@
+#include "emit_sim/sim_emitter.h"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+#include "emit_msl/msl_emitter.h"
+#include "emit_reference/reference_emitter.h"
+#include "mtlsim/msl_source.h"
+#include "support/templates.h"
+
+namespace mtlgen::emit {
+
+using support::TemplateData;
+
+namespace {
+
+TemplateData item(std::initializer_list<std::pair<std::string, std::string>> fields) {
+  TemplateData d;
+  for (const auto& [key, value] : fields) d.set(key, value);
+  return d;
+}
+
+std::string builtin_arg(const ir::Kernel& k, ir::Builtin b) {
+  const auto& info = ir::info(b);
+  return fmt::format("mtlsim::as_builtin<{}>(tc.{})", ir::builtin_msl_type(b, k.dispatch.rank()), info.attribute);
+}
+
+std::vector<std::string> launcher_args(const ir::Kernel& k, const ir::Variant& v) {
+  std::vector<std::string> args;
+  for (const auto& p : k.params) {
+    switch (p.kind) {
+      case ir::KernelParam::Kind::buffer: {
+        const auto& b = k.buffers[p.ref];
+        std::string type = ir::info(b.type.resolve(v.types)).msl;
+        args.push_back(fmt::format("static_cast<{}{}*>(slot[{}])", b.is_output() ? "" : "const ", type, p.ref));
+        break;
+      }
+      case ir::KernelParam::Kind::params:
+        // Non-const: `constant` is an empty macro in the shim, so the parameter is a plain reference.
+        args.push_back(fmt::format("*static_cast<{}*>(slot[{}])", k.params_struct_name(), k.buffers.size()));
+        break;
+      case ir::KernelParam::Kind::threadgroup_array: {
+        std::string type = ir::info(k.threadgroup_arrays[p.ref].type.resolve(v.types)).msl;
+        args.push_back(fmt::format("static_cast<{}*>(tc.threadgroup_memory[{}])", type, p.ref));
+        break;
+      }
+      case ir::KernelParam::Kind::builtin: args.push_back(builtin_arg(k, p.builtin)); break;
+      // Only a hand-written kernel's Variant::source_params bind these; k.params never holds them.
+      case ir::KernelParam::Kind::argument:
+      case ir::KernelParam::Kind::unbound:
+        throw std::logic_error("a generated kernel's binding table holds an argument or unbound parameter");
+    }
+  }
+  for (size_t i = 0; i + 1 < args.size(); ++i) args[i] += ",";
+  return args;
+}
+
+// The kernel's template arguments (MSL spellings, with tunables) or the reference's (C++ spellings).
+enum class Spelling { msl_kernel, cpp_reference };
+
+std::string template_args(const ir::Kernel& k, const ir::Variant& v, Spelling spelling) {
+  bool msl = spelling == Spelling::msl_kernel;
+  std::vector<std::string> parts;
+  for (const auto& t : k.type_params) {
+    const auto& info = ir::info(v.types.at(t.name));
+    parts.push_back(msl ? info.msl : info.cpp);
+  }
+  if (msl) {  // tunables do not change the reference
+    for (const auto& t : k.tunables) parts.push_back(std::to_string(v.tunables.at(t.name)));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// `values[i]` as a `type` value: 16-bit floats round through float, as the glue's literals do.
+std::string converted(ir::ScalarType type, size_t i, Spelling spelling) {
+  const char* name = spelling == Spelling::msl_kernel ? ir::info(type).msl : ir::info(type).cpp;
+  std::string value = fmt::format("values[{}]", i);
+  if (type == ir::ScalarType::boolean) return value + " != 0";
+  if (type == ir::ScalarType::f16 || type == ir::ScalarType::bf16) value = fmt::format("static_cast<float>({})", value);
+  return fmt::format("static_cast<{}>({})", name, value);
+}
+
+// `name = <values[i] converted to its type>` for each function constant.
+TemplateData constant_assignments(const ir::Kernel& k, Spelling spelling) {
+  TemplateData list{TemplateData::type::list};
+  for (size_t i = 0; i < k.function_constants.size(); ++i) {
+    const auto& f = k.function_constants[i];
+    TemplateData item;
+    item.set("name", f.name);
+    item.set("value", converted(f.type, i, spelling));
+    list.push_back(item);
+  }
+  return list;
+}
+
+std::string launcher_source(const ir::Kernel& k) {
+  TemplateData variants{TemplateData::type::list};
+  for (const auto& v : k.variants) {
+    TemplateData item;
+    item.set("symbol", launcher_symbol(v));
+    std::string args = template_args(k, v, Spelling::msl_kernel);
+    item.set("template_args", args.empty() ? std::string() : "<" + args + ">");
+    item.set("args", support::string_list(launcher_args(k, v)));
+    variants.push_back(item);
+  }
+  TemplateData d;
+  d.set("kernel", k.name);
+  d.set("spec_path", k.spec_path);
+  d.set("variants", variants);
+  d.set("constants", constant_assignments(k, Spelling::msl_kernel));
+  return support::render_template("sim/launcher.cpp.mustache", d);
+}
+
+std::vector<std::string> reference_spans(const ir::Kernel& k, const ir::Variant& v) {
+  std::vector<std::string> spans;
+  size_t i = 0;  // a family's intermediates are not the reference's: its slots skip them
+  for (const auto& b : k.buffers) {
+    if (b.intermediate) continue;
+    std::string type = std::string(b.is_output() ? "" : "const ") + ir::info(b.type.resolve(v.types)).cpp;
+    spans.push_back(fmt::format("std::span<{0}>(static_cast<{0}*>(slot[{1}]), elements[{1}])", type, i++));
+  }
+  return spans;
+}
+
+// The Dims and Scalars fields, and for a kernel with a dispatch of its own each variant's Tuning and
+// Types and the buffers whose element counts the host description gives.
+void host_description(const ir::Kernel& k, TemplateData& d) {
+  TemplateData dims{TemplateData::type::list}, scalars{TemplateData::type::list};
+  for (size_t i = 0; i < k.dims.size(); ++i) {
+    dims.push_back(item({{"name", k.dims[i].name}, {"index", std::to_string(i)}}));
+  }
+  for (size_t i = 0; i < k.scalars.size(); ++i) {
+    const auto& s = k.scalars[i];
+    scalars.push_back(item({{"name", s.name}, {"value", converted(s.type, i, Spelling::cpp_reference)}}));
+  }
+  d.set("dims", dims);
+  d.set("scalars", scalars);
+  d.set("has_dispatch", !k.is_family());
+  TemplateData variants{TemplateData::type::list}, buffers{TemplateData::type::list};
+  for (const auto& v : k.variants) {
+    std::vector<std::string> tuning, types;
+    for (const auto& t : k.tunables) tuning.push_back(fmt::format(".{} = {}", t.name, v.tunables.at(t.name)));
+    for (const auto& t : k.type_params) {
+      types.push_back(fmt::format(".{} = mtlgen::DType::{}", t.name, ir::info(v.types.at(t.name)).suffix));
+    }
+    variants.push_back(item(
+        {{"tuning", fmt::format("{}", fmt::join(tuning, ", "))}, {"types", fmt::format("{}", fmt::join(types, ", "))}}));
+  }
+  for (const auto& b : k.buffers) buffers.push_back(item({{"name", b.name}}));
+  d.set("variants", variants);
+  d.set("buffers", buffers);
+}
+
+std::string bridge_source(const ir::Kernel& k) {
+  TemplateData combos{TemplateData::type::list};
+  std::set<std::string> seen;
+  for (const auto& v : k.variants) {
+    std::string symbol = reference_symbol(k, v);
+    if (!seen.insert(symbol).second) continue;
+    TemplateData item;
+    item.set("symbol", symbol);
+    std::string args = template_args(k, v, Spelling::cpp_reference);
+    item.set("template_args", args.empty() ? std::string() : "<" + args + ">");
+    item.set("spans", support::string_list(reference_spans(k, v)));
+    TemplateData tuning{TemplateData::type::list};
+    for (const auto& t : k.tunables) {
+      TemplateData field;
+      field.set("name", t.name);
+      field.set("value", std::to_string(v.tunables.at(t.name)));
+      tuning.push_back(field);
+    }
+    item.set("tuning", tuning);
+    combos.push_back(item);
+  }
+  TemplateData d;
+  d.set("kernel", k.name);
+  d.set("spec_path", k.spec_path);
+  d.set("combos", combos);
+  d.set("constants", constant_assignments(k, Spelling::cpp_reference));
+  host_description(k, d);
+  return support::render_template("sim/reference_bridge.cpp.mustache", d);
+}
+
+// ---- hand-written kernels (`source:`): the launcher calls the file's own function ----
+
+// C++ for the value a source kernel's parameter receives. Buffers sit in slot[ref], the argument
+// blobs after the buffers and the reference's parameter struct.
+std::string source_arg(const ir::Kernel& k, const ir::KernelParam& p) {
+  const char* proxy = p.by_reference ? "mtlsim_ref" : "mtlsim_ptr";
+  switch (p.kind) {
+    case ir::KernelParam::Kind::buffer: return fmt::format("{}{{slot[{}]}}", proxy, p.ref);
+    case ir::KernelParam::Kind::argument: return fmt::format("{}{{slot[{}]}}", proxy, k.buffers.size() + 1 + p.ref);
+    case ir::KernelParam::Kind::threadgroup_array: return fmt::format("{}{{tc.threadgroup_memory[{}]}}", proxy, p.ref);
+    case ir::KernelParam::Kind::unbound: return "mtlsim_ptr{nullptr}";
+    case ir::KernelParam::Kind::builtin:
+      return fmt::format("mtlsim::as_builtin<{}>(tc.{})", p.builtin_type, ir::info(p.builtin).attribute);
+    case ir::KernelParam::Kind::params: break;
+  }
+  throw std::logic_error("a hand-written kernel has no generated parameter struct");
+}
+
+std::string source_launcher_source(const ir::Kernel& k) {
+  TemplateData variants{TemplateData::type::list};
+  for (const auto& v : k.variants) {
+    std::vector<std::string> args;
+    for (const auto& p : v.source_params) args.push_back(source_arg(k, p));
+    for (size_t i = 0; i + 1 < args.size(); ++i) args[i] += ",";
+    TemplateData item;
+    item.set("symbol", launcher_symbol(v));
+    item.set("call", v.source_call);
+    item.set("args", support::string_list(args));
+    variants.push_back(item);
+  }
+  TemplateData d;
+  d.set("kernel", k.name);
+  d.set("spec_path", k.spec_path);
+  d.set("source_path", k.source->path);
+  d.set("variants", variants);
+  d.set("constants", constant_assignments(k, Spelling::msl_kernel));
+  return support::render_template("sim/source_launcher.cpp.mustache", d);
+}
+
+// The launchers include the kernel's .metal between kernel_source_begin.h and kernel_source_end.h
+// (shim/mtlsim/), which mark the lines of the `return`s it executes for reports.
+std::string with_return_marks(std::string launcher, const std::string& kernel) {
+  const std::string include = fmt::format("#include \"{}.metal\"\n", kernel);
+  size_t at = launcher.find(include);
+  if (at == std::string::npos) throw std::logic_error("a simulator launcher does not include its kernel");
+  launcher.replace(at, include.size(),
+                   "#include <mtlsim/kernel_source_begin.h>\n" + include + "#include <mtlsim/kernel_source_end.h>\n");
+  return launcher;
+}
+
+}  // namespace
+
+std::string sim_dir(const ir::Kernel& k) { return "sim/" + k.name + "/"; }
+std::string sim_launcher_path(const ir::Kernel& k) { return sim_dir(k) + "launcher.cpp"; }
+std::string sim_bridge_path(const ir::Kernel& k) { return sim_dir(k) + "reference_bridge.cpp"; }
+
+std::string launcher_symbol(const ir::Variant& v) { return "mtlsim_thread_" + v.entry_point; }
+
+std::string reference_symbol(const ir::Kernel& k, const ir::Variant& v) {
+  std::string symbol = k.name;
+  for (const auto& t : k.type_params) symbol += std::string("_") + ir::info(v.types.at(t.name)).suffix;
+  if (reference_reads_tunables(k)) {  // one result per variant, not per type combination
+    for (const auto& t : k.tunables) symbol += fmt::format("_{}{}", t.name, v.tunables.at(t.name));
+  }
+  return symbol;
+}
+
+void emit_sim(const ir::Kernel& k, support::OutputSet& out) {
+  const std::string dir = sim_dir(k);
+  if (k.is_source()) {
+    for (const auto& [name, text] : k.source->simulator_headers) {
+      // Files beside the source may include the source itself, when it is named <kernel>.metal.
+      if (name != k.name + ".metal") out.add(dir + name, text);
+    }
+    out.add(dir + k.name + ".metal", k.source->simulator_text);
+    out.add(sim_launcher_path(k), with_return_marks(source_launcher_source(k), k.name));
+  } else if (k.is_family()) {
+    out.add(sim_launcher_path(k), "// A kernel family: each of its kernels is a module of its own; this one holds the reference.\n");
+  } else {
+    out.add(dir + k.name + ".metal", mtlsim::prepare_msl_for_sim(msl_source(k)));
+    out.add(sim_launcher_path(k), with_return_marks(launcher_source(k), k.name));
+  }
+  out.add(sim_bridge_path(k), bridge_source(k));
+}
+
+}  // namespace mtlgen::emit

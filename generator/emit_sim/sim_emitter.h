@@ -1,0 +1,29 @@
+#pragma once
+// The simulator backend: what `verify` compiles beside a kernel's types header and reference to
+// run it on Linux. Per kernel, under sim/<kernel>/: the kernel's MSL as the simulator compiles it
+// (mtlsim::prepare_msl_for_sim of the emitted .metal, or the hand-written file), a launcher with
+// one mtlsim::KernelThreadFn per variant, and a bridge that exposes the generated host
+// description (mtlsim_host_dispatch) and the reference as C functions. Never shipped: `generate`
+// does not write these files; verify asks for this emitter by name.
+#include <string>
+
+#include "ir/kernel.h"
+#include "support/output_set.h"
+
+namespace mtlgen::emit {
+
+void emit_sim(const ir::Kernel& kernel, support::OutputSet& out);
+
+// Where emit_sim puts `kernel`'s files, relative to the module's root.
+std::string sim_dir(const ir::Kernel& kernel);
+std::string sim_launcher_path(const ir::Kernel& kernel);
+std::string sim_bridge_path(const ir::Kernel& kernel);
+
+// Symbol of a variant's launcher (a KernelThreadFn).
+std::string launcher_symbol(const ir::Variant& variant);
+
+// Symbol of a variant's reference entry (mtlsim_reference_<symbol>): one per type combination,
+// or per variant when the reference reads tunables.
+std::string reference_symbol(const ir::Kernel& kernel, const ir::Variant& variant);
+
+}  // namespace mtlgen::emit
