@@ -34,11 +34,13 @@ std::string fill(const ir::InputFill& f) {
   std::vector<std::string> values, set, fields;
   for (double v : f.values) values.push_back(double_literal(v));
   for (const auto& [index, value] : f.set) set.push_back(fmt::format("{{{}, {}}}", index, double_literal(value)));
-  for (const auto& field : f.fields) fields.push_back(fmt::format("{{\"{}\", {}}}", field.field, fill(field.fill)));
-  return fmt::format("td::Fill{{td::Dist::{}, {}, {}, {{{}}}, {}, {}, {}, {{{}}}, {{{}}}}}", ir::to_string(f.dist),
+  for (const auto& field : f.fields) {  // a buffer of blocks: one line per field
+    fields.push_back(fmt::format("\n          {{\"{}\", {}}},", field.field, fill(field.fill)));
+  }
+  return fmt::format("td::Fill{{td::Dist::{}, {}, {}, {{{}}}, {}, {}, {}, {{{}}}, {{{}{}}}}}", ir::to_string(f.dist),
                      double_literal(f.a), double_literal(f.b), fmt::join(values, ", "), double_literal(f.nan_fraction),
                      double_literal(f.inf_fraction), double_literal(f.neg_inf_fraction), fmt::join(set, ", "),
-                     fmt::join(fields, ", "));
+                     fmt::join(fields, ""), fields.empty() ? "" : "\n      ");
 }
 
 // `td::BlockLayout{"q8_0", 34, {{"d", mtlgen::DType::f16, 1, 0}, ...}}`, or std::nullopt.
