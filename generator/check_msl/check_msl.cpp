@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <clang-c/Index.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -13,6 +17,7 @@
 #include "emit_reference/reference_emitter.h"
 #include "msl/cpp_check.h"
 #include "msl/msl_unit.h"
+#include "support/hash.h"
 #include "support/include_policy.h"
 
 namespace mtlgen::check_msl {
@@ -194,7 +199,39 @@ bool check_emitted_reference(const ir::Kernel& kernel, support::Diagnostics& dia
 
 namespace mtlgen::check_msl {
 
+namespace fs = std::filesystem;
+
+
 namespace {
+
+// The text libclang would read for `kernel`, with what else decides the verdict.
+std::string check_key(const ir::Kernel& kernel, const PassedChecks& passed) {
+  CXString version = clang_getClangVersion();
+  std::string all = std::string(clang_getCString(version)) + "\n" + passed.salt + "\n" + kernel.spec_path + "\n";
+  clang_disposeString(version);
+  if (!kernel.is_family() && !kernel.is_source()) all += emit::msl_source(kernel);
+  support::OutputSet out;
+  emit::emit_types(kernel, out);
+  emit::emit_reference(kernel, out);
+  emit::emit_host_support({kernel}, out);
+  for (const auto& [path, text] : out.files()) all += path + "\n" + support::hash_hex(text) + "\n";
+  return support::hash_hex(all) + support::hash_hex(all + "\x01");
+}
+
+bool passed_before(const fs::path& marker) {
+  std::error_code ec;
+  return !marker.empty() && fs::exists(marker, ec);
+}
+
+void remember_pass(const fs::path& marker) {
+  std::error_code ec;
+  fs::create_directories(marker.parent_path(), ec);
+  fs::path tmp = marker;
+  tmp += fmt::format(".tmp.{}", ::getpid());
+  std::ofstream(tmp) << "passed\n";
+  fs::rename(tmp, marker, ec);
+  if (ec) fs::remove(tmp, ec);
+}
 
 bool emitted_code_compiles(const ir::Kernel& kernel, support::Diagnostics& diags) {
   if (kernel.is_family()) return check_emitted_reference(kernel, diags);  // its kernels are checked on their own
@@ -204,10 +241,14 @@ bool emitted_code_compiles(const ir::Kernel& kernel, support::Diagnostics& diags
 
 }  // namespace
 
-std::vector<ir::Kernel> kernels_that_compile(std::vector<ir::Kernel> kernels, support::Diagnostics& diags) {
+std::vector<ir::Kernel> kernels_that_compile(std::vector<ir::Kernel> kernels, support::Diagnostics& diags,
+                                             const PassedChecks& passed) {
   std::set<std::string> failed;
   for (const auto& k : kernels) {
+    fs::path marker = passed.dir.empty() ? fs::path() : passed.dir / "checked" / check_key(k, passed);
+    if (passed_before(marker)) continue;
     if (!emitted_code_compiles(k, diags)) failed.insert(k.name);
+    else if (!marker.empty()) remember_pass(marker);
   }
   // A family stands or falls with its kernels, and they with it: it is one unit of the library.
   for (const auto& k : kernels) {

@@ -147,7 +147,11 @@ int main(int argc, char** argv) {
   verify_cmd->add_option("--timeout", vo.timeout_seconds, "Watchdog per case, seconds (default 120)")
       ->check(positive_seconds());
   verify_cmd->add_option("--json", vo.json_path, "Also write every result to this JSON file");
-  verify_cmd->add_option("--cache-dir", vo.module.cache_dir, "Where compiled simulator modules are kept");
+  verify_cmd->add_option("--cache-dir", vo.module.cache_dir,
+                         "Where compiled simulator modules and passing results are kept");
+  bool no_result_cache = false;
+  verify_cmd->add_flag("--no-result-cache", no_result_cache,
+                       "Run every case, even those that passed before with nothing they depend on changed");
   verify_cmd->add_flag("-q,--quiet", vo.quiet, "Print failures and the summary only");
 
   try {
@@ -169,6 +173,7 @@ int main(int argc, char** argv) {
   if (*verify_cmd) {
     vo.all_variants = variant == "all";
     vo.exact_races = races == "exact";
+    vo.result_cache = !no_result_cache;
     if (!parse_shard(shard, vo.shard_index, vo.shard_count)) {
       std::cerr << "mtlgen verify: --shard wants K/N with 1 <= K <= N, e.g. 2/4, not `" << shard << "`\n";
       return driver::kUsage;

@@ -20,6 +20,7 @@
 #include "emit_msl/msl_emitter.h"
 #include "verify/case_runner.h"
 #include "verify/guarded_buffer.h"
+#include "verify/result_cache.h"
 
 namespace mtlgen::verify {
 
@@ -38,6 +39,7 @@ struct WorkItem {
 struct Finished {
   WorkItem item;
   CaseResult result;
+  bool from_cache = false;  // reported from the result cache, not run
 };
 
 // "<message> at TG=256, N_READS=4" when a per-variant precondition excludes the case, else "".
@@ -128,9 +130,9 @@ void print_case(std::ostream& out, size_t done, size_t total, const Finished& f,
     return;
   }
   std::string constants = f.item.kernel->describe(f.item.constants);
-  fmt::print(out, "[{:>{}}/{}] {:<5} {} {}{}{} ({:.2f} s)\n", done, width, total, to_string(f.result.status),
+  fmt::print(out, "[{:>{}}/{}] {:<5} {} {}{}{} ({})\n", done, width, total, to_string(f.result.status),
              f.item.variant->entry_point, f.item.test->name, constants.empty() ? "" : " [" + constants + "]",
-             stats_text(f.result), f.result.sim_seconds);
+             stats_text(f.result), f.from_cache ? "result cache" : fmt::format("{:.2f} s", f.result.sim_seconds));
   for (const auto& p : f.result.problems) {
     fmt::print(out, "    {}:{}: [{}] {}\n", f.item.kernel->spec_path, f.item.test->loc.line, p.checker, p.message);
   }
@@ -266,6 +268,19 @@ struct Active {
   std::optional<CaseResult> first;                  // for a follow-up: the result it adds to
 };
 
+std::filesystem::path module_cache_dir(const VerifyOptions& o) {
+  return o.module.cache_dir.empty() ? default_cache_dir() : o.module.cache_dir;
+}
+
+// Everything a case's result depends on (ResultCache::key).
+CaseIdentity identity(const WorkItem& w, const VerifyOptions& o) {
+  CaseIdentity id{w.kernel, w.variant, w.test, {w.module->path()}, w.kernel->describe(w.constants), ""};
+  for (const auto* m : w.member_modules) id.modules.push_back(m->path());
+  id.options = fmt::format("seed {} races {} same-value {} timeout {}", o.seed, o.exact_races, o.report_same_value_stores,
+                           o.timeout_seconds);
+  return id;
+}
+
 std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOptions& o, std::ostream& out) {
   int jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   std::vector<Finished> finished;
@@ -279,6 +294,17 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
     print_case(out, finished.size(), items.size(), finished.back(), o.quiet);
   }
   std::erase_if(pending, [&](size_t i) { return !items[i].skip_reason.empty(); });
+  ResultCache cache(o.result_cache ? module_cache_dir(o) : std::filesystem::path());
+  std::vector<std::string> keys(items.size());
+  std::erase_if(pending, [&](size_t i) {
+    if (!cache.enabled()) return false;
+    keys[i] = cache.key(identity(items[i], o));
+    auto kept = cache.find(keys[i]);
+    if (!kept) return false;
+    finished.push_back({items[i], std::move(*kept), true});
+    print_case(out, finished.size(), items.size(), finished.back(), o.quiet);
+    return true;
+  });
   while (!pending.empty() || !running.empty()) {
     while (!pending.empty() && static_cast<int>(running.size()) < jobs) {
       const WorkItem& w = items[pending.front()];
@@ -314,6 +340,7 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
         }
       }
       if (followed) continue;
+      if (a.stage == FollowUps::Stage::none) cache.keep(keys[a.item], result);
       finished.push_back({w, std::move(result)});
       print_case(out, finished.size(), items.size(), finished.back(), o.quiet);
       running.erase(running.begin() + static_cast<long>(i));
@@ -404,7 +431,10 @@ void write_json(const std::string& path, const std::vector<Finished>& finished) 
 
 int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
   support::Diagnostics diags;
-  auto kernels = check_msl::kernels_that_compile(spec::load_library(spec::collect_spec_files(o.inputs, diags), diags), diags);
+  check_msl::PassedChecks passed;  // with the result cache: bodies that passed libclang are not parsed again
+  if (o.result_cache) passed = {module_cache_dir(o), tool_identity()};
+  auto kernels = check_msl::kernels_that_compile(spec::load_library(spec::collect_spec_files(o.inputs, diags), diags),
+                                                 diags, passed);
   fmt::print(err, "{}", diags.format_all());
   if (diags.has_errors()) return support::kSpecErrors;
   std::vector<std::unique_ptr<SimModule>> modules;
@@ -437,7 +467,9 @@ int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
   size_t failed = count([](const Finished& f) {
     return f.result.status != CaseStatus::pass && f.result.status != CaseStatus::skipped;
   });
-  fmt::print(out, "{} passed, {} failed, {} skipped\n", finished.size() - failed - skipped, failed, skipped);
+  size_t cached = count([](const Finished& f) { return f.from_cache; });
+  fmt::print(out, "{} passed{}, {} failed, {} skipped\n", finished.size() - failed - skipped,
+             cached ? fmt::format(" ({} from the result cache)", cached) : "", failed, skipped);
   return failed ? support::kVerifyFailed : support::kOk;
 }
 

@@ -27,6 +27,8 @@ struct VerifyOptions {
   double timeout_seconds = 120;     // watchdog per case
   std::string json_path;
   bool quiet = false;               // failures and the summary only
+  // Report a passing case from <cache>/results/ when nothing it depends on changed (result_cache.h).
+  bool result_cache = true;
   ModuleOptions module;
 };
 

@@ -1,0 +1,66 @@
+#include "verify/result_cache.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "support/hash.h"
+#include "support/version.h"
+
+namespace mtlgen::verify {
+
+namespace fs = std::filesystem;
+
+std::string tool_identity() {
+  struct stat s {};
+  if (::stat("/proc/self/exe", &s) != 0) return fmt::format("mtlgen {} (unknown build)", kVersion);
+  return fmt::format("mtlgen {} {} {}.{} {}", kVersion, s.st_size, s.st_mtim.tv_sec, s.st_mtim.tv_nsec, s.st_ino);
+}
+
+ResultCache::ResultCache(fs::path dir) : dir_(dir.empty() ? dir : dir / "results") {}
+
+std::string ResultCache::key(const CaseIdentity& id) const {
+  static const std::string tool = tool_identity();
+  std::string all = tool + "\n" + id.kernel->spec_path + "\n" + id.kernel->spec_hash + "\n" + id.kernel->name + "\n" +
+                    id.variant->entry_point + "\n" + id.test->name + "\n" + id.constants + "\n" + id.options + "\n";
+  for (const auto& m : id.modules) all += m.string() + "\n";
+  return support::hash_hex(all) + support::hash_hex(all + "\x01");  // 128 bits: collisions are not a concern
+}
+
+std::optional<CaseResult> ResultCache::find(const std::string& key) const {
+  if (!enabled()) return std::nullopt;
+  std::ifstream in(dir_ / (key + ".json"));
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    CaseResult r = case_result_from_json(nlohmann::json::parse(text.str()));
+    if (r.status == CaseStatus::pass) return r;
+  } catch (const std::exception&) {
+    // A damaged entry is a miss: the case runs and the entry is replaced.
+  }
+  return std::nullopt;
+}
+
+void ResultCache::keep(const std::string& key, const CaseResult& result) const {
+  if (!enabled() || result.status != CaseStatus::pass) return;
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  fs::path tmp = dir_ / fmt::format("{}.json.tmp.{}", key, ::getpid());
+  {
+    std::ofstream out(tmp);
+    out << to_json(result).dump() << "\n";
+    if (!out) {
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  fs::rename(tmp, dir_ / (key + ".json"), ec);
+  if (ec) fs::remove(tmp, ec);
+}
+
+}  // namespace mtlgen::verify
