@@ -1,9 +1,11 @@
 // mtlgen: the command line. It only wires the pipeline stages together (see cli/driver.h).
 #include <CLI/CLI.hpp>
 #include <signal.h>
+#include <unistd.h>
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -174,6 +176,7 @@ int main(int argc, char** argv) {
     vo.all_variants = variant == "all";
     vo.exact_races = races == "exact";
     vo.result_cache = !no_result_cache;
+    vo.progress_line = ::isatty(STDOUT_FILENO) == 1 && !std::getenv("CI");
     if (!parse_shard(shard, vo.shard_index, vo.shard_count)) {
       std::cerr << "mtlgen verify: --shard wants K/N with 1 <= K <= N, e.g. 2/4, not `" << shard << "`\n";
       return driver::kUsage;

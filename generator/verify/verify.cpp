@@ -138,6 +138,48 @@ void print_case(std::ostream& out, size_t done, size_t total, const Finished& f,
   }
 }
 
+// How far a run is: on a terminal one line redrawn in place under the case lines (cases done,
+// failures so far, time left); elsewhere (CI logs) a plain line at most every 30 s.
+class Progress {
+ public:
+  Progress(std::ostream& out, size_t total, bool live) : out_(out), total_(total), live_(live), start_(monotonic_seconds()) {}
+
+  // Call before printing anything else: clears the live line.
+  void clear() {
+    if (live_ && shown_) fmt::print(out_, "\r\033[K");
+    shown_ = false;
+  }
+
+  void update(const std::vector<Finished>& finished) {
+    size_t failed = 0, ran = 0;
+    for (const auto& f : finished) {
+      failed += f.result.status != CaseStatus::pass && f.result.status != CaseStatus::skipped;
+      ran += !f.from_cache && f.result.status != CaseStatus::skipped;
+    }
+    double now = monotonic_seconds();
+    if (!live_ && now - last_ < 30 && finished.size() < total_) return;
+    last_ = now;
+    std::string left = ran ? fmt::format(", about {} left", duration((now - start_) / double(ran) * double(total_ - finished.size())))
+                           : "";
+    fmt::print(out_, "{}verify: {}/{} cases, {} failed{}{}", live_ ? "\r\033[K" : "", finished.size(), total_, failed,
+               finished.size() < total_ ? left : "", live_ ? "" : "\n");
+    out_.flush();
+    shown_ = live_;
+  }
+
+ private:
+  static std::string duration(double seconds) {
+    int s = static_cast<int>(seconds + 0.5);
+    return s >= 60 ? fmt::format("{} min {:02} s", s / 60, s % 60) : fmt::format("{} s", s);
+  }
+
+  std::ostream& out_;
+  size_t total_;
+  bool live_;
+  double start_, last_ = 0;
+  bool shown_ = false;
+};
+
 // Runs of a failed case on other builds of its kernel that say more about the failure:
 // * private_memory: the kernel compiled with its uninitialised private variables zeroed instead
 //   of filled with 0xFE bytes. Other outputs mean the kernel reads private memory it never wrote.
@@ -288,10 +330,16 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
   for (size_t i = 0; i < items.size(); ++i) pending.push_back(i);
   std::vector<Active> running;
   FollowUps follow_ups(o);
+  Progress progress(out, items.size(), o.progress_line);
+  auto report = [&](const std::vector<Finished>& done) {
+    progress.clear();
+    print_case(out, done.size(), items.size(), done.back(), o.quiet);
+    if (o.progress_line || o.quiet) progress.update(done);
+  };
   for (size_t i = 0; i < items.size(); ++i) {
     if (items[i].skip_reason.empty()) continue;
     finished.push_back({items[i], skipped(items[i].skip_reason)});
-    print_case(out, finished.size(), items.size(), finished.back(), o.quiet);
+    report(finished);
   }
   std::erase_if(pending, [&](size_t i) { return !items[i].skip_reason.empty(); });
   ResultCache cache(o.result_cache ? module_cache_dir(o) : std::filesystem::path());
@@ -302,7 +350,7 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
     auto kept = cache.find(keys[i]);
     if (!kept) return false;
     finished.push_back({items[i], std::move(*kept), true});
-    print_case(out, finished.size(), items.size(), finished.back(), o.quiet);
+    report(finished);
     return true;
   });
   while (!pending.empty() || !running.empty()) {
@@ -342,11 +390,12 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
       if (followed) continue;
       if (a.stage == FollowUps::Stage::none) cache.keep(keys[a.item], result);
       finished.push_back({w, std::move(result)});
-      print_case(out, finished.size(), items.size(), finished.back(), o.quiet);
+      report(finished);
       running.erase(running.begin() + static_cast<long>(i));
     }
     if (!progressed) ::usleep(2000);
   }
+  progress.clear();
   return finished;
 }
 

@@ -27,6 +27,9 @@ struct VerifyOptions {
   double timeout_seconds = 120;     // watchdog per case
   std::string json_path;
   bool quiet = false;               // failures and the summary only
+  // A progress line (cases done, failures, time left) redrawn in place: for a terminal. Without
+  // it, --quiet still prints a plain progress line at most every 30 s (CI logs).
+  bool progress_line = false;
   // Report a passing case from <cache>/results/ when nothing it depends on changed (result_cache.h).
   bool result_cache = true;
   ModuleOptions module;
