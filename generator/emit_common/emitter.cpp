@@ -4,8 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
-
 #include "emit_common/cpp_text.h"
 #include "support/version.h"
 
@@ -45,20 +43,6 @@ std::optional<support::SourceLoc> spec_location(const std::string& emitted, cons
     }
   }
   return std::nullopt;
-}
-
-std::string camel_case(const std::string& snake) {
-  std::string out;
-  bool upper = true;
-  for (char c : snake) {
-    if (c == '_') {
-      upper = true;
-      continue;
-    }
-    out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
-    upper = false;
-  }
-  return out;
 }
 
 expr::Spelling host_spelling(const std::string& type_size_format) {

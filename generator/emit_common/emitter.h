@@ -1,6 +1,7 @@
 #pragma once
 // What every emitter shares: the interface (IR in, files into an in-memory OutputSet, nothing
-// else), the banner every generated file starts with, and naming used across targets.
+// else), the banner every generated file starts with, and spelling used across targets. Derived
+// names (classes, selector pieces, files) come from ir::Kernel::names, never from here.
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,9 +73,6 @@ struct EmbeddedBlock {
 // the block's indentation) when it lies inside one of `blocks`, else nothing.
 std::optional<support::SourceLoc> spec_location(const std::string& emitted, const std::vector<EmbeddedBlock>& blocks,
                                                 int line);
-
-// CamelCase of a snake_case name: rms_norm -> RmsNorm.
-std::string camel_case(const std::string& snake);
 
 // How expressions read in host code (C++ reference, Objective-C++ glue): dims and tunables are
 // int64_t locals of the same name, so products never overflow 32 bits; sizeof(T) becomes

@@ -3,16 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <optional>
-#include <set>
 #include <stdexcept>
 
 #include "emit_common/cpp_text.h"
 #include "emit_common/emitter.h"
 #include "emit_objc/objc_emitter.h"
 #include "emit_objc/objc_text.h"
+#include "support/text.h"
 
 namespace mtlgen::emit {
 
@@ -30,38 +29,11 @@ std::string spoken_list(const std::vector<std::string>& items) {
   return fmt::format("{} and {}", fmt::join(head, ", "), items.back());
 }
 
-// How the .mm names dispatch `i` of the family: the member's name without the family's prefix
-// (sdpa_vector_2pass_partial -> partial) when that leaves every dispatch a distinct identifier,
-// numbered when a member runs more than once.
-std::vector<std::string> dispatch_stems(const ir::Kernel& k) {
-  const ir::Family& f = *k.family;
-  std::map<std::string, int> runs;
-  for (const auto& d : f.dispatches) ++runs[d.kernel];
-  auto stems_with = [&](bool strip) {
-    std::vector<std::string> stems;
-    std::map<std::string, int> seen;
-    for (const auto& d : f.dispatches) {
-      std::string stem = d.kernel;
-      const std::string prefix = k.name + "_";
-      if (strip && stem.rfind(prefix, 0) == 0 && stem.size() > prefix.size() && std::isalpha(static_cast<unsigned char>(stem[prefix.size()]))) {
-        stem = stem.substr(prefix.size());
-      }
-      stem = lower_camel(stem);
-      if (runs[d.kernel] > 1) stem += std::to_string(++seen[d.kernel]);
-      stems.push_back(stem);
-    }
-    return stems;
-  };
-  std::vector<std::string> stripped = stems_with(true);
-  std::set<std::string> distinct(stripped.begin(), stripped.end());
-  return distinct.size() == stripped.size() ? stripped : stems_with(false);
-}
-
 class FamilyWriter {
  public:
   explicit FamilyWriter(const ir::Kernel& k)
-      : k_(k), f_(*k.family), camel_(camel_case(k.name)), class_name_("MTG" + camel_), facade_class_(camel_ + "Kernel"),
-        stems_(dispatch_stems(k)) {}
+      : k_(k), f_(*k.family), camel_(k.names.camel), class_name_(k.names.objc_class),
+        facade_class_(k.names.facade_class), stems_(k.names.dispatch_locals) {}
 
   void run(support::OutputSet& out) const {
     TemplateData d = names();
@@ -76,15 +48,15 @@ class FamilyWriter {
     d.set("dispatches", dispatches(barriers));
     d.set("has_barriers", std::any_of(barriers.begin(), barriers.end(), [](const auto& b) { return !b.empty(); }));
     facade(d);
-    render(out, d, class_name_ + ".h", "objc/family.h.mustache");
-    render(out, d, class_name_ + ".mm", "objc/family.mm.mustache");
-    render(out, d, k_.name + ".h", "objc/family_facade.h.mustache");
+    render(out, d, k_.names.objc_header, "objc/family.h.mustache");
+    render(out, d, k_.names.objc_source, "objc/family.mm.mustache");
+    render(out, d, k_.names.facade_header, "objc/family_facade.h.mustache");
   }
 
  private:
   void render(support::OutputSet& out, TemplateData& d, const std::string& file, const char* tmpl) const {
     d.set("banner", banner(k_, file));
-    out.add(k_.name + "/" + file, support::render_template(tmpl, d));
+    out.add(k_.names.path(file), support::render_template(tmpl, d));
   }
 
   TemplateData names() const {
@@ -94,7 +66,7 @@ class FamilyWriter {
     d.set("camel", camel_);
     d.set("class_name", class_name_);
     d.set("facade_class", facade_class_);
-    d.set("ns", "mtlgen::kernels::" + k_.name);
+    d.set("ns", k_.names.cpp_namespace);
     std::vector<std::string> order;
     for (const auto& dispatch : f_.dispatches) order.push_back(dispatch.kernel);
     d.set("dispatch_order", fmt::format("{}", fmt::join(order, ", then ")));
@@ -125,7 +97,7 @@ class FamilyWriter {
     TemplateData list{TemplateData::type::list};
     for (const auto& m : f_.kernels) {
       TemplateData item;
-      const std::string property = lower_camel(m.name);
+      const std::string& property = m.names.property;
       item.set("kernel", m.name);
       item.set("class_name", objc_class_name(m));
       item.set("property", property);
@@ -163,16 +135,17 @@ class FamilyWriter {
 
   TemplateData buffer_docs() const {
     TemplateData list{TemplateData::type::list};
-    for (const auto& b : k_.buffers) {
+    for (size_t i = 0; i < k_.buffers.size(); ++i) {
+      const ir::Buffer& b = k_.buffers[i];
       TemplateData item;
       item.set("name", b.name);
-      item.set("label", lower_camel(b.name));
+      item.set("label", k_.names.buffers[i].label);
       item.set("describe", describe_buffer(b));
       item.set("storage", b.host_visible ? "Shared" : "Private");
       item.set("host_visible", b.host_visible ? "YES" : "NO");
       item.set("element_size", element_size(b.type));
-      const std::string method = "- (nullable id<MTLBuffer>)new" + camel_case(b.name) + "BufferForDims";
-      item.set("buffer_camel", camel_case(b.name));
+      const std::string method = "- (nullable id<MTLBuffer>)new" + k_.names.buffers[i].camel + "BufferForDims";
+      item.set("buffer_camel", k_.names.buffers[i].camel);
       item.set("types_pad", std::string(method.size() - std::string("types").size(), ' '));
       item.set("error_pad", std::string(method.size() - std::string("error").size(), ' '));
       list.push_back(item);
@@ -186,10 +159,10 @@ class FamilyWriter {
       if (!b.intermediate) continue;
       TemplateData item;
       item.set("name", b.name);
-      item.set("label", lower_camel(b.name));
+      item.set("label", label_of(b.name));
       item.set("describe", describe_buffer(b));
       item.set("element_size", element_size(b.type));
-      const std::string method = "+ (NSUInteger)" + lower_camel(b.name) + "LengthForDims";
+      const std::string method = "+ (NSUInteger)" + label_of(b.name) + "LengthForDims";
       item.set("types_pad", std::string(method.size() - std::string("types").size(), ' '));
       list.push_back(item);
     }
@@ -201,7 +174,7 @@ class FamilyWriter {
     for (const auto& b : k_.buffers) {
       TemplateData item;
       item.set("name", b.name);
-      item.set("label", lower_camel(b.name));
+      item.set("label", label_of(b.name));
       item.set("element_size", element_size(b.type));
       item.set("elements", fmt::format("family::{}_elements(dims, {{}}, types)", b.name));
       item.set("alignment", b.alignment ? fmt::format(", {}", b.alignment) : std::string());
@@ -212,15 +185,14 @@ class FamilyWriter {
 
   void encode_signature(TemplateData& d) const {
     std::vector<SelectorPart> parts;
-    for (const auto& b : k_.buffers) {
-      std::string name = lower_camel(b.name);
-      parts.push_back({name, "id<MTLBuffer>", name});
-      parts.push_back({name + "Offset", "NSUInteger", name + "Offset"});
+    for (const auto& b : k_.names.buffers) {
+      parts.push_back({b.label, "id<MTLBuffer>", b.label});
+      parts.push_back({b.offset, "NSUInteger", b.offset});
     }
     for (const char* s : {"Dims", "Scalars", "Types"}) {
       if (k_.scalars.empty() && std::string(s) == "Scalars") continue;  // no scalars, no parameter
-      std::string name = lower_camel(s);
-      parts.push_back({name, fmt::format("const MTG{}{}&", camel_, s), name});
+      std::string name = support::lower_ascii(s);
+      parts.push_back({name, fmt::format("const {}{}&", class_name_, s), name});
     }
     parts.push_back({"error", "NSError**", "error"});
     d.set("encode_params", aligned(std::string("- (BOOL)encodeToCommandEncoder").size(), parts));
@@ -234,11 +206,11 @@ class FamilyWriter {
       TemplateData item;
       item.set("number", std::to_string(i + 1));
       item.set("member", m.name);
-      item.set("member_camel", camel_case(m.name));
-      item.set("member_ns", "mtlgen::kernels::" + m.name);
-      item.set("property", lower_camel(m.name));
-      item.set("struct", camel_case(stems_[i]) + "Dispatch");
-      const std::string open = fmt::format("{0}Dispatch Make{0}Dispatch(", camel_case(stems_[i]));
+      item.set("member_camel", m.names.camel);
+      item.set("member_ns", m.names.cpp_namespace);
+      item.set("property", m.names.property);
+      item.set("struct", k_.names.dispatch_structs[i]);
+      const std::string open = fmt::format("{0} Make{0}(", k_.names.dispatch_structs[i]);
       item.set("make_pad", std::string(open.size(), ' '));
       item.set("var", stems_[i]);
       item.set("label", fmt::format("dispatch {} ({})", i + 1, m.name));
@@ -260,7 +232,7 @@ class FamilyWriter {
     }
     std::vector<std::string> lines = host_locals(k_, computed);
     const std::string var = "dispatch";
-    lines.push_back(fmt::format("{}Dispatch {};", camel_case(stems_[i]), var));
+    lines.push_back(fmt::format("{} {};", k_.names.dispatch_structs[i], var));
     for (const auto& b : dispatch.dims) {
       lines.push_back(b.written ? fmt::format("{}.dims.{} = MemberDim({}, \"dispatch {} ({})\", \"{}\");", var, b.member,
                                               host_expr(b.value), i + 1, m.name, b.member)
@@ -285,9 +257,9 @@ class FamilyWriter {
       const std::string& name = ir::Family::bound(dispatch.buffers, mb.name);
       TemplateData item;
       item.set("name", name);
-      item.set("label", lower_camel(name));
+      item.set("label", label_of(name));
       item.set("element_size", element_size(mb.type, var + ".types"));
-      item.set("elements", fmt::format("mtlgen::kernels::{0}::{1}_elements({2}.dims, {2}.tuning, {2}.types)", m.name, mb.name, var));
+      item.set("elements", fmt::format("{0}::{1}_elements({2}.dims, {2}.tuning, {2}.types)", m.names.cpp_namespace, mb.name, var));
       item.set("alignment", mb.alignment ? fmt::format(", {}", mb.alignment) : std::string());
       list.push_back(item);
     }
@@ -297,16 +269,16 @@ class FamilyWriter {
   // The member's encode call: its buffers bound to the family's, then the resolved arguments.
   TemplateData encode_args(const ir::FamilyDispatch& dispatch, const ir::Kernel& m, const std::string& var) const {
     std::vector<SelectorPart> args;
-    for (const auto& mb : m.buffers) {
-      const std::string family = lower_camel(ir::Family::bound(dispatch.buffers, mb.name));
-      args.push_back({lower_camel(mb.name), "", family});
-      args.push_back({lower_camel(mb.name) + "Offset", "", family + "Offset"});
+    for (size_t j = 0; j < m.buffers.size(); ++j) {
+      const std::string family = label_of(ir::Family::bound(dispatch.buffers, m.buffers[j].name));
+      args.push_back({m.names.buffers[j].label, "", family});
+      args.push_back({m.names.buffers[j].offset, "", family + "Offset"});
     }
     for (const char* s : {"dims", "scalars", "types", "tuning"}) {
       if (!m.scalars.empty() || std::string(s) != "scalars") args.push_back({s, "", var + "." + s});
     }
     args.push_back({"error", "", "error"});
-    return aligned(fmt::format("  if (![_{} encodeToCommandEncoder", lower_camel(m.name)).size(), args);
+    return aligned(fmt::format("  if (![_{} encodeToCommandEncoder", m.names.property).size(), args);
   }
 
   void barrier(TemplateData& item, const std::vector<BarrierBuffer>& buffers, const ir::Kernel& m) const {
@@ -322,7 +294,7 @@ class FamilyWriter {
     };
     std::vector<Clause> clauses;
     for (const auto& b : buffers) {
-      resources.push_back(lower_camel(b.buffer));
+      resources.push_back(label_of(b.buffer));
       auto it = std::find_if(clauses.begin(), clauses.end(), [&](const Clause& c) {
         return c.after == b.after && c.after_wrote == b.after_wrote && c.access == b.access;
       });
@@ -342,10 +314,10 @@ class FamilyWriter {
 
   void facade(TemplateData& d) const {
     std::vector<SelectorPart> args;
-    for (const auto& b : k_.buffers) {
-      std::string name = lower_camel(b.name);
-      args.push_back({name, "", fmt::format("(__bridge id<MTLBuffer>)buffers.{}.buffer", b.name)});
-      args.push_back({name + "Offset", "", fmt::format("buffers.{}.offset", b.name)});
+    for (size_t i = 0; i < k_.buffers.size(); ++i) {
+      const ir::BufferNames& n = k_.names.buffers[i];
+      args.push_back({n.label, "", fmt::format("(__bridge id<MTLBuffer>)buffers.{}.buffer", k_.buffers[i].name)});
+      args.push_back({n.offset, "", fmt::format("buffers.{}.offset", k_.buffers[i].name)});
     }
     for (const char* s : {"dims", "scalars", "types"}) {
       if (!k_.scalars.empty() || std::string(s) != "scalars") args.push_back({s, "", s});
@@ -354,18 +326,26 @@ class FamilyWriter {
     d.set("facade_args", aligned(std::string("  const BOOL encoded = [impl_->glue encodeToCommandEncoder").size(), args));
     // initWith<First>:(MTG<First>*)first then the other kernels, colons aligned under the first.
     const ir::Kernel& first = f_.kernels.front();
-    const std::string first_label = "initWith" + camel_case(first.name);
-    d.set("init_first", fmt::format("{}:({}*){}", first_label, objc_class_name(first), lower_camel(first.name)));
+    const std::string first_label = "initWith" + first.names.camel;
+    d.set("init_first", fmt::format("{}:({}*){}", first_label, objc_class_name(first), first.names.property));
     std::vector<SelectorPart> rest, forward;
     for (size_t i = 1; i < f_.kernels.size(); ++i) {
-      const std::string name = lower_camel(f_.kernels[i].name);
+      const std::string& name = f_.kernels[i].names.property;
       rest.push_back({name, objc_class_name(f_.kernels[i]) + "*", name});
       forward.push_back({name, "", name});
     }
     d.set("init_rest", aligned(std::string("- (instancetype)").size() + first_label.size(), rest));
     d.set("init_label", first_label);
-    d.set("first_property", lower_camel(first.name));
+    d.set("first_property", first.names.property);
     d.set("init_forward", aligned(std::string("  return [self ").size() + first_label.size(), forward));
+  }
+
+  // The glue's parameter for the family's buffer `name`.
+  const std::string& label_of(const std::string& name) const {
+    for (size_t i = 0; i < k_.buffers.size(); ++i) {
+      if (k_.buffers[i].name == name) return k_.names.buffers[i].label;
+    }
+    throw std::logic_error("family " + k_.name + " has no buffer " + name);
   }
 
   const ir::Kernel& k_;
@@ -420,15 +400,16 @@ std::vector<std::vector<BarrierBuffer>> family_barriers(const ir::Family& family
 
 support::TemplateData family_library_item(const ir::Kernel& family) {
   TemplateData item;
-  const std::string cls = "MTG" + camel_case(family.name), property = lower_camel(family.name);
+  const std::string& cls = family.names.objc_class;
+  const std::string& property = family.names.property;
   item.set("kernel", family.name);
   item.set("class_name", cls);
   item.set("property", property);
   const auto& kernels = family.family->kernels;
-  const std::string first_label = "initWith" + camel_case(kernels.front().name);
-  item.set("init_first", fmt::format("{}:_{}", first_label, lower_camel(kernels.front().name)));
+  const std::string first_label = "initWith" + kernels.front().names.camel;
+  item.set("init_first", fmt::format("{}:_{}", first_label, kernels.front().names.property));
   std::vector<SelectorPart> rest;
-  for (size_t i = 1; i < kernels.size(); ++i) rest.push_back({lower_camel(kernels[i].name), "", "_" + lower_camel(kernels[i].name)});
+  for (size_t i = 1; i < kernels.size(); ++i) rest.push_back({kernels[i].names.property, "", "_" + kernels[i].names.property});
   item.set("init_rest", aligned(fmt::format("  _{} = [[{} alloc] {}", property, cls, first_label).size(), rest));
   return item;
 }

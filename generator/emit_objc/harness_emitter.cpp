@@ -76,22 +76,23 @@ class HarnessWriter {
     d.set("kernel", k_.name);
     d.set("summary", comment_text(k_.summary));
     d.set("class_name", class_name_);
-    d.set("ns", "mtlgen::kernels::" + k_.name);
+    d.set("ns", k_.names.cpp_namespace);
     d.set("fallback_args", fallback_args());
     dims(d);
     d.set("encode_args", encode_args());
     d.set("references", references());
-    render(out, d, k_.name + "_harness.h", "objc/harness_kernel.h.mustache");
+    render(out, d, k_.names.harness_header, "objc/harness_kernel.h.mustache");
     for (const char* program : {"bench", "autotune"}) {
       d.set("program", program);
-      render(out, d, fmt::format("{}_{}.mm", program, k_.name), "objc/harness_main.mm.mustache");
+      render(out, d, program == std::string("bench") ? k_.names.bench_source : k_.names.autotune_source,
+             "objc/harness_main.mm.mustache");
     }
   }
 
  private:
   void render(support::OutputSet& out, TemplateData& d, const std::string& file, const char* tmpl) const {
     d.set("banner", banner(k_, file));
-    out.add(k_.name + "/" + file, support::render_template(tmpl, d));
+    out.add(k_.names.path(file), support::render_template(tmpl, d));
   }
 
   void dims(TemplateData& d) const {
@@ -113,9 +114,8 @@ class HarnessWriter {
   TemplateData encode_args() const {
     std::vector<SelectorPart> parts;
     for (size_t i = 0; i < k_.buffers.size(); ++i) {
-      const std::string label = lower_camel(k_.buffers[i].name);
-      parts.push_back({label, "", fmt::format("buffers[{}]", i)});
-      parts.push_back({label + "Offset", "", "0"});
+      parts.push_back({k_.names.buffers[i].label, "", fmt::format("buffers[{}]", i)});
+      parts.push_back({k_.names.buffers[i].offset, "", "0"});
     }
     parts.push_back({"dims", "", "test_data::dims_from(c.dims)"});
     if (!k_.scalars.empty()) parts.push_back({"scalars", "", "test_data::scalars_of(c)"});  // the glue takes none otherwise

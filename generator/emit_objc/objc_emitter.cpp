@@ -10,6 +10,7 @@
 #include "emit_common/emitter.h"
 #include "emit_objc/family_glue.h"
 #include "emit_objc/objc_text.h"
+#include "support/text.h"
 
 namespace mtlgen::emit {
 
@@ -38,7 +39,7 @@ const char* mtl_data_type(ir::ScalarType type) {
 class ObjcWriter {
  public:
   explicit ObjcWriter(const ir::Kernel& k)
-      : k_(k), camel_(camel_case(k.name)), class_name_("MTG" + camel_), facade_class_(camel_ + "Kernel") {}
+      : k_(k), camel_(k.names.camel), class_name_(k.names.objc_class), facade_class_(k.names.facade_class) {}
 
   void run(support::OutputSet& out) const {
     TemplateData d = names();
@@ -51,15 +52,15 @@ class ObjcWriter {
     function_constants(d);
     encode_signatures(d);
     facade_calls(d);
-    render(out, d, class_name_ + ".h", "objc/class.h.mustache");
-    render(out, d, class_name_ + ".mm", "objc/class.mm.mustache");
-    render(out, d, k_.name + ".h", "objc/facade.h.mustache");
+    render(out, d, k_.names.objc_header, "objc/class.h.mustache");
+    render(out, d, k_.names.objc_source, "objc/class.mm.mustache");
+    render(out, d, k_.names.facade_header, "objc/facade.h.mustache");
   }
 
  private:
   void render(support::OutputSet& out, TemplateData& d, const std::string& file, const char* tmpl) const {
     d.set("banner", banner(k_, file));
-    out.add(k_.name + "/" + file, support::render_template(tmpl, d));
+    out.add(k_.names.path(file), support::render_template(tmpl, d));
   }
 
   TemplateData names() const {
@@ -69,7 +70,7 @@ class ObjcWriter {
     d.set("camel", camel_);
     d.set("class_name", class_name_);
     d.set("facade_class", facade_class_);
-    d.set("ns", "mtlgen::kernels::" + k_.name);
+    d.set("ns", k_.names.cpp_namespace);
     d.set("has_tunables", !k_.tunables.empty());
     d.set("has_threadgroup_arrays", !k_.threadgroup_arrays.empty());
     d.set("has_scalars", !k_.scalars.empty());
@@ -159,16 +160,17 @@ class ObjcWriter {
 
   TemplateData buffer_docs() const {
     TemplateData list{TemplateData::type::list};
-    for (const auto& b : k_.buffers) {
+    for (size_t i = 0; i < k_.buffers.size(); ++i) {
+      const ir::Buffer& b = k_.buffers[i];
       TemplateData item;
       item.set("name", b.name);
-      item.set("label", lower_camel(b.name));
+      item.set("label", k_.names.buffers[i].label);
       item.set("describe", describe_buffer(b));
       item.set("storage", b.host_visible ? "Shared" : "Private");
       item.set("host_visible", b.host_visible ? "YES" : "NO");
       item.set("element_size", element_size(b.type));
-      const std::string method = "- (nullable id<MTLBuffer>)new" + camel_case(b.name) + "BufferForDims";
-      item.set("buffer_camel", camel_case(b.name));
+      const std::string method = "- (nullable id<MTLBuffer>)new" + k_.names.buffers[i].camel + "BufferForDims";
+      item.set("buffer_camel", k_.names.buffers[i].camel);
       item.set("types_pad", std::string(method.size() - std::string("types").size(), ' '));
       item.set("error_pad", std::string(method.size() - std::string("error").size(), ' '));
       list.push_back(item);
@@ -178,11 +180,12 @@ class ObjcWriter {
 
   TemplateData buffer_checks() const {
     TemplateData list{TemplateData::type::list};
-    for (const auto& b : k_.buffers) {
+    for (size_t i = 0; i < k_.buffers.size(); ++i) {
+      const ir::Buffer& b = k_.buffers[i];
       TemplateData item;
       item.set("name", b.name);
-      item.set("label", lower_camel(b.name));
-      item.set("offset", lower_camel(b.name) + "Offset");
+      item.set("label", k_.names.buffers[i].label);
+      item.set("offset", k_.names.buffers[i].offset);
       item.set("element_size", element_size(b.type));
       item.set("alignment", b.alignment ? fmt::format(", {}", b.alignment) : std::string());
       list.push_back(item);
@@ -201,8 +204,8 @@ class ObjcWriter {
       item.set("is_threadgroup", p.kind == ir::KernelParam::Kind::threadgroup_array);
       item.set("index", std::to_string(p.index));
       if (p.kind == ir::KernelParam::Kind::buffer) {
-        item.set("label", lower_camel(k_.buffers[p.ref].name));
-        item.set("offset", lower_camel(k_.buffers[p.ref].name) + "Offset");
+        item.set("label", k_.names.buffers[p.ref].label);
+        item.set("offset", k_.names.buffers[p.ref].offset);
       }
       if (p.kind == ir::KernelParam::Kind::threadgroup_array) item.set("name", k_.threadgroup_arrays[p.ref].name);
       list.push_back(item);
@@ -228,16 +231,15 @@ class ObjcWriter {
   // a kernel without scalars takes none.
   std::vector<SelectorPart> encode_parts(bool with_tuning) const {
     std::vector<SelectorPart> parts;
-    for (const auto& b : k_.buffers) {
-      std::string name = lower_camel(b.name);
-      parts.push_back({name, "id<MTLBuffer>", name});
-      parts.push_back({name + "Offset", "NSUInteger", name + "Offset"});
+    for (const auto& b : k_.names.buffers) {
+      parts.push_back({b.label, "id<MTLBuffer>", b.label});
+      parts.push_back({b.offset, "NSUInteger", b.offset});
     }
     for (const char* s : {"Dims", "Scalars", "Types", "Tuning"}) {
       if (!with_tuning && std::string(s) == "Tuning") continue;
       if (k_.scalars.empty() && std::string(s) == "Scalars") continue;
-      std::string name = lower_camel(s);
-      parts.push_back({name, fmt::format("const MTG{}{}&", camel_, s), name});
+      std::string name = support::lower_ascii(s);
+      parts.push_back({name, fmt::format("const {}{}&", class_name_, s), name});
     }
     parts.push_back({"error", "NSError**", "error"});
     return parts;
@@ -257,10 +259,10 @@ class ObjcWriter {
   // The facade's calls into the class: arguments bridged from void* and the Buffers struct.
   void facade_calls(TemplateData& d) const {
     std::vector<SelectorPart> args;
-    for (const auto& b : k_.buffers) {
-      std::string name = lower_camel(b.name);
-      args.push_back({name, "", fmt::format("(__bridge id<MTLBuffer>)buffers.{}.buffer", b.name)});
-      args.push_back({name + "Offset", "", fmt::format("buffers.{}.offset", b.name)});
+    for (size_t i = 0; i < k_.buffers.size(); ++i) {
+      const ir::BufferNames& n = k_.names.buffers[i];
+      args.push_back({n.label, "", fmt::format("(__bridge id<MTLBuffer>)buffers.{}.buffer", k_.buffers[i].name)});
+      args.push_back({n.offset, "", fmt::format("buffers.{}.offset", k_.buffers[i].name)});
     }
     for (const char* s : {"dims", "scalars", "types", "tuning"}) {
       if (!k_.scalars.empty() || std::string(s) != "scalars") args.push_back({s, "", s});
@@ -314,10 +316,11 @@ class KernelLibraryWriter {
  private:
   static TemplateData kernel(const ir::Kernel& k, size_t index) {
     TemplateData item;
-    const std::string cls = "MTG" + camel_case(k.name), property = lower_camel(k.name);
+    const std::string& cls = k.names.objc_class;
+    const std::string& property = k.names.property;
     item.set("kernel", k.name);
     item.set("class_name", cls);
-    item.set("camel", camel_case(k.name));
+    item.set("camel", k.names.camel);
     item.set("property", property);
     item.set("index", std::to_string(index));
     item.set("has_function_constants", !k.function_constants.empty());
@@ -336,7 +339,7 @@ class KernelLibraryWriter {
 
 }  // namespace
 
-std::string objc_class_name(const ir::Kernel& kernel) { return "MTG" + camel_case(kernel.name); }
+std::string objc_class_name(const ir::Kernel& kernel) { return kernel.names.objc_class; }
 
 void emit_objc(const ir::Kernel& kernel, support::OutputSet& out) {
   if (kernel.is_family()) {

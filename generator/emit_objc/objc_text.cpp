@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
-
 #include "emit_common/emitter.h"
 
 namespace mtlgen::emit {
@@ -20,12 +18,6 @@ support::TemplateData aligned(size_t colon_column, const std::vector<SelectorPar
     list.push_back(item);
   }
   return list;
-}
-
-std::string lower_camel(const std::string& snake) {
-  std::string s = camel_case(snake);
-  if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
-  return s;
 }
 
 std::string element_size(const ir::TypeRef& t, const std::string& types) {

@@ -19,9 +19,6 @@ struct SelectorPart {
 // The parts as a mustache list of {pad, label, type, name, value}, colons at `colon_column`.
 support::TemplateData aligned(size_t colon_column, const std::vector<SelectorPart>& parts);
 
-// rms_norm -> rmsNorm: how Objective-C spells a parameter named after a spec entity.
-std::string lower_camel(const std::string& snake);
-
 // The byte size of an element of `t` in glue code: a number, or `mtlgen::dtype_size(<types>.T)`
 // for a type parameter, read from the Types value named `types`.
 std::string element_size(const ir::TypeRef& t, const std::string& types = "types");

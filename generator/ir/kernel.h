@@ -12,6 +12,7 @@
 
 #include "expr/expr.h"
 #include "ir/builtins.h"
+#include "ir/names.h"
 #include "ir/types.h"
 #include "support/diagnostics.h"
 
@@ -430,6 +431,9 @@ struct Kernel {
   std::shared_ptr<const Family> family;
   bool is_family() const { return family != nullptr; }
   std::string family_name;  // a member of a family: the family's name; "" otherwise
+  // Every name the generated files derive from the spec's (classes, selector pieces, files),
+  // assigned by the front end once no collision remains.
+  KernelNames names;
 
   const Variant& default_variant_for(const std::map<std::string, ScalarType>& types) const;
   // The values expressions see for a problem of `dims` at `variant`: dims, tunables, and sizeof of

@@ -4,7 +4,6 @@
 
 #include <map>
 
-#include "emit_common/emitter.h"
 #include "package/metal_targets.h"
 #include "support/templates.h"
 #include "support/version.h"
@@ -26,7 +25,7 @@ TemplateData kernel_data(const ir::Kernel& k) {
   auto target = metal_target(k.msl_version).value();
   TemplateData d;
   d.set("kernel", k.name);
-  d.set("class_name", "MTG" + emit::camel_case(k.name));
+  d.set("class_name", k.names.objc_class);
   d.set("msl_version", target.msl_version);
   d.set("min_macos", target.min_macos);
   return d;

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "spec/name_assigner.h"
 #include "spec/names.h"
 #include "support/text.h"
 
@@ -26,6 +27,7 @@ class Validator {
   void run() {
     if (k_.is_family()) validate_members();
     check_names();
+    if (!has_errors()) assign_names(k_, diags_);  // after check_names: no cascade from a bad name
     check_type_refs();
     check_tunables();
     check_expressions();
@@ -58,6 +60,10 @@ class Validator {
 
   void declare(const std::string& name, const SourceLoc& loc, const char* what) {
     check_identifier(name, loc, what);
+    if (const char* by = reserved_in_kernel(name)) {
+      diags_.error(ErrorKind::reserved_identifier, loc, fmt::format("`{}` is reserved by {}", name, by),
+                   fmt::format("rename the {}, e.g. `{}_`", what, name));
+    }
     auto [it, inserted] = declared_.emplace(name, loc);
     if (!inserted) {
       diags_.error(ErrorKind::duplicate_name, loc, fmt::format("`{}` is declared twice", name),

@@ -13,7 +13,6 @@
 namespace mtlgen::testing {
 namespace {
 
-using emit::lower_camel;
 
 size_t count(const std::string& text, const std::string& needle) {
   size_t n = 0;
@@ -61,7 +60,7 @@ TEST(ObjcEmitter, BindsEveryBufferAndThreadgroupArrayAtItsTableIndex) {
     for (const auto& p : g.kernel.params) {
       std::string expected;
       if (p.kind == ir::KernelParam::Kind::buffer) {
-        std::string name = lower_camel(g.kernel.buffers[p.ref].name);
+        const std::string& name = g.kernel.names.buffers[p.ref].label;
         expected = fmt::format("[encoder setBuffer:{0} offset:{0}Offset atIndex:{1}];", name, p.index);
       } else if (p.kind == ir::KernelParam::Kind::threadgroup_array) {
         expected = fmt::format("[encoder setThreadgroupMemoryLength:ThreadgroupMemoryLength({0}, tuning, types) atIndex:{0}];",
@@ -110,8 +109,9 @@ TEST(ObjcEmitter, ChecksBeforeEncodingAndRoundsThreadgroupMemory) {
 
 TEST(ObjcEmitter, ChecksEveryBufferAgainstItsShape) {
   for (const auto& g : all_glue()) {
-    for (const auto& b : g.kernel.buffers) {
-      const std::string label = lower_camel(b.name);
+    for (size_t i = 0; i < g.kernel.buffers.size(); ++i) {
+      const ir::Buffer& b = g.kernel.buffers[i];
+      const std::string& label = g.kernel.names.buffers[i].label;
       const std::string check = fmt::format("{{\"{0}\", {1}, {1}Offset, ", b.name, label);
       EXPECT_EQ(count(g.implementation, check), 1u) << g.kernel.name << ": " << check;
       EXPECT_NE(g.implementation.find(fmt::format("kernel::{}_elements(dims, tuning, types)}},", b.name)),
@@ -148,10 +148,11 @@ TEST(ObjcEmitter, ChoosesTheDefaultTuningOncePerTypeChoice) {
 
 TEST(ObjcEmitter, NewBuffersUseTheStorageTheSpecAsksFor) {
   for (const auto& g : all_glue()) {
-    for (const auto& b : g.kernel.buffers) {
+    for (size_t i = 0; i < g.kernel.buffers.size(); ++i) {
+      const ir::Buffer& b = g.kernel.buffers[i];
       const std::string call = fmt::format(", {}, @\"{}.{}\", error);", b.host_visible ? "YES" : "NO", g.kernel.name, b.name);
       EXPECT_EQ(count(g.implementation, call), 1u) << call;
-      EXPECT_NE(g.header.find("- (nullable id<MTLBuffer>)new" + emit::camel_case(b.name) + "BufferForDims:"),
+      EXPECT_NE(g.header.find("- (nullable id<MTLBuffer>)new" + g.kernel.names.buffers[i].camel + "BufferForDims:"),
                 std::string::npos);
     }
   }
@@ -166,9 +167,9 @@ TEST(ObjcEmitter, KernelLibraryOwnsEveryKernelAndListsEveryEntryPoint) {
   size_t index = 0;  // among the kernels with a .metal: families have none
   for (const auto& k : kernels) {
     const std::string cls = emit::objc_class_name(k);
-    EXPECT_EQ(count(header, fmt::format("@property (readonly) {}* {};", cls, lower_camel(k.name))), 1u);
+    EXPECT_EQ(count(header, fmt::format("@property (readonly) {}* {};", cls, k.names.property)), 1u);
     if (k.is_family()) {
-      EXPECT_EQ(count(mm, fmt::format("[[{} alloc] initWith{}:_", cls, emit::camel_case(k.family->kernels[0].name))), 1u);
+      EXPECT_EQ(count(mm, fmt::format("[[{} alloc] initWith{}:_", cls, k.family->kernels[0].names.camel)), 1u);
       continue;
     }
     EXPECT_EQ(count(mm, fmt::format("[[{} alloc] initWithLibrary:libraries[{}]", cls, index++)), 1u) << cls;
@@ -246,7 +247,6 @@ TEST(ObjcEmitter, PipelinesAreCreatedOnlyThroughTheCache) {
     }
   }
 }
-
 
 }  // namespace
 }  // namespace mtlgen::testing
