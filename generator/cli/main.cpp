@@ -151,6 +151,10 @@ int main(int argc, char** argv) {
   verify_cmd->add_option("--json", vo.json_path, "Also write every result to this JSON file");
   verify_cmd->add_option("--cache-dir", vo.module.cache_dir,
                          "Where compiled simulator modules and passing results are kept");
+  verify_cmd->add_option("--quick", vo.quick_threadgroups,
+                         "N: a case whose grid has more than N threadgroups simulates only N (the first, the last "
+                         "and a sample seeded by --seed) and compares what they wrote; reported as partial coverage")
+      ->check(CLI::Range(uint64_t{2}, uint64_t{1} << 32));
   bool no_result_cache = false;
   verify_cmd->add_flag("--no-result-cache", no_result_cache,
                        "Run every case, even those that passed before with nothing they depend on changed");

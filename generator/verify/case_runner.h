@@ -28,6 +28,9 @@ struct CaseRequest {
   bool exact_races = false;
   ir::ConstantSetting constants;  // function constant values (Kernel::constant_settings); empty: the defaults
   bool report_same_value_stores = false;  // see VerifyOptions
+  // Quick mode: when the grid has more threadgroups than this, simulate only this many (the first,
+  // the last and a sample seeded by order_seed) and compare only what they wrote. 0: the whole grid.
+  uint64_t quick_threadgroups = 0;
   // A kernel family's case: the module of each Family::kernels entry, in order (`module` holds the
   // family's reference).
   std::vector<const SimModule*> member_modules = {};
@@ -51,6 +54,9 @@ struct CaseResult {
   double reference_seconds = 0;
   uint64_t fiber_switches = 0;
   std::string output_digest;  // of the baseline run's outputs (empty where the case did not run)
+  // Quick mode's partial coverage, e.g. "8 of 1187 threadgroups, 2048 of 303872 output elements
+  // compared"; empty when the whole grid ran.
+  std::string coverage;
 };
 
 nlohmann::json to_json(const CaseResult& r);

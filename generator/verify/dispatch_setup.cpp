@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "verify/elements.h"
 
@@ -90,6 +91,20 @@ std::string describe_host_dispatch(const LoadedModule& module, const ir::Kernel&
   }
   out.entry_point[sizeof out.entry_point - 1] = '\0';
   return host_disagreement(k, v, ir::Kernel::env_for(dims, v), out);
+}
+
+std::vector<uint64_t> sample_threadgroups(const mtlsim::HostDispatch& host, uint64_t count, uint64_t seed) {
+  const uint64_t total = host.threadgroups[0] * host.threadgroups[1] * host.threadgroups[2];
+  if (count == 0 || total <= count) return {};
+  std::set<uint64_t> chosen{0, total - 1};
+  uint64_t state = seed;
+  while (chosen.size() < count) {  // SplitMix64 steps: the same sample for the same seed everywhere
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    chosen.insert((z ^ (z >> 31)) % total);
+  }
+  return {chosen.begin(), chosen.end()};
 }
 
 std::vector<uint8_t> params_bytes(const mtlsim::HostDispatch& host) {

@@ -49,6 +49,11 @@ std::string describe_host_dispatch(const LoadedModule& module, const ir::Kernel&
                                    const std::map<std::string, int64_t>& dims, const ScalarValue& scalar,
                                    mtlsim::HostDispatch& out);
 
+// Quick mode's threadgroups (linear indices, sorted) for a grid of host.threadgroups: the first, the
+// last and a sample drawn with `seed`, `count` in all; empty (the whole grid) when the grid has at
+// most `count` threadgroups or `count` is 0.
+std::vector<uint64_t> sample_threadgroups(const mtlsim::HostDispatch& host, uint64_t count, uint64_t seed);
+
 // The parameter struct's bytes as the host description made them.
 std::vector<uint8_t> params_bytes(const mtlsim::HostDispatch& host);
 

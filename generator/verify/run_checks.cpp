@@ -30,6 +30,12 @@ ElementFinding unwritten_elements(const OutputRuns& o) {
   return f;
 }
 
+std::vector<bool> written_elements(const OutputRuns& o) {
+  std::vector<bool> written(o.elements);
+  for (size_t i = 0; i < o.elements; ++i) written[i] = !is_unwritten(o, i);
+  return written;
+}
+
 ElementFinding run_difference(const OutputRuns& o, size_t run) {
   const size_t size = static_cast<size_t>(ir::info(o.type).size);
   const auto& runs = *o.snapshots;

@@ -29,6 +29,9 @@ struct ElementFinding {
 // Elements that still hold the output poison of both poisoned runs: never written.
 ElementFinding unwritten_elements(const OutputRuns& o);
 
+// Per element: whether some thread wrote it (it does not hold both poisoned runs' poison).
+std::vector<bool> written_elements(const OutputRuns& o);
+
 // Elements (other than never-written ones) whose bytes after run `run` differ from the baseline's.
 ElementFinding run_difference(const OutputRuns& o, size_t run);
 

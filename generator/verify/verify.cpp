@@ -133,6 +133,7 @@ void print_case(std::ostream& out, size_t done, size_t total, const Finished& f,
   fmt::print(out, "[{:>{}}/{}] {:<5} {} {}{}{} ({})\n", done, width, total, to_string(f.result.status),
              f.item.variant->entry_point, f.item.test->name, constants.empty() ? "" : " [" + constants + "]",
              stats_text(f.result), f.from_cache ? "result cache" : fmt::format("{:.2f} s", f.result.sim_seconds));
+  if (!f.result.coverage.empty()) fmt::print(out, "    partial (--quick): {}\n", f.result.coverage);
   for (const auto& p : f.result.problems) {
     fmt::print(out, "    {}:{}: [{}] {}\n", f.item.kernel->spec_path, f.item.test->loc.line, p.checker, p.message);
   }
@@ -221,6 +222,7 @@ class FollowUps {
     }
     CaseRequest request{w.kernel, w.variant, w.test, module.get(), o_.seed, o_.workers, exact, w.constants};
     request.report_same_value_stores = o_.report_same_value_stores;
+    request.quick_threadgroups = o_.quick_threadgroups;
     return start_case(request, o_.timeout_seconds);
   }
 
@@ -318,8 +320,8 @@ std::filesystem::path module_cache_dir(const VerifyOptions& o) {
 CaseIdentity identity(const WorkItem& w, const VerifyOptions& o) {
   CaseIdentity id{w.kernel, w.variant, w.test, {w.module->path()}, w.kernel->describe(w.constants), ""};
   for (const auto* m : w.member_modules) id.modules.push_back(m->path());
-  id.options = fmt::format("seed {} races {} same-value {} timeout {}", o.seed, o.exact_races, o.report_same_value_stores,
-                           o.timeout_seconds);
+  id.options = fmt::format("seed {} races {} same-value {} timeout {} quick {}", o.seed, o.exact_races,
+                           o.report_same_value_stores, o.timeout_seconds, o.quick_threadgroups);
   return id;
 }
 
@@ -358,6 +360,7 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
       const WorkItem& w = items[pending.front()];
       CaseRequest request{w.kernel, w.variant, w.test, w.module, o.seed, o.workers, o.exact_races, w.constants};
       request.report_same_value_stores = o.report_same_value_stores;
+      request.quick_threadgroups = o.quick_threadgroups;
       request.member_modules = w.member_modules;
       running.push_back({pending.front(), start_case(request, o.timeout_seconds), FollowUps::Stage::none, std::nullopt});
       pending.pop_front();
@@ -517,6 +520,11 @@ int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
     return f.result.status != CaseStatus::pass && f.result.status != CaseStatus::skipped;
   });
   size_t cached = count([](const Finished& f) { return f.from_cache; });
+  size_t partial = count([](const Finished& f) { return !f.result.coverage.empty(); });
+  if (partial) {
+    fmt::print(out, "{} case{} ran a sample of their threadgroups (--quick {}): partial coverage\n", partial,
+               partial == 1 ? "" : "s", o.quick_threadgroups);
+  }
   fmt::print(out, "{} passed{}, {} failed, {} skipped\n", finished.size() - failed - skipped,
              cached ? fmt::format(" ({} from the result cache)", cached) : "", failed, skipped);
   return failed ? support::kVerifyFailed : support::kOk;

@@ -27,6 +27,9 @@ struct VerifyOptions {
   double timeout_seconds = 120;     // watchdog per case
   std::string json_path;
   bool quiet = false;               // failures and the summary only
+  // Quick mode: a case whose grid has more threadgroups runs only this many (first, last and a
+  // sample seeded by `seed`) and compares what they wrote; reported as partial. 0: whole grids.
+  uint64_t quick_threadgroups = 0;
   // A progress line (cases done, failures, time left) redrawn in place: for a terminal. Without
   // it, --quiet still prints a plain progress line at most every 30 s (CI logs).
   bool progress_line = false;

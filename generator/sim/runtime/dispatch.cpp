@@ -109,11 +109,16 @@ void validate(const DispatchOptions& o) {
   if (o.threads_per_threadgroup.volume() > Worker::kMaxThreads)
     throw std::invalid_argument(fmt::format("mtlsim: kernel '{}': {} threads per threadgroup; Metal allows at most {}",
                                             o.kernel_name, o.threads_per_threadgroup.volume(), Worker::kMaxThreads));
+  for (uint64_t g : o.only_threadgroups) {
+    if (g >= o.threadgroups.volume())
+      throw std::invalid_argument(fmt::format("mtlsim: kernel '{}': threadgroup {} is outside the grid of {}", o.kernel_name,
+                                              g, o.threadgroups.volume()));
+  }
 }
 }  // namespace
 
 DispatchJob::DispatchJob(const DispatchOptions& o, KernelThreadFn f, void* u)
-    : opts(o), fn(f), user(u), total_threadgroups(o.threadgroups.volume()), sink(o.max_issues) {
+    : opts(o), fn(f), user(u), total_threadgroups(o.only_threadgroups.empty() ? o.threadgroups.volume() : o.only_threadgroups.size()), sink(o.max_issues) {
   add_pattern(poison, poison_pattern_f32());
   add_pattern(poison, poison_pattern_f16());
   add_pattern(poison, poison_pattern_bf16());

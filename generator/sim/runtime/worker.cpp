@@ -53,7 +53,7 @@ void Worker::run(DispatchJob& job) {
   for (;;) {
     const uint64_t i = job.next_threadgroup.fetch_add(1, std::memory_order_relaxed);
     if (i >= job.total_threadgroups) break;
-    run_threadgroup(i);
+    run_threadgroup(job.opts.only_threadgroups.empty() ? i : job.opts.only_threadgroups[i]);
   }
   job.fiber_switches += switches_;
   job.threadgroups_run += threadgroups_run_;

@@ -26,7 +26,7 @@ struct DispatchJob {
   const DispatchOptions& opts;
   KernelThreadFn fn;
   void* user;
-  uint64_t total_threadgroups;
+  uint64_t total_threadgroups;  // to run: the grid's, or as many as DispatchOptions::only_threadgroups
   std::atomic<uint64_t> next_threadgroup{0};
   PoisonSet poison;
   std::vector<size_t> array_offsets;         // into one threadgroup's memory block

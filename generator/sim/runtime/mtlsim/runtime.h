@@ -126,6 +126,9 @@ struct DispatchOptions {
   // Fill threadgroup variables declared in kernel bodies with zeros instead of poison: their
   // counterpart of ThreadgroupArraySpec::poison = {0} (verify's "zeroed threadgroup memory" run).
   bool zero_threadgroup_variables = false;
+  // Run only these threadgroups (linear indices x + y*X + z*X*Y, each below threadgroups.volume());
+  // empty: all. verify's quick mode, for grids too large to simulate whole.
+  std::vector<uint64_t> only_threadgroups;
 };
 
 struct SimIssue {
