@@ -171,12 +171,12 @@ class TestDataWriter {
   explicit TestDataWriter(const ir::Kernel& k) : k_(k) {}
 
   void run(support::OutputSet& out) const {
-    const std::string file = k_.name + "_test_data.h";
+    const std::string& file = k_.names.test_data_header;
     TemplateData d;
     d.set("banner", banner(k_, file));
     d.set("kernel", k_.name);
     d.set("summary", comment_text(k_.summary));
-    d.set("ns", "mtlgen::kernels::" + k_.name);
+    d.set("ns", k_.names.cpp_namespace);
     d.set("dims", named_list(k_.dims));
     d.set("scalars", named_list(k_.scalars));
     d.set("cases", cases());
@@ -184,7 +184,7 @@ class TestDataWriter {
     d.set("variants", variants());
     d.set("tolerances", tolerances());
     d.set("output_tolerances", output_tolerances());
-    out.add(k_.name + "/" + file, support::render_template("objc/harness_test_data.h.mustache", d));
+    out.add(k_.names.path(file), support::render_template("objc/harness_test_data.h.mustache", d));
   }
 
  private:

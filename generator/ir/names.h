@@ -31,6 +31,7 @@ struct KernelNames {
   std::string objc_source;       // MTGRmsNorm.mm
   std::string facade_header;     // rms_norm.h
   std::string harness_header;    // rms_norm_harness.h
+  std::string test_data_header;  // rms_norm_test_data.h
   std::string bench_source;      // bench_rms_norm.mm (and the CMake target bench_rms_norm)
   std::string autotune_source;   // autotune_rms_norm.mm (and the CMake target autotune_rms_norm)
   std::vector<BufferNames> buffers;  // per Kernel::buffers
@@ -44,7 +45,7 @@ struct KernelNames {
   // Every file name above, for checks across kernels.
   std::vector<std::string> files() const {
     return {metal, types_header, reference_header, reference_source, objc_header, objc_source, facade_header,
-            harness_header, bench_source, autotune_source};
+            harness_header, test_data_header, bench_source, autotune_source};
   }
 };
 

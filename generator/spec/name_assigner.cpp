@@ -104,6 +104,7 @@ ir::KernelNames derive_kernel_names(const ir::Kernel& k) {
   n.objc_source = n.objc_class + ".mm";
   n.facade_header = k.name + ".h";
   n.harness_header = k.name + "_harness.h";
+  n.test_data_header = k.name + "_test_data.h";
   n.bench_source = "bench_" + k.name + ".mm";
   n.autotune_source = "autotune_" + k.name + ".mm";
   for (const auto& b : k.buffers) {
