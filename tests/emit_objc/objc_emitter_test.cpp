@@ -3,6 +3,9 @@
 // keeps the C++ facade free of Objective-C.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -246,6 +249,50 @@ TEST(ObjcEmitter, PipelinesAreCreatedOnlyThroughTheCache) {
       EXPECT_EQ(count(g.header, prewarm), 1u) << g.kernel.name << " " << prewarm;
     }
   }
+}
+
+}  // namespace
+}  // namespace mtlgen::testing
+
+namespace mtlgen::testing {
+namespace {
+
+// The glue's names are the assigner's (ir::Kernel::names): digits stay apart in class names, and a
+// buffer named `error_` (what the hint for a reserved `error` suggests) keeps its parameter apart
+// from the NSError** one.
+TEST(ObjcEmitter, NamesComeFromTheNameAssigner) {
+  auto q8 = run_emitter("objc", load({"specs/q8_0_matvec.yaml"})).files();
+  ASSERT_EQ(q8.count("q8_0_matvec/MTGQ8_0Matvec.h"), 1u);
+  EXPECT_NE(q8.at("q8_0_matvec/MTGQ8_0Matvec.h").find("@interface MTGQ8_0Matvec : NSObject"), std::string::npos);
+  EXPECT_NE(q8.at("support/MTGKernelLibrary.h").find("@property (readonly) MTGQ8_0Matvec* q8_0Matvec;"),
+            std::string::npos);
+
+  const fs::path dir = fs::temp_directory_path() / ("mtlgen_objc_names_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "scale.yaml") << R"yaml(name: scale
+dims:
+  n: {min: 1}
+buffers:
+  error_: {type: float, shape: [n], access: read}
+  y: {type: float, shape: [n], access: write}
+dispatch:
+  threadgroups: ["ceil_div(n, 32)"]
+  threads_per_threadgroup: [32]
+body: |
+  if (gid < n) y[gid] = error_[gid];
+reference: |
+  for (int64_t i = 0; i < n; ++i) y[i] = error_[i];
+tests:
+  cases:
+    - {name: small, dims: {n: 5}}
+)yaml";
+  auto files = run_emitter("objc", load({(dir / "scale.yaml").string()})).files();
+  fs::remove_all(dir);
+  ASSERT_EQ(files.count("scale/MTGScale.h"), 1u);
+  const std::string& header = files.at("scale/MTGScale.h");
+  EXPECT_NE(header.find("error_:(id<MTLBuffer>)error_\n"), std::string::npos) << header;
+  EXPECT_NE(header.find("error_Offset:(NSUInteger)error_Offset\n"), std::string::npos);
+  EXPECT_NE(header.find("error:(NSError**)error;"), std::string::npos);
 }
 
 }  // namespace
