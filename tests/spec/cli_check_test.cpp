@@ -131,6 +131,19 @@ TEST_F(CliCheck, EveryRejectedSpecOfADirectoryIsReported) {
   EXPECT_NE(r.err.find("c.yaml:3:12: error: min must be an integer"), std::string::npos) << r.err;
 }
 
+// Two specs whose kernels derive one Objective-C class: reported at the second, naming the first.
+TEST_F(CliCheck, KernelsOfTwoSpecsWithOneClassName) {
+  write("a.yaml", std::string(kGood).replace(0, 11, "name: rms_norm"));
+  write("b.yaml", std::string(kGood).replace(0, 11, "name: rmsNorm"));
+  Result r = run("check a.yaml b.yaml");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("b.yaml:1:7: error: kernel `rmsNorm` gives the Objective-C name `MTGRmsNorm`, already given by "
+                       "kernel `rms_norm` (a.yaml:1)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("  hint: rename `rmsNorm` or `rms_norm`"), std::string::npos) << r.err;
+}
+
 TEST_F(CliCheck, NoArgumentsIsAUsageError) {
   Result r = run("check");
   EXPECT_EQ(r.exit_code, 2);
