@@ -251,7 +251,8 @@ class ObjcWriter {
     d.set("encode_params_default", aligned(column, encode_parts(false)));
     auto forward = encode_parts(true);
     for (auto& p : forward) {
-      if (p.label == "tuning") p.value = "[self tuningForTypes:types]";
+      // The default tuning, or the variant that serves the dims where some variants serve only some.
+      if (p.label == "tuning") p.value = "kernel::tuning_serving(dims, types, [self tuningForTypes:types])";
     }
     d.set("forward_args", aligned(std::string("  return [self encodeToCommandEncoder").size(), forward));
   }

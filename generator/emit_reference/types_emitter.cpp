@@ -30,6 +30,10 @@ class TypesWriter {
     d.set("family", k_.is_family());
     dispatch(d);
     d.set("variants", variants());
+    d.set("picks_tuning", k_.has_per_variant_preconditions());
+    std::vector<std::string> tunable_names;
+    for (const auto& t : k_.tunables) tunable_names.push_back(t.name);
+    d.set("tunable_names", fmt::format("{}", fmt::join(tunable_names, ", ")));
     cost(d);
     return support::render_template("reference/kernel_types.h.mustache", d);
   }
@@ -208,7 +212,14 @@ class TypesWriter {
   TemplateData variants() const {
     TemplateData list{TemplateData::type::list};
     for (const auto& v : k_.variants) {
-      list.push_back(item({{"condition", variant_condition(k_, v)}, {"entry_point", v.entry_point}}));
+      std::vector<std::string> types, tuning;
+      for (const auto& t : k_.type_params) {
+        types.push_back(fmt::format("types.{} == mtlgen::DType::{}", t.name, ir::info(v.types.at(t.name)).suffix));
+      }
+      for (const auto& t : k_.tunables) tuning.push_back(std::to_string(v.tunables.at(t.name)));  // field order
+      list.push_back(item({{"condition", variant_condition(k_, v)}, {"entry_point", v.entry_point},
+                           {"types_condition", types.empty() ? "true" : fmt::format("{}", fmt::join(types, " && "))},
+                           {"tuning", fmt::format("{}", fmt::join(tuning, ", "))}}));
     }
     return list;
   }

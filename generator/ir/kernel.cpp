@@ -48,6 +48,28 @@ const Variant& Kernel::default_variant_for(const std::map<std::string, ScalarTyp
   throw std::logic_error("no default variant for a type combination of " + name);
 }
 
+const Variant& Kernel::serving_variant(const std::map<std::string, int64_t>& dims,
+                                       const std::map<std::string, ScalarType>& types) const {
+  const Variant& preferred = default_variant_for(types);
+  auto accepts = [&](const Variant& v) {
+    try {
+      return variant_violation(dims, v).empty();
+    } catch (const expr::EvalError&) {
+      return false;
+    }
+  };
+  if (!has_per_variant_preconditions() || accepts(preferred)) return preferred;
+  const Variant* best = &preferred;
+  int best_shared = -1;
+  for (const auto& v : variants) {
+    if (v.types != types || !accepts(v)) continue;
+    int shared = 0;
+    for (const auto& [name, value] : v.tunables) shared += preferred.tunables.at(name) == value;
+    if (shared > best_shared) best = &v, best_shared = shared;
+  }
+  return *best;
+}
+
 bool Kernel::has_per_variant_preconditions() const {
   return std::any_of(preconditions.begin(), preconditions.end(), [](const Precondition& p) { return p.per_variant; });
 }

@@ -436,6 +436,12 @@ struct Kernel {
   KernelNames names;
 
   const Variant& default_variant_for(const std::map<std::string, ScalarType>& types) const;
+  // The variant a caller naming no tuning gets for `dims` (the generated tuning_serving): the
+  // default for `types` when its per-variant preconditions accept the dims, else the variant of
+  // those types that accepts them and shares the most tunable values with the default (the first
+  // in variant order on a tie); the default when none does.
+  const Variant& serving_variant(const std::map<std::string, int64_t>& dims,
+                                 const std::map<std::string, ScalarType>& types) const;
   // The values expressions see for a problem of `dims` at `variant`: dims, tunables, and sizeof of
   // the variant's type parameters and of every concrete element type.
   static expr::Env env_for(const std::map<std::string, int64_t>& dims, const Variant& variant);

@@ -111,8 +111,8 @@ class FamilyRun {
       PlannedDispatch p;
       p.kernel = &f_.kernel_of(d);
       p.module = members_[d.member].get();
-      p.variant = &p.kernel->default_variant_for(f_.member_types(d, v_));
       p.dims = f_.member_dims(d, t_.dims, v_);
+      p.variant = &p.kernel->serving_variant(p.dims, f_.member_types(d, v_));  // as the family glue picks it
       std::string where = fmt::format("dispatch {} (`{}`)", i + 1, p.kernel->name);
       std::string problem = p.kernel->dims_violation(p.dims);
       if (problem.empty()) problem = p.kernel->variant_violation(p.dims, *p.variant);

@@ -78,10 +78,13 @@ std::vector<WorkItem> plan(const std::vector<ir::Kernel>& kernels, const std::ve
       if (!o.all_variants && !v.is_default_tuning) continue;
       for (const auto& t : kernels[k].tests.cases) {
         if (!o.case_filter.empty() && t.name != o.case_filter) continue;
+        // By default each case runs on the variant a caller naming no tuning gets (the glue's
+        // tuning_serving): the default, or the one that serves the case's dims.
+        const ir::Variant& run = o.all_variants ? v : kernels[k].serving_variant(t.dims, v.types);
         for (auto& constants : kernels[k].constant_settings(t)) {
           if (index++ % static_cast<size_t>(o.shard_count) != static_cast<size_t>(o.shard_index - 1)) continue;
-          items.push_back({&kernels[k], &v, &t, modules[k].get(), member_modules(kernels, modules, kernels[k]),
-                           std::move(constants), skip_reason(kernels[k], v, t)});
+          items.push_back({&kernels[k], &run, &t, modules[k].get(), member_modules(kernels, modules, kernels[k]),
+                           std::move(constants), skip_reason(kernels[k], run, t)});
         }
       }
     }

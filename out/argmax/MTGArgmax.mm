@@ -8,7 +8,9 @@
 #import "MTGArgmax.h"
 
 #include <array>
+#include <functional>
 #include <memory>
+#include <utility>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -62,6 +64,15 @@ size_t VariantIndex(const kernel::Types& types, const kernel::Tuning& tuning) {
   return MTGVariantIndex(kVariants, kernel::entry_point(types, tuning));
 }
 
+// What the pipeline cache creates each variant from, and the threadgroup it must admit.
+std::vector<MTGPipelineVariant> PipelineVariants() {
+  std::vector<MTGPipelineVariant> variants;
+  for (const Variant& v : kVariants) {
+    variants.push_back({v.entryPoint, MTGSize(kernel::max_threads_per_threadgroup(v.tuning))});
+  }
+  return variants;
+}
+
 // Index in kTypeChoices of `types`; kTypeChoices.size() when no variant has them.
 size_t TypesIndex([[maybe_unused]] const kernel::Types& types) {
   for (size_t i = 0; i < kTypeChoices.size(); ++i) {
@@ -90,8 +101,7 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
 }  // namespace
 
 @implementation MTGArgmax {
-  id<MTLDevice> _device;
-  std::vector<id<MTLComputePipelineState>> _pipelines;  // per kVariants
+  MTGPipelineCache* _pipelines;  // per kVariants, created on first use
   std::array<kernel::Tuning, kTypeChoices.size()> _tunings;  // per kTypeChoices
   BOOL _captureWatched;  // MTLGEN_CAPTURE names this kernel: count its dispatches
 }
@@ -101,14 +111,15 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                                    error:(NSError**)error {
   self = [super init];
   if (self == nil) return nil;
-  _device = library.device;
   // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
   NSError* failure = nil;
   @autoreleasepool {
-    std::vector<const char*> entryPoints;
-    for (const Variant& v : kVariants) entryPoints.push_back(v.entryPoint);
-    failure = MTGCreatePipelines(library, entryPoints, nil, kernel::kName, _pipelines);
-    if (failure == nil) failure = [self chooseTuningsFromTable:tuningTable];
+    _pipelines = [[MTGPipelineCache alloc] initWithLibrary:library
+                                            constantValues:nil
+                                                    kernel:kernel::kName
+                                                  variants:PipelineVariants()
+                                                     error:&failure];
+    if (_pipelines != nil) failure = [self chooseTuningsFromTable:tuningTable];
   }
   if (failure != nil) {
     if (error != nullptr) *error = failure;
@@ -118,14 +129,18 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
   return self;
 }
 
+- (id<MTLDevice>)device {
+  return _pipelines.device;
+}
+
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
   return [self initWithLibrary:library
                    tuningTable:nullptr
                          error:error];
 }
 
-// For each type choice, the tuning encode calls without one use; each must be compiled and admitted
-// by its pipeline on this device. Returns why not, or nil.
+// For each type choice, the tuning encode calls without one use, which must be compiled (whether its
+// pipeline admits its threadgroup is checked when the pipeline is created). Returns why not, or nil.
 - (nullable NSError*)chooseTuningsFromTable:(const mtlgen::TuningTable* _Nullable)table {
   std::shared_ptr<const mtlgen::TuningTable> environment;
   NSError* failure = nil;
@@ -133,21 +148,18 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
   if (table == nullptr) table = environment.get();
   for (size_t i = 0; i < kTypeChoices.size(); ++i) {
     const std::string types = kernel::types_key(kTypeChoices[i]);
+    const id<MTLDevice> device = _pipelines.device;
     kernel::Tuning tuning;
-    const auto* tuned = MTGTunablesFor(table, _device, kernel::kName, types);
+    const auto* tuned = MTGTunablesFor(table, device, kernel::kName, types);
     const std::string unknown = tuned != nullptr ? ApplyTunables(*tuned, tuning) : "";
     const size_t v = VariantIndex(kTypeChoices[i], tuning);
     if (!unknown.empty() || v == kVariants.size()) {
       const std::string source = tuned != nullptr ? table->path() : std::string("the spec");
       return MTGMakeError(MTGErrorTuning, std::string(kernel::kName) + ": " + source + " tunes {" + types +
-                                              "} on " + MTGString(_device.name) + " to " +
+                                              "} on " + MTGString(device.name) + " to " +
                                               (unknown.empty() ? Describe(kTypeChoices[i], tuning) + ", which was not compiled"
                                                                : "unknown tunable " + unknown) +
                                               "; run autotune_" + kernel::kName + " again");
-    }
-    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::max_threads_per_threadgroup(tuning)), kernel::kName,
-                                 kVariants[v].entryPoint, &failure)) {
-      return failure;
     }
     _tunings[i] = tuning;
   }
@@ -167,14 +179,61 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
 }
 
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGArgmaxTypes&)types
-                                                  tuning:(const MTGArgmaxTuning&)tuning {
+                                                  tuning:(const MTGArgmaxTuning&)tuning
+                                                   error:(NSError**)error {
   const size_t variantIndex = VariantIndex(types, tuning);
-  return variantIndex < kVariants.size() ? _pipelines[variantIndex] : nil;
+  if (variantIndex == kVariants.size()) {
+    MTGFail(error, MTGErrorNoSuchVariant, std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
+    return nil;
+  }
+  return [_pipelines pipelineAtIndex:variantIndex error:error];
 }
 
 - (BOOL)supportsTypes:(const MTGArgmaxTypes&)types tuning:(const MTGArgmaxTuning&)tuning {
-  id<MTLComputePipelineState> pipeline = [self pipelineForTypes:types tuning:tuning];
-  return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::max_threads_per_threadgroup(tuning)));
+  return [self pipelineForTypes:types tuning:tuning error:nullptr] != nil;
+}
+
+- (BOOL)prewarmWithError:(NSError**)error {
+  return [_pipelines prewarmIndices:[self defaultVariantIndices] error:error];
+}
+
+- (BOOL)prewarmVariants:(const std::vector<MTGArgmaxVariant>&)variants error:(NSError**)error {
+  std::vector<size_t> indices;
+  return [self indices:indices ofVariants:variants error:error] && [_pipelines prewarmIndices:indices error:error];
+}
+
+- (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler {
+  auto group = MTGPrewarmGroup::make(completionHandler);
+  [_pipelines prewarmIndices:[self defaultVariantIndices] group:group];
+  group->leave(nil);
+}
+
+- (void)prewarmVariants:(const std::vector<MTGArgmaxVariant>&)variants
+      completionHandler:(void (^)(NSError* _Nullable error))completionHandler {
+  auto group = MTGPrewarmGroup::make(completionHandler);
+  std::vector<size_t> indices;
+  NSError* failure = nil;
+  if ([self indices:indices ofVariants:variants error:&failure]) [_pipelines prewarmIndices:indices group:group];
+  group->leave(failure);
+}
+
+// The variant of each type choice's default tuning, in kTypeChoices order.
+- (std::vector<size_t>)defaultVariantIndices {
+  std::vector<size_t> indices;
+  for (size_t i = 0; i < kTypeChoices.size(); ++i) indices.push_back(VariantIndex(kTypeChoices[i], _tunings[i]));
+  return indices;
+}
+
+// `variants` as indices in kVariants; NO with MTGErrorNoSuchVariant naming the first not compiled.
+- (BOOL)indices:(std::vector<size_t>&)indices ofVariants:(const std::vector<MTGArgmaxVariant>&)variants error:(NSError**)error {
+  for (const MTGArgmaxVariant& v : variants) {
+    indices.push_back(VariantIndex(v.types, v.tuning));
+    if (indices.back() == kVariants.size()) {
+      return MTGFail(error, MTGErrorNoSuchVariant,
+                     std::string(kernel::kName) + ": cannot prewarm " + Describe(v.types, v.tuning) + ", which was not compiled");
+    }
+  }
+  return YES;
 }
 
 - (MTGArgmaxTuning)tuningForTypes:(const MTGArgmaxTypes&)types {
@@ -186,14 +245,14 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                                       types:(const MTGArgmaxTypes&)types
                                       error:(NSError**)error {
   const int64_t elements = kernel::x_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"argmax.x", error);
+  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"argmax.x", error);
 }
 
 - (nullable id<MTLBuffer>)newOutBufferForDims:(const MTGArgmaxDims&)dims
                                         types:(const MTGArgmaxTypes&)types
                                         error:(NSError**)error {
   const int64_t elements = kernel::out_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * 4, YES, @"argmax.out", error);
+  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"argmax.out", error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -202,7 +261,6 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                            out:(id<MTLBuffer>)out
                      outOffset:(NSUInteger)outOffset
                           dims:(const MTGArgmaxDims&)dims
-                       scalars:(const MTGArgmaxScalars&)scalars
                          types:(const MTGArgmaxTypes&)types
                         tuning:(const MTGArgmaxTuning&)tuning
                          error:(NSError**)error {
@@ -216,9 +274,10 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
   }
-  id<MTLComputePipelineState> pipeline = _pipelines[variantIndex];
+  id<MTLComputePipelineState> pipeline = [_pipelines pipelineAtIndex:variantIndex error:error];
   const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(dims, tuning));
-  if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
+  if (pipeline == nil ||
+      !MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
                                error) ||
       !MTGCheckBuffers(kernel::kName, {
                            {"x", x, xOffset, mtlgen::dtype_size(types.T), kernel::x_elements(dims, tuning, types)},
@@ -233,7 +292,7 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
   [encoder setComputePipelineState:pipeline];
   [encoder setBuffer:x offset:xOffset atIndex:0];
   [encoder setBuffer:out offset:outOffset atIndex:1];
-  const kernel::Params params = kernel::make_params(dims, scalars);
+  const kernel::Params params = kernel::make_params(dims, kernel::Scalars{});
   [encoder setBytes:&params length:sizeof(params) atIndex:kernel::kParamsIndex];
   [encoder setThreadgroupMemoryLength:ThreadgroupMemoryLength(0, tuning, types) atIndex:0];  // best_values
   [encoder setThreadgroupMemoryLength:ThreadgroupMemoryLength(1, tuning, types) atIndex:1];  // best_indices
@@ -247,7 +306,6 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                            out:(id<MTLBuffer>)out
                      outOffset:(NSUInteger)outOffset
                           dims:(const MTGArgmaxDims&)dims
-                       scalars:(const MTGArgmaxScalars&)scalars
                          types:(const MTGArgmaxTypes&)types
                          error:(NSError**)error {
   if (TypesIndex(types) == kTypeChoices.size()) {
@@ -260,9 +318,8 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                                   out:out
                             outOffset:outOffset
                                  dims:dims
-                              scalars:scalars
                                 types:types
-                               tuning:[self tuningForTypes:types]
+                               tuning:kernel::tuning_serving(dims, types, [self tuningForTypes:types])
                                 error:error];
 }
 
@@ -306,13 +363,31 @@ Tuning ArgmaxKernel::tuning_for(const Types& types) const {
   return [impl_->glue tuningForTypes:types];
 }
 
-bool ArgmaxKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,
-    const Types& types, std::string* error) const {
-  return encode(encoder, buffers, dims, scalars, types, tuning_for(types), error);
+bool ArgmaxKernel::prewarm(std::string* error) const {
+  NSError* failure = nil;
+  const BOOL prewarmed = [impl_->glue prewarmWithError:&failure];
+  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
+  return prewarmed;
 }
 
-bool ArgmaxKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,
-    const Types& types, const Tuning& tuning, std::string* error) const {
+bool ArgmaxKernel::prewarm(const std::vector<Variant>& variants, std::string* error) const {
+  NSError* failure = nil;
+  const BOOL prewarmed = [impl_->glue prewarmVariants:variants error:&failure];
+  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
+  return prewarmed;
+}
+
+void ArgmaxKernel::prewarm_async(std::function<void(const std::string& error)> done) const {
+  [impl_->glue prewarmWithCompletionHandler:^(NSError* _Nullable failure) {
+    done(failure != nil ? MTGDescription(failure) : std::string());
+  }];
+}
+
+bool ArgmaxKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types, std::string* error) const {
+  return encode(encoder, buffers, dims, types, tuning_for(types), error);
+}
+
+bool ArgmaxKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types, const Tuning& tuning, std::string* error) const {
   if (encoder == nullptr) {
     if (error != nullptr) *error = std::string(kName) + ": the compute command encoder is null";
     return false;
@@ -324,7 +399,6 @@ bool ArgmaxKernel::encode(void* encoder, const Buffers& buffers, const Dims& dim
                                                        out:(__bridge id<MTLBuffer>)buffers.out.buffer
                                                  outOffset:buffers.out.offset
                                                       dims:dims
-                                                   scalars:scalars
                                                      types:types
                                                     tuning:tuning
                                                      error:&failure];

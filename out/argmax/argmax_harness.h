@@ -3,7 +3,8 @@
 //
 // argmax: out[r] = index of the largest x[r, :]; ties go to the lowest index, NaN is never chosen, an all-NaN row gives 0.
 // argmax as the shared bench and autotune programs see it (../support/mtlgen_harness.h): its
-// test cases, buffers and inputs, the glue that encodes it and the C++ reference that checks it.
+// test cases, buffers and tolerances (argmax_test_data.h, plain C++ shared with `mtlgen verify`'s
+// generator and judge), the glue that encodes it and the C++ reference that checks it.
 // Included by bench_argmax.mm and autotune_argmax.mm, one per program.
 #pragma once
 
@@ -18,6 +19,7 @@
 
 #include "../support/mtlgen_harness.h"
 #include "argmax_reference.h"
+#include "argmax_test_data.h"
 
 NS_ASSUME_NONNULL_BEGIN
 
@@ -25,43 +27,11 @@ namespace mtlgen::kernels::argmax::harness {
 
 namespace h = mtlgen::harness;
 
-// The dims named in `values` (check() has vouched for them).
-inline Dims DimsFrom([[maybe_unused]] const h::Values& values) {
-  Dims dims;
-  dims.rows = static_cast<uint32_t>(values.at("rows"));
-  dims.n = static_cast<uint32_t>(values.at("n"));
-  return dims;
-}
-
-// An input distribution as the spec writes it.
-inline h::Fill MakeFill(h::Fill::Dist dist, double a, double b, std::vector<double> values, double nan, double inf,
-                        double neg_inf, std::map<uint64_t, double> set) {
-  return h::Fill{dist, a, b, std::move(values), nan, inf, neg_inf, std::move(set)};
-}
-
 class Harness final : public h::Kernel {
  public:
   const char* name() const override { return kName; }
 
-  uint64_t seed() const override { return 11; }
-
-  std::vector<h::Case> cases() const override {
-    return {
-        {"one", {{"n", 1}, {"rows", 1}}, {}},
-        {"below_simd", {{"n", 31}, {"rows", 2}}, {}},
-        {"above_simd", {{"n", 33}, {"rows", 2}}, {}},
-        {"ragged_tail", {{"n", 4097}, {"rows", 1}}, {}},
-        {"ties_go_low", {{"n", 1000}, {"rows", 3}}, {{"x", MakeFill(h::Fill::Dist::choice, 0, 1, {-1, 0, 1}, 0, 0, 0, {})}}},
-        {"all_equal", {{"n", 777}, {"rows", 2}}, {{"x", MakeFill(h::Fill::Dist::constant, 2.5, 1, {}, 0, 0, 0, {})}}},
-        {"nan_never_chosen", {{"n", 513}, {"rows", 4}}, {{"x", MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0.3, 0, 0, {})}}},
-        {"all_nan", {{"n", 100}, {"rows", 2}}, {{"x", MakeFill(h::Fill::Dist::constant, std::numeric_limits<double>::quiet_NaN(), 1, {}, 0, 0, 0, {})}}},
-        {"infinities", {{"n", 300}, {"rows", 2}}, {{"x", MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0.05, 0.02, 0.05, {})}}},
-        {"vocab_151936", {{"n", 151936}, {"rows", 1}}, {}},
-        {"vocab_tie_far_apart", {{"n", 151936}, {"rows", 1}}, {{"x", MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {{70001, 9}, {151935, 9}})}}},
-        {"all_neg_inf", {{"n", 70}, {"rows", 2}}, {{"x", MakeFill(h::Fill::Dist::constant, -std::numeric_limits<double>::infinity(), 1, {}, 0, 0, 0, {})}}},
-        {"one_number_among_nan", {{"n", 4097}, {"rows", 2}}, {{"x", MakeFill(h::Fill::Dist::constant, std::numeric_limits<double>::quiet_NaN(), 1, {}, 0, 0, 0, {{4000, -5}, {4114, -1e+30}})}}},
-    };
-  }
+  std::vector<h::Case> cases() const override { return test_data::cases(); }
 
   std::vector<h::Variant> variants() const override {
     std::vector<h::Variant> variants;
@@ -86,7 +56,7 @@ class Harness final : public h::Kernel {
       if (it->second < 0 || it->second > 0xFFFFFFFFll) return "dim " + dim + " does not fit in 32 bits";
     }
     try {
-      check_dims(DimsFrom(values));
+      check_dims(test_data::dims_from(values));
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
@@ -95,27 +65,20 @@ class Harness final : public h::Kernel {
 
   std::string admits(const h::Values& values, size_t variant) const override {
     try {
-      check_dims(DimsFrom(values), [MTGArgmax tuningOfVariant:variant], [MTGArgmax typesOfVariant:variant]);
+      check_dims(test_data::dims_from(values), [MTGArgmax tuningOfVariant:variant],
+                 [MTGArgmax typesOfVariant:variant]);
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
     return "";
   }
 
-  std::vector<h::BufferSpec> buffers(const h::Values& values, size_t variant) const override {
-    const Dims dims = DimsFrom(values);
-    [[maybe_unused]] const Types types = [MTGArgmax typesOfVariant:variant];
-    [[maybe_unused]] const Tuning tuning = [MTGArgmax tuningOfVariant:variant];
-    return {
-        {"x", types.T, static_cast<uint64_t>(x_elements(dims, tuning, types)), true, false,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-        {"out", mtlgen::DType::u32, static_cast<uint64_t>(out_elements(dims, tuning, types)), false, true,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-    };
+  std::vector<h::BufferSpec> buffers(const h::Case& c, size_t variant) const override {
+    return test_data::buffers(c, [MTGArgmax tuningOfVariant:variant], [MTGArgmax typesOfVariant:variant]);
   }
 
   uint64_t bytes_moved(const h::Values& values, size_t variant) const override {
-    const Cost c = cost(DimsFrom(values), [MTGArgmax tuningOfVariant:variant], [MTGArgmax typesOfVariant:variant]);
+    const Cost c = cost(test_data::dims_from(values), [MTGArgmax tuningOfVariant:variant], [MTGArgmax typesOfVariant:variant]);
     return static_cast<uint64_t>(c.bytes_read + c.bytes_written);
   }
 
@@ -153,30 +116,29 @@ class Harness final : public h::Kernel {
     return variant;
   }
 
-  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Values& values,
+  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Case& c,
               size_t variant, NSError** error) const override {
     return [glue_ encodeToCommandEncoder:encoder
                                        x:buffers[0]
                                  xOffset:0
                                      out:buffers[1]
                                outOffset:0
-                                    dims:DimsFrom(values)
-                                 scalars:Scalars{}
+                                    dims:test_data::dims_from(c.dims)
                                    types:[MTGArgmax typesOfVariant:variant]
                                   tuning:[MTGArgmax tuningOfVariant:variant]
                                    error:error];
   }
 
-  std::string reference(const h::Values& values, size_t variant,
+  std::string reference(const h::Case& c, size_t variant,
                         [[maybe_unused]] std::vector<std::vector<uint8_t>>& buffers) const override {
-    const Dims dims = DimsFrom(values);
+    const Dims dims = test_data::dims_from(c.dims);
     const std::string types = types_key([MTGArgmax typesOfVariant:variant]);
     try {
       if (types == "T=float") {
         mtlgen::kernels::argmax::reference<float>(dims,
             h::view<const float>(buffers[0]),
             h::view<uint32_t>(buffers[1]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGArgmax tuningOfVariant:variant]);
         return "";
       }
@@ -184,7 +146,7 @@ class Harness final : public h::Kernel {
         mtlgen::kernels::argmax::reference<mtlgen::half>(dims,
             h::view<const mtlgen::half>(buffers[0]),
             h::view<uint32_t>(buffers[1]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGArgmax tuningOfVariant:variant]);
         return "";
       }
@@ -192,7 +154,7 @@ class Harness final : public h::Kernel {
         mtlgen::kernels::argmax::reference<mtlgen::bfloat>(dims,
             h::view<const mtlgen::bfloat>(buffers[0]),
             h::view<uint32_t>(buffers[1]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGArgmax tuningOfVariant:variant]);
         return "";
       }
@@ -202,13 +164,8 @@ class Harness final : public h::Kernel {
     return std::string(kName) + ": no reference for " + types;
   }
 
-  h::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) const override {
-    switch (type) {
-      case mtlgen::DType::u32:
-        return {-1, -1, -1, true};
-      default:
-        return h::default_tolerance(type);
-    }
+  h::Tolerance tolerance(const std::string& output, mtlgen::DType type) const override {
+    return test_data::tolerance(output, type);
   }
 
  private:

@@ -147,7 +147,8 @@ inline const char* entry_point([[maybe_unused]] const Types& types = {},
   if (types.T == mtlgen::DType::bf16 && tuning.TG == 1024) return "argmax_bf16_tg1024";
   return nullptr;
 }
-
+// The tuning for a caller that names none: every variant serves every problem its dims allow.
+inline Tuning tuning_serving(const Dims&, const Types&, const Tuning& preferred) { return preferred; }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.
 struct Cost {
   int64_t bytes_read = 0;

@@ -6,6 +6,9 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Threads per simdgroup on every Apple GPU.
+constant constexpr uint SIMD_SIZE = 32;
+
 // Dims and scalars, passed with setBytes at buffer(3).
 struct argmax_blocks_params {
   uint n;
@@ -29,11 +32,11 @@ inline value_index argmax_combine(value_index a, value_index b) {
 
 // mtlgen helper tg_argmax (templates/msl/helpers/tg_argmax.metal)
 // Threadgroup-wide argmax with argmax_combine's rules. Every thread returns the winner.
-// `values` and `indices` hold TG / 32 elements each.
+// `values` and `indices` hold TG / SIMD_SIZE elements each.
 template <uint TG>
 value_index tg_argmax(value_index candidate, threadgroup float* values, threadgroup uint* indices,
                       uint simd_lane, uint simd_group) {
-  for (ushort offset = 16; offset > 0; offset /= 2) {
+  for (ushort offset = SIMD_SIZE / 2; offset > 0; offset /= 2) {
     value_index other = {simd_shuffle_xor(candidate.value, offset), simd_shuffle_xor(candidate.index, offset)};
     candidate = argmax_combine(candidate, other);
   }
@@ -42,9 +45,9 @@ value_index tg_argmax(value_index candidate, threadgroup float* values, threadgr
     indices[simd_group] = candidate.index;
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  uint slot = simd_lane < TG / 32 ? simd_lane : 0;
+  uint slot = simd_lane < TG / SIMD_SIZE ? simd_lane : 0;
   candidate = {values[slot], indices[slot]};
-  for (ushort offset = 16; offset > 0; offset /= 2) {
+  for (ushort offset = SIMD_SIZE / 2; offset > 0; offset /= 2) {
     value_index other = {simd_shuffle_xor(candidate.value, offset), simd_shuffle_xor(candidate.index, offset)};
     candidate = argmax_combine(candidate, other);
   }
@@ -84,17 +87,7 @@ template <typename T, uint TG>
 
 // One entry point per variant: T in {float, half, bfloat} x TG in {128, 256, 512, 1024}.
 #define instantiate_argmax_blocks(entry_name, T, TG) \
-  template [[host_name(entry_name)]] [[kernel]] void argmax_blocks<T, TG>( \
-      device const T* x [[buffer(0)]], \
-      device float* block_values [[buffer(1)]], \
-      device uint* block_indices [[buffer(2)]], \
-      constant argmax_blocks_params& params [[buffer(3)]], \
-      threadgroup float* best_values [[threadgroup(0)]], \
-      threadgroup uint* best_indices [[threadgroup(1)]], \
-      uint tgid [[threadgroup_position_in_grid]], \
-      uint local_index [[thread_index_in_threadgroup]], \
-      uint simd_lane [[thread_index_in_simdgroup]], \
-      uint simd_group [[simdgroup_index_in_threadgroup]]);
+  template [[host_name(entry_name)]] [[kernel]] decltype(argmax_blocks<T, TG>) argmax_blocks<T, TG>;
 instantiate_argmax_blocks("argmax_blocks_f32_tg128", float, 128)
 instantiate_argmax_blocks("argmax_blocks_f32_tg256", float, 256)
 instantiate_argmax_blocks("argmax_blocks_f32_tg512", float, 512)

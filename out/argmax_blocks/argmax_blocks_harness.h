@@ -3,7 +3,8 @@
 //
 // argmax_blocks: block_values[b], block_indices[b] = the best (value, index) of x[1024 b ..< min(1024 (b + 1), n)] under argmax's rules.
 // argmax_blocks as the shared bench and autotune programs see it (../support/mtlgen_harness.h): its
-// test cases, buffers and inputs, the glue that encodes it and the C++ reference that checks it.
+// test cases, buffers and tolerances (argmax_blocks_test_data.h, plain C++ shared with `mtlgen verify`'s
+// generator and judge), the glue that encodes it and the C++ reference that checks it.
 // Included by bench_argmax_blocks.mm and autotune_argmax_blocks.mm, one per program.
 #pragma once
 
@@ -18,6 +19,7 @@
 
 #include "../support/mtlgen_harness.h"
 #include "argmax_blocks_reference.h"
+#include "argmax_blocks_test_data.h"
 
 NS_ASSUME_NONNULL_BEGIN
 
@@ -25,34 +27,11 @@ namespace mtlgen::kernels::argmax_blocks::harness {
 
 namespace h = mtlgen::harness;
 
-// The dims named in `values` (check() has vouched for them).
-inline Dims DimsFrom([[maybe_unused]] const h::Values& values) {
-  Dims dims;
-  dims.n = static_cast<uint32_t>(values.at("n"));
-  return dims;
-}
-
-// An input distribution as the spec writes it.
-inline h::Fill MakeFill(h::Fill::Dist dist, double a, double b, std::vector<double> values, double nan, double inf,
-                        double neg_inf, std::map<uint64_t, double> set) {
-  return h::Fill{dist, a, b, std::move(values), nan, inf, neg_inf, std::move(set)};
-}
-
 class Harness final : public h::Kernel {
  public:
   const char* name() const override { return kName; }
 
-  uint64_t seed() const override { return 23; }
-
-  std::vector<h::Case> cases() const override {
-    return {
-        {"one", {{"n", 1}}, {}},
-        {"one_block_short", {{"n", 1000}}, {}},
-        {"ragged_tail", {{"n", 2049}}, {}},
-        {"ties_and_nan", {{"n", 4096}}, {{"x", MakeFill(h::Fill::Dist::choice, 0, 1, {-1, 0, 1, std::numeric_limits<double>::quiet_NaN()}, 0, 0, 0, {})}}},
-        {"block_of_nan", {{"n", 2100}}, {{"x", MakeFill(h::Fill::Dist::constant, std::numeric_limits<double>::quiet_NaN(), 1, {}, 0, 0, 0, {{5, 1}, {2099, -3}})}}},
-    };
-  }
+  std::vector<h::Case> cases() const override { return test_data::cases(); }
 
   std::vector<h::Variant> variants() const override {
     std::vector<h::Variant> variants;
@@ -77,7 +56,7 @@ class Harness final : public h::Kernel {
       if (it->second < 0 || it->second > 0xFFFFFFFFll) return "dim " + dim + " does not fit in 32 bits";
     }
     try {
-      check_dims(DimsFrom(values));
+      check_dims(test_data::dims_from(values));
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
@@ -86,29 +65,20 @@ class Harness final : public h::Kernel {
 
   std::string admits(const h::Values& values, size_t variant) const override {
     try {
-      check_dims(DimsFrom(values), [MTGArgmaxBlocks tuningOfVariant:variant], [MTGArgmaxBlocks typesOfVariant:variant]);
+      check_dims(test_data::dims_from(values), [MTGArgmaxBlocks tuningOfVariant:variant],
+                 [MTGArgmaxBlocks typesOfVariant:variant]);
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
     return "";
   }
 
-  std::vector<h::BufferSpec> buffers(const h::Values& values, size_t variant) const override {
-    const Dims dims = DimsFrom(values);
-    [[maybe_unused]] const Types types = [MTGArgmaxBlocks typesOfVariant:variant];
-    [[maybe_unused]] const Tuning tuning = [MTGArgmaxBlocks tuningOfVariant:variant];
-    return {
-        {"x", types.T, static_cast<uint64_t>(x_elements(dims, tuning, types)), true, false,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-        {"block_values", mtlgen::DType::f32, static_cast<uint64_t>(block_values_elements(dims, tuning, types)), false, true,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-        {"block_indices", mtlgen::DType::u32, static_cast<uint64_t>(block_indices_elements(dims, tuning, types)), false, true,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-    };
+  std::vector<h::BufferSpec> buffers(const h::Case& c, size_t variant) const override {
+    return test_data::buffers(c, [MTGArgmaxBlocks tuningOfVariant:variant], [MTGArgmaxBlocks typesOfVariant:variant]);
   }
 
   uint64_t bytes_moved(const h::Values& values, size_t variant) const override {
-    const Cost c = cost(DimsFrom(values), [MTGArgmaxBlocks tuningOfVariant:variant], [MTGArgmaxBlocks typesOfVariant:variant]);
+    const Cost c = cost(test_data::dims_from(values), [MTGArgmaxBlocks tuningOfVariant:variant], [MTGArgmaxBlocks typesOfVariant:variant]);
     return static_cast<uint64_t>(c.bytes_read + c.bytes_written);
   }
 
@@ -146,7 +116,7 @@ class Harness final : public h::Kernel {
     return variant;
   }
 
-  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Values& values,
+  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Case& c,
               size_t variant, NSError** error) const override {
     return [glue_ encodeToCommandEncoder:encoder
                                        x:buffers[0]
@@ -155,16 +125,15 @@ class Harness final : public h::Kernel {
                        blockValuesOffset:0
                             blockIndices:buffers[2]
                       blockIndicesOffset:0
-                                    dims:DimsFrom(values)
-                                 scalars:Scalars{}
+                                    dims:test_data::dims_from(c.dims)
                                    types:[MTGArgmaxBlocks typesOfVariant:variant]
                                   tuning:[MTGArgmaxBlocks tuningOfVariant:variant]
                                    error:error];
   }
 
-  std::string reference(const h::Values& values, size_t variant,
+  std::string reference(const h::Case& c, size_t variant,
                         [[maybe_unused]] std::vector<std::vector<uint8_t>>& buffers) const override {
-    const Dims dims = DimsFrom(values);
+    const Dims dims = test_data::dims_from(c.dims);
     const std::string types = types_key([MTGArgmaxBlocks typesOfVariant:variant]);
     try {
       if (types == "T=float") {
@@ -172,7 +141,7 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[0]),
             h::view<float>(buffers[1]),
             h::view<uint32_t>(buffers[2]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGArgmaxBlocks tuningOfVariant:variant]);
         return "";
       }
@@ -181,7 +150,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[0]),
             h::view<float>(buffers[1]),
             h::view<uint32_t>(buffers[2]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGArgmaxBlocks tuningOfVariant:variant]);
         return "";
       }
@@ -190,7 +159,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[0]),
             h::view<float>(buffers[1]),
             h::view<uint32_t>(buffers[2]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGArgmaxBlocks tuningOfVariant:variant]);
         return "";
       }
@@ -200,15 +169,8 @@ class Harness final : public h::Kernel {
     return std::string(kName) + ": no reference for " + types;
   }
 
-  h::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) const override {
-    switch (type) {
-      case mtlgen::DType::f32:
-        return {-1, -1, -1, true};
-      case mtlgen::DType::u32:
-        return {-1, -1, -1, true};
-      default:
-        return h::default_tolerance(type);
-    }
+  h::Tolerance tolerance(const std::string& output, mtlgen::DType type) const override {
+    return test_data::tolerance(output, type);
   }
 
  private:

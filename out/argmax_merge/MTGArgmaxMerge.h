@@ -2,8 +2,9 @@
 // Do not edit by hand: change the spec and run `mtlgen generate`.
 //
 // argmax_merge: out[0] = block_indices[b*], b* the best block under argmax's rules (equal values: the lower index).
-// Objective-C++ glue: the compute pipelines of every compiled variant, created and checked once,
-// and typed encode calls that check the problem against the spec before they touch the encoder.
+// Objective-C++ glue: the compute pipeline of each compiled variant, created on first use (or by a
+// prewarm) and kept, and typed encode calls that check the problem against the spec before they
+// touch the encoder.
 #pragma once
 
 #import <Foundation/Foundation.h>
@@ -17,21 +18,22 @@ using MTGArgmaxMergeDims = mtlgen::kernels::argmax_merge::Dims;
 using MTGArgmaxMergeScalars = mtlgen::kernels::argmax_merge::Scalars;
 using MTGArgmaxMergeTypes = mtlgen::kernels::argmax_merge::Types;
 using MTGArgmaxMergeTuning = mtlgen::kernels::argmax_merge::Tuning;
+using MTGArgmaxMergeVariant = mtlgen::kernels::argmax_merge::ArgmaxMergeKernel::Variant;
 
 NS_ASSUME_NONNULL_BEGIN
 
 /// argmax_merge on a Metal library built from argmax_merge.metal, whose 6 variants cover
 /// TG in {32, 64, 128, 256, 512, 1024}.
-/// Immutable once created: share one instance and encode from any thread, each with its own encoder.
+/// Share one instance and encode from any thread, each with its own encoder: a variant's pipeline is
+/// created once, by the first call that needs it, while other threads wait for it or go on with theirs.
 @interface MTGArgmaxMerge : NSObject
 
-/// Creates the pipeline of every variant and chooses, per type choice, the tuning that
-/// encode calls without one use: `tuningTable`'s entry for this device (nullptr: the file
-/// MTLGEN_TUNING names, if any), else the spec's default (TG = 256).
+/// Compiles nothing: each variant's pipeline is created on first use or by a prewarm. Chooses,
+/// per type choice, the tuning that encode calls without one use: `tuningTable`'s entry for this
+/// device (nullptr: the file MTLGEN_TUNING names, if any), else the spec's default (TG = 256).
 /// Fails with MTGErrorMissingEntryPoint, naming each absent entry point, when `library` was not built
-/// from this generation's argmax_merge.metal; MTGErrorPipelineCreation when Metal fails;
-/// MTGErrorTuning when the table names a variant that was not compiled; and
-/// MTGErrorThreadgroupTooLarge when a chosen tuning's threadgroup exceeds its pipeline's limit.
+/// from this generation's argmax_merge.metal (a look at its function names), and with MTGErrorTuning
+/// when the table names a variant that was not compiled.
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
                              tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
                                    error:(NSError**)error NS_DESIGNATED_INITIALIZER;
@@ -41,18 +43,44 @@ NS_ASSUME_NONNULL_BEGIN
 
 - (instancetype)init NS_UNAVAILABLE;
 
+/// The device of the library the pipelines come from.
+@property (readonly) id<MTLDevice> device;
+
 /// The compiled variants, in the order of argmax_merge.metal's entry points.
 + (NSUInteger)variantCount;
 + (MTGArgmaxMergeTypes)typesOfVariant:(NSUInteger)index;
 + (MTGArgmaxMergeTuning)tuningOfVariant:(NSUInteger)index;
 
-/// The pipeline of the variant for `types` and `tuning`; nil when the spec compiled no such variant.
+/// The pipeline of the variant for `types` and `tuning`, created now if no call has yet. Nil with
+/// `error` set when the spec compiled no such variant (MTGErrorNoSuchVariant), Metal cannot create it
+/// (MTGErrorPipelineCreation), or it admits fewer threads per threadgroup on this device than the
+/// variant declares (MTGErrorThreadgroupTooLarge); a failed creation is not retried.
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGArgmaxMergeTypes&)types
-                                                  tuning:(const MTGArgmaxMergeTuning&)tuning;
+                                                  tuning:(const MTGArgmaxMergeTuning&)tuning
+                                                   error:(NSError**)error;
 
-/// Whether that variant was compiled and its pipeline admits the threadgroup it dispatches on this
-/// device; an autotuner skips the tunings for which this is NO.
+/// Whether pipelineForTypes:tuning:error: gives a pipeline (creating it if needed); an autotuner
+/// skips the tunings for which this is NO.
 - (BOOL)supportsTypes:(const MTGArgmaxMergeTypes&)types tuning:(const MTGArgmaxMergeTuning&)tuning;
+
+/// Creates, one after another on this thread, the pipelines not yet created of every type choice's
+/// default tuning (those encode calls without a tuning use). NO with the first error, as
+/// pipelineForTypes:tuning:error: reports it.
+- (BOOL)prewarmWithError:(NSError**)error;
+
+/// Same for `variants`; MTGErrorNoSuchVariant, before anything is created, for one not compiled.
+- (BOOL)prewarmVariants:(const std::vector<MTGArgmaxMergeVariant>&)variants error:(NSError**)error;
+
+/// Returns at once; Metal creates the pipelines not yet created of every type choice's default
+/// tuning in the background (newComputePipelineStateWithFunction:completionHandler:), then
+/// `completionHandler` runs once, on a thread of Metal's choosing (or this one, when nothing was
+/// left to create), with nil or the first error. Encode calls meanwhile wait only for the variant
+/// they use.
+- (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler;
+
+/// Same for `variants`.
+- (void)prewarmVariants:(const std::vector<MTGArgmaxMergeVariant>&)variants
+      completionHandler:(void (^)(NSError* _Nullable error))completionHandler;
 
 /// The tuning that encode calls without one use for `types` (chosen at creation).
 - (MTGArgmaxMergeTuning)tuningForTypes:(const MTGArgmaxMergeTypes&)types;
@@ -77,9 +105,10 @@ NS_ASSUME_NONNULL_BEGIN
 
 /// Encodes one dispatch of the variant for `types` and `tuning`: the pipeline, each buffer at its
 /// index in the spec's binding table, the parameter struct, threadgroup memory, then the grid.
+/// The first encode of a variant creates its pipeline (see pipelineForTypes:tuning:error:).
 /// Encodes nothing and returns NO with `error` set when the dims violate the spec, the variant was
-/// not compiled or its threadgroup exceeds the pipeline's limit, or a buffer is nil, misaligned or
-/// too small. Buffers, with offsets in bytes:
+/// not compiled, its pipeline cannot be created or its threadgroup exceeds the pipeline's limit, or
+/// a buffer is nil, misaligned or too small. Buffers, with offsets in bytes:
 ///   blockValues: float[blocks], read
 ///   blockIndices: uint32[blocks], read
 ///   out: uint32[1], write
@@ -91,12 +120,13 @@ NS_ASSUME_NONNULL_BEGIN
                            out:(id<MTLBuffer>)out
                      outOffset:(NSUInteger)outOffset
                           dims:(const MTGArgmaxMergeDims&)dims
-                       scalars:(const MTGArgmaxMergeScalars&)scalars
                          types:(const MTGArgmaxMergeTypes&)types
                         tuning:(const MTGArgmaxMergeTuning&)tuning
                          error:(NSError**)error;
 
-/// Same, with the tuning chosen at creation for `types` (tuningForTypes:).
+/// Same, with the tuning chosen at creation for `types` (tuningForTypes:) or, where that variant
+/// does not serve `dims` (a per-variant precondition), the compiled one nearest to it that does
+/// (tuning_serving in the kernel's _types.h).
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
                    blockValues:(id<MTLBuffer>)blockValues
              blockValuesOffset:(NSUInteger)blockValuesOffset
@@ -105,7 +135,6 @@ NS_ASSUME_NONNULL_BEGIN
                            out:(id<MTLBuffer>)out
                      outOffset:(NSUInteger)outOffset
                           dims:(const MTGArgmaxMergeDims&)dims
-                       scalars:(const MTGArgmaxMergeScalars&)scalars
                          types:(const MTGArgmaxMergeTypes&)types
                          error:(NSError**)error;
 

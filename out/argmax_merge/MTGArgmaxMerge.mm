@@ -8,7 +8,9 @@
 #import "MTGArgmaxMerge.h"
 
 #include <array>
+#include <functional>
 #include <memory>
+#include <utility>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -48,6 +50,15 @@ size_t VariantIndex(const kernel::Types& types, const kernel::Tuning& tuning) {
   return MTGVariantIndex(kVariants, kernel::entry_point(types, tuning));
 }
 
+// What the pipeline cache creates each variant from, and the threadgroup it must admit.
+std::vector<MTGPipelineVariant> PipelineVariants() {
+  std::vector<MTGPipelineVariant> variants;
+  for (const Variant& v : kVariants) {
+    variants.push_back({v.entryPoint, MTGSize(kernel::max_threads_per_threadgroup(v.tuning))});
+  }
+  return variants;
+}
+
 // Index in kTypeChoices of `types`; kTypeChoices.size() when no variant has them.
 size_t TypesIndex([[maybe_unused]] const kernel::Types& types) {
   for (size_t i = 0; i < kTypeChoices.size(); ++i) {
@@ -76,8 +87,7 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
 }  // namespace
 
 @implementation MTGArgmaxMerge {
-  id<MTLDevice> _device;
-  std::vector<id<MTLComputePipelineState>> _pipelines;  // per kVariants
+  MTGPipelineCache* _pipelines;  // per kVariants, created on first use
   std::array<kernel::Tuning, kTypeChoices.size()> _tunings;  // per kTypeChoices
   BOOL _captureWatched;  // MTLGEN_CAPTURE names this kernel: count its dispatches
 }
@@ -87,14 +97,15 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                                    error:(NSError**)error {
   self = [super init];
   if (self == nil) return nil;
-  _device = library.device;
   // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
   NSError* failure = nil;
   @autoreleasepool {
-    std::vector<const char*> entryPoints;
-    for (const Variant& v : kVariants) entryPoints.push_back(v.entryPoint);
-    failure = MTGCreatePipelines(library, entryPoints, nil, kernel::kName, _pipelines);
-    if (failure == nil) failure = [self chooseTuningsFromTable:tuningTable];
+    _pipelines = [[MTGPipelineCache alloc] initWithLibrary:library
+                                            constantValues:nil
+                                                    kernel:kernel::kName
+                                                  variants:PipelineVariants()
+                                                     error:&failure];
+    if (_pipelines != nil) failure = [self chooseTuningsFromTable:tuningTable];
   }
   if (failure != nil) {
     if (error != nullptr) *error = failure;
@@ -104,14 +115,18 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
   return self;
 }
 
+- (id<MTLDevice>)device {
+  return _pipelines.device;
+}
+
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
   return [self initWithLibrary:library
                    tuningTable:nullptr
                          error:error];
 }
 
-// For each type choice, the tuning encode calls without one use; each must be compiled and admitted
-// by its pipeline on this device. Returns why not, or nil.
+// For each type choice, the tuning encode calls without one use, which must be compiled (whether its
+// pipeline admits its threadgroup is checked when the pipeline is created). Returns why not, or nil.
 - (nullable NSError*)chooseTuningsFromTable:(const mtlgen::TuningTable* _Nullable)table {
   std::shared_ptr<const mtlgen::TuningTable> environment;
   NSError* failure = nil;
@@ -119,21 +134,18 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
   if (table == nullptr) table = environment.get();
   for (size_t i = 0; i < kTypeChoices.size(); ++i) {
     const std::string types = kernel::types_key(kTypeChoices[i]);
+    const id<MTLDevice> device = _pipelines.device;
     kernel::Tuning tuning;
-    const auto* tuned = MTGTunablesFor(table, _device, kernel::kName, types);
+    const auto* tuned = MTGTunablesFor(table, device, kernel::kName, types);
     const std::string unknown = tuned != nullptr ? ApplyTunables(*tuned, tuning) : "";
     const size_t v = VariantIndex(kTypeChoices[i], tuning);
     if (!unknown.empty() || v == kVariants.size()) {
       const std::string source = tuned != nullptr ? table->path() : std::string("the spec");
       return MTGMakeError(MTGErrorTuning, std::string(kernel::kName) + ": " + source + " tunes {" + types +
-                                              "} on " + MTGString(_device.name) + " to " +
+                                              "} on " + MTGString(device.name) + " to " +
                                               (unknown.empty() ? Describe(kTypeChoices[i], tuning) + ", which was not compiled"
                                                                : "unknown tunable " + unknown) +
                                               "; run autotune_" + kernel::kName + " again");
-    }
-    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::max_threads_per_threadgroup(tuning)), kernel::kName,
-                                 kVariants[v].entryPoint, &failure)) {
-      return failure;
     }
     _tunings[i] = tuning;
   }
@@ -153,14 +165,61 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
 }
 
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGArgmaxMergeTypes&)types
-                                                  tuning:(const MTGArgmaxMergeTuning&)tuning {
+                                                  tuning:(const MTGArgmaxMergeTuning&)tuning
+                                                   error:(NSError**)error {
   const size_t variantIndex = VariantIndex(types, tuning);
-  return variantIndex < kVariants.size() ? _pipelines[variantIndex] : nil;
+  if (variantIndex == kVariants.size()) {
+    MTGFail(error, MTGErrorNoSuchVariant, std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
+    return nil;
+  }
+  return [_pipelines pipelineAtIndex:variantIndex error:error];
 }
 
 - (BOOL)supportsTypes:(const MTGArgmaxMergeTypes&)types tuning:(const MTGArgmaxMergeTuning&)tuning {
-  id<MTLComputePipelineState> pipeline = [self pipelineForTypes:types tuning:tuning];
-  return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::max_threads_per_threadgroup(tuning)));
+  return [self pipelineForTypes:types tuning:tuning error:nullptr] != nil;
+}
+
+- (BOOL)prewarmWithError:(NSError**)error {
+  return [_pipelines prewarmIndices:[self defaultVariantIndices] error:error];
+}
+
+- (BOOL)prewarmVariants:(const std::vector<MTGArgmaxMergeVariant>&)variants error:(NSError**)error {
+  std::vector<size_t> indices;
+  return [self indices:indices ofVariants:variants error:error] && [_pipelines prewarmIndices:indices error:error];
+}
+
+- (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler {
+  auto group = MTGPrewarmGroup::make(completionHandler);
+  [_pipelines prewarmIndices:[self defaultVariantIndices] group:group];
+  group->leave(nil);
+}
+
+- (void)prewarmVariants:(const std::vector<MTGArgmaxMergeVariant>&)variants
+      completionHandler:(void (^)(NSError* _Nullable error))completionHandler {
+  auto group = MTGPrewarmGroup::make(completionHandler);
+  std::vector<size_t> indices;
+  NSError* failure = nil;
+  if ([self indices:indices ofVariants:variants error:&failure]) [_pipelines prewarmIndices:indices group:group];
+  group->leave(failure);
+}
+
+// The variant of each type choice's default tuning, in kTypeChoices order.
+- (std::vector<size_t>)defaultVariantIndices {
+  std::vector<size_t> indices;
+  for (size_t i = 0; i < kTypeChoices.size(); ++i) indices.push_back(VariantIndex(kTypeChoices[i], _tunings[i]));
+  return indices;
+}
+
+// `variants` as indices in kVariants; NO with MTGErrorNoSuchVariant naming the first not compiled.
+- (BOOL)indices:(std::vector<size_t>&)indices ofVariants:(const std::vector<MTGArgmaxMergeVariant>&)variants error:(NSError**)error {
+  for (const MTGArgmaxMergeVariant& v : variants) {
+    indices.push_back(VariantIndex(v.types, v.tuning));
+    if (indices.back() == kVariants.size()) {
+      return MTGFail(error, MTGErrorNoSuchVariant,
+                     std::string(kernel::kName) + ": cannot prewarm " + Describe(v.types, v.tuning) + ", which was not compiled");
+    }
+  }
+  return YES;
 }
 
 - (MTGArgmaxMergeTuning)tuningForTypes:(const MTGArgmaxMergeTypes&)types {
@@ -172,21 +231,21 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                                                 types:(const MTGArgmaxMergeTypes&)types
                                                 error:(NSError**)error {
   const int64_t elements = kernel::block_values_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * 4, YES, @"argmax_merge.block_values", error);
+  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"argmax_merge.block_values", error);
 }
 
 - (nullable id<MTLBuffer>)newBlockIndicesBufferForDims:(const MTGArgmaxMergeDims&)dims
                                                  types:(const MTGArgmaxMergeTypes&)types
                                                  error:(NSError**)error {
   const int64_t elements = kernel::block_indices_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * 4, YES, @"argmax_merge.block_indices", error);
+  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"argmax_merge.block_indices", error);
 }
 
 - (nullable id<MTLBuffer>)newOutBufferForDims:(const MTGArgmaxMergeDims&)dims
                                         types:(const MTGArgmaxMergeTypes&)types
                                         error:(NSError**)error {
   const int64_t elements = kernel::out_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * 4, YES, @"argmax_merge.out", error);
+  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"argmax_merge.out", error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -197,7 +256,6 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                            out:(id<MTLBuffer>)out
                      outOffset:(NSUInteger)outOffset
                           dims:(const MTGArgmaxMergeDims&)dims
-                       scalars:(const MTGArgmaxMergeScalars&)scalars
                          types:(const MTGArgmaxMergeTypes&)types
                         tuning:(const MTGArgmaxMergeTuning&)tuning
                          error:(NSError**)error {
@@ -211,9 +269,10 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
   }
-  id<MTLComputePipelineState> pipeline = _pipelines[variantIndex];
+  id<MTLComputePipelineState> pipeline = [_pipelines pipelineAtIndex:variantIndex error:error];
   const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(dims, tuning));
-  if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
+  if (pipeline == nil ||
+      !MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
                                error) ||
       !MTGCheckBuffers(kernel::kName, {
                            {"block_values", blockValues, blockValuesOffset, 4, kernel::block_values_elements(dims, tuning, types)},
@@ -230,7 +289,7 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
   [encoder setBuffer:blockValues offset:blockValuesOffset atIndex:0];
   [encoder setBuffer:blockIndices offset:blockIndicesOffset atIndex:1];
   [encoder setBuffer:out offset:outOffset atIndex:2];
-  const kernel::Params params = kernel::make_params(dims, scalars);
+  const kernel::Params params = kernel::make_params(dims, kernel::Scalars{});
   [encoder setBytes:&params length:sizeof(params) atIndex:kernel::kParamsIndex];
   [encoder setThreadgroupMemoryLength:ThreadgroupMemoryLength(0, tuning, types) atIndex:0];  // best_values
   [encoder setThreadgroupMemoryLength:ThreadgroupMemoryLength(1, tuning, types) atIndex:1];  // best_indices
@@ -246,7 +305,6 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                            out:(id<MTLBuffer>)out
                      outOffset:(NSUInteger)outOffset
                           dims:(const MTGArgmaxMergeDims&)dims
-                       scalars:(const MTGArgmaxMergeScalars&)scalars
                          types:(const MTGArgmaxMergeTypes&)types
                          error:(NSError**)error {
   if (TypesIndex(types) == kTypeChoices.size()) {
@@ -261,9 +319,8 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                                   out:out
                             outOffset:outOffset
                                  dims:dims
-                              scalars:scalars
                                 types:types
-                               tuning:[self tuningForTypes:types]
+                               tuning:kernel::tuning_serving(dims, types, [self tuningForTypes:types])
                                 error:error];
 }
 
@@ -307,13 +364,31 @@ Tuning ArgmaxMergeKernel::tuning_for(const Types& types) const {
   return [impl_->glue tuningForTypes:types];
 }
 
-bool ArgmaxMergeKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,
-    const Types& types, std::string* error) const {
-  return encode(encoder, buffers, dims, scalars, types, tuning_for(types), error);
+bool ArgmaxMergeKernel::prewarm(std::string* error) const {
+  NSError* failure = nil;
+  const BOOL prewarmed = [impl_->glue prewarmWithError:&failure];
+  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
+  return prewarmed;
 }
 
-bool ArgmaxMergeKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,
-    const Types& types, const Tuning& tuning, std::string* error) const {
+bool ArgmaxMergeKernel::prewarm(const std::vector<Variant>& variants, std::string* error) const {
+  NSError* failure = nil;
+  const BOOL prewarmed = [impl_->glue prewarmVariants:variants error:&failure];
+  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
+  return prewarmed;
+}
+
+void ArgmaxMergeKernel::prewarm_async(std::function<void(const std::string& error)> done) const {
+  [impl_->glue prewarmWithCompletionHandler:^(NSError* _Nullable failure) {
+    done(failure != nil ? MTGDescription(failure) : std::string());
+  }];
+}
+
+bool ArgmaxMergeKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types, std::string* error) const {
+  return encode(encoder, buffers, dims, types, tuning_for(types), error);
+}
+
+bool ArgmaxMergeKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types, const Tuning& tuning, std::string* error) const {
   if (encoder == nullptr) {
     if (error != nullptr) *error = std::string(kName) + ": the compute command encoder is null";
     return false;
@@ -327,7 +402,6 @@ bool ArgmaxMergeKernel::encode(void* encoder, const Buffers& buffers, const Dims
                                                        out:(__bridge id<MTLBuffer>)buffers.out.buffer
                                                  outOffset:buffers.out.offset
                                                       dims:dims
-                                                   scalars:scalars
                                                      types:types
                                                     tuning:tuning
                                                      error:&failure];

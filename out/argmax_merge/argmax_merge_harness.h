@@ -3,7 +3,8 @@
 //
 // argmax_merge: out[0] = block_indices[b*], b* the best block under argmax's rules (equal values: the lower index).
 // argmax_merge as the shared bench and autotune programs see it (../support/mtlgen_harness.h): its
-// test cases, buffers and inputs, the glue that encodes it and the C++ reference that checks it.
+// test cases, buffers and tolerances (argmax_merge_test_data.h, plain C++ shared with `mtlgen verify`'s
+// generator and judge), the glue that encodes it and the C++ reference that checks it.
 // Included by bench_argmax_merge.mm and autotune_argmax_merge.mm, one per program.
 #pragma once
 
@@ -18,6 +19,7 @@
 
 #include "../support/mtlgen_harness.h"
 #include "argmax_merge_reference.h"
+#include "argmax_merge_test_data.h"
 
 NS_ASSUME_NONNULL_BEGIN
 
@@ -25,33 +27,11 @@ namespace mtlgen::kernels::argmax_merge::harness {
 
 namespace h = mtlgen::harness;
 
-// The dims named in `values` (check() has vouched for them).
-inline Dims DimsFrom([[maybe_unused]] const h::Values& values) {
-  Dims dims;
-  dims.blocks = static_cast<uint32_t>(values.at("blocks"));
-  return dims;
-}
-
-// An input distribution as the spec writes it.
-inline h::Fill MakeFill(h::Fill::Dist dist, double a, double b, std::vector<double> values, double nan, double inf,
-                        double neg_inf, std::map<uint64_t, double> set) {
-  return h::Fill{dist, a, b, std::move(values), nan, inf, neg_inf, std::move(set)};
-}
-
 class Harness final : public h::Kernel {
  public:
   const char* name() const override { return kName; }
 
-  uint64_t seed() const override { return 29; }
-
-  std::vector<h::Case> cases() const override {
-    return {
-        {"one_block", {{"blocks", 1}}, {{"block_indices", MakeFill(h::Fill::Dist::iota, 7, 1024, {}, 0, 0, 0, {})}}},
-        {"vocab_149_blocks", {{"blocks", 149}}, {{"block_indices", MakeFill(h::Fill::Dist::iota, 3, 1024, {}, 0, 0, 0, {})}}},
-        {"ties", {{"blocks", 1000}}, {{"block_indices", MakeFill(h::Fill::Dist::iota, 0, 1024, {}, 0, 0, 0, {})}, {"block_values", MakeFill(h::Fill::Dist::choice, 0, 1, {1, 2}, 0, 0, 0, {})}}},
-        {"nan_blocks", {{"blocks", 300}}, {{"block_indices", MakeFill(h::Fill::Dist::iota, 11, 1024, {}, 0, 0, 0, {})}, {"block_values", MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0.5, 0, 0, {})}}},
-    };
-  }
+  std::vector<h::Case> cases() const override { return test_data::cases(); }
 
   std::vector<h::Variant> variants() const override {
     std::vector<h::Variant> variants;
@@ -76,7 +56,7 @@ class Harness final : public h::Kernel {
       if (it->second < 0 || it->second > 0xFFFFFFFFll) return "dim " + dim + " does not fit in 32 bits";
     }
     try {
-      check_dims(DimsFrom(values));
+      check_dims(test_data::dims_from(values));
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
@@ -85,29 +65,20 @@ class Harness final : public h::Kernel {
 
   std::string admits(const h::Values& values, size_t variant) const override {
     try {
-      check_dims(DimsFrom(values), [MTGArgmaxMerge tuningOfVariant:variant], [MTGArgmaxMerge typesOfVariant:variant]);
+      check_dims(test_data::dims_from(values), [MTGArgmaxMerge tuningOfVariant:variant],
+                 [MTGArgmaxMerge typesOfVariant:variant]);
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
     return "";
   }
 
-  std::vector<h::BufferSpec> buffers(const h::Values& values, size_t variant) const override {
-    const Dims dims = DimsFrom(values);
-    [[maybe_unused]] const Types types = [MTGArgmaxMerge typesOfVariant:variant];
-    [[maybe_unused]] const Tuning tuning = [MTGArgmaxMerge tuningOfVariant:variant];
-    return {
-        {"block_values", mtlgen::DType::f32, static_cast<uint64_t>(block_values_elements(dims, tuning, types)), true, false,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-        {"block_indices", mtlgen::DType::u32, static_cast<uint64_t>(block_indices_elements(dims, tuning, types)), true, false,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-        {"out", mtlgen::DType::u32, static_cast<uint64_t>(out_elements(dims, tuning, types)), false, true,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-    };
+  std::vector<h::BufferSpec> buffers(const h::Case& c, size_t variant) const override {
+    return test_data::buffers(c, [MTGArgmaxMerge tuningOfVariant:variant], [MTGArgmaxMerge typesOfVariant:variant]);
   }
 
   uint64_t bytes_moved(const h::Values& values, size_t variant) const override {
-    const Cost c = cost(DimsFrom(values), [MTGArgmaxMerge tuningOfVariant:variant], [MTGArgmaxMerge typesOfVariant:variant]);
+    const Cost c = cost(test_data::dims_from(values), [MTGArgmaxMerge tuningOfVariant:variant], [MTGArgmaxMerge typesOfVariant:variant]);
     return static_cast<uint64_t>(c.bytes_read + c.bytes_written);
   }
 
@@ -145,7 +116,7 @@ class Harness final : public h::Kernel {
     return variant;
   }
 
-  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Values& values,
+  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Case& c,
               size_t variant, NSError** error) const override {
     return [glue_ encodeToCommandEncoder:encoder
                              blockValues:buffers[0]
@@ -154,16 +125,15 @@ class Harness final : public h::Kernel {
                       blockIndicesOffset:0
                                      out:buffers[2]
                                outOffset:0
-                                    dims:DimsFrom(values)
-                                 scalars:Scalars{}
+                                    dims:test_data::dims_from(c.dims)
                                    types:[MTGArgmaxMerge typesOfVariant:variant]
                                   tuning:[MTGArgmaxMerge tuningOfVariant:variant]
                                    error:error];
   }
 
-  std::string reference(const h::Values& values, size_t variant,
+  std::string reference(const h::Case& c, size_t variant,
                         [[maybe_unused]] std::vector<std::vector<uint8_t>>& buffers) const override {
-    const Dims dims = DimsFrom(values);
+    const Dims dims = test_data::dims_from(c.dims);
     const std::string types = types_key([MTGArgmaxMerge typesOfVariant:variant]);
     try {
       if (types == "") {
@@ -171,7 +141,7 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[0]),
             h::view<const uint32_t>(buffers[1]),
             h::view<uint32_t>(buffers[2]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGArgmaxMerge tuningOfVariant:variant]);
         return "";
       }
@@ -181,13 +151,8 @@ class Harness final : public h::Kernel {
     return std::string(kName) + ": no reference for " + types;
   }
 
-  h::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) const override {
-    switch (type) {
-      case mtlgen::DType::u32:
-        return {-1, -1, -1, true};
-      default:
-        return h::default_tolerance(type);
-    }
+  h::Tolerance tolerance(const std::string& output, mtlgen::DType type) const override {
+    return test_data::tolerance(output, type);
   }
 
  private:

@@ -27,14 +27,14 @@ NS_ASSUME_NONNULL_BEGIN
 /// and its own intermediate buffers.
 @interface MTGArgmaxTwoStage : NSObject
 
-/// Encodes through these kernel objects as they are: their pipelines, function constants and the
-/// tunings they chose (an MTGKernelLibrary passes its own).
+/// Encodes through these kernel objects as they are: their pipelines (created on first use),
+/// function constants and the tunings they chose (an MTGKernelLibrary passes its own).
 - (instancetype)initWithArgmaxBlocks:(MTGArgmaxBlocks*)argmaxBlocks
                          argmaxMerge:(MTGArgmaxMerge*)argmaxMerge NS_DESIGNATED_INITIALIZER;
 
-/// Creates every kernel of the family from `library` with the spec's function constants and
-/// `tuningTable` (nullptr: the file MTLGEN_TUNING names, if any); fails as their
-/// initWithLibrary:tuningTable:error: do.
+/// Creates every kernel object of the family from `library` (compiling no pipeline) with the
+/// spec's function constants and `tuningTable` (nullptr: the file MTLGEN_TUNING names, if any);
+/// fails as their initWithLibrary:tuningTable:error: do.
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
                              tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
                                    error:(NSError**)error;
@@ -48,6 +48,14 @@ NS_ASSUME_NONNULL_BEGIN
 
 /// Whether every kernel of the family was compiled for `types`.
 - (BOOL)supportsTypes:(const MTGArgmaxTwoStageTypes&)types;
+
+/// Prewarms every kernel of the family (their prewarmWithError:, in order): their default
+/// tunings' pipelines, created on this thread; NO with the first error.
+- (BOOL)prewarmWithError:(NSError**)error;
+
+/// Returns at once; Metal creates the same pipelines in the background, then `completionHandler`
+/// runs once, on a thread of Metal's choosing, with nil or the first error.
+- (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler;
 
 /// A buffer for `x` (T[n], read) sized for `dims` and `types`, in Shared storage
 /// (Shared under MTLGEN_GPU_DEBUG=1).
@@ -84,7 +92,7 @@ NS_ASSUME_NONNULL_BEGIN
                                   types:(const MTGArgmaxTwoStageTypes&)types;
 
 /// Encodes the family's 2 dispatches into `encoder`, in order: argmax_blocks, then argmax_merge, each
-/// with the tuning its kernel object chose for its types. When the encoder dispatches concurrently
+/// with the tuning its kernel object chose for its types (the first use of a pipeline creates it). When the encoder dispatches concurrently
 /// (MTLDispatchTypeConcurrent), a memory barrier on the buffers they share separates dependent
 /// dispatches; a serial encoder runs each dispatch after the previous one and gets none. Ordering
 /// against work encoded before or after this call is the caller's, as for any dispatch.
@@ -108,7 +116,6 @@ NS_ASSUME_NONNULL_BEGIN
                            out:(id<MTLBuffer>)out
                      outOffset:(NSUInteger)outOffset
                           dims:(const MTGArgmaxTwoStageDims&)dims
-                       scalars:(const MTGArgmaxTwoStageScalars&)scalars
                          types:(const MTGArgmaxTwoStageTypes&)types
                          error:(NSError**)error;
 

@@ -7,6 +7,7 @@
 #import "MTGArgmaxTwoStage.h"
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -88,8 +89,8 @@ ArgmaxMergeDispatch MakeArgmaxMergeDispatch([[maybe_unused]] const family::Dims&
   if (self == nil) return nil;
   _argmaxBlocks = argmaxBlocks;
   _argmaxMerge = argmaxMerge;
-  // The kernels' device, as their pipelines know it: buffers made here belong to it.
-  _device = [argmaxBlocks pipelineForTypes:[MTGArgmaxBlocks typesOfVariant:0] tuning:[MTGArgmaxBlocks tuningOfVariant:0]].device;
+  // The kernels' device: buffers made here belong to it.
+  _device = argmaxBlocks.device;
   return self;
 }
 
@@ -114,6 +115,24 @@ ArgmaxMergeDispatch MakeArgmaxMergeDispatch([[maybe_unused]] const family::Dims&
 
 - (BOOL)supportsTypes:(const MTGArgmaxTwoStageTypes&)types {
   return Compiled(types);
+}
+
+- (BOOL)prewarmWithError:(NSError**)error {
+  if (![_argmaxBlocks prewarmWithError:error]) return NO;
+  if (![_argmaxMerge prewarmWithError:error]) return NO;
+  return YES;
+}
+
+- (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler {
+  auto group = MTGPrewarmGroup::make(completionHandler);
+  void (^kernelDone)(NSError* _Nullable) = ^(NSError* _Nullable error) {
+    group->leave(error);
+  };
+  group->enter();
+  [_argmaxBlocks prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_argmaxMerge prewarmWithCompletionHandler:kernelDone];
+  group->leave(nil);
 }
 
 - (nullable id<MTLBuffer>)newXBufferForDims:(const MTGArgmaxTwoStageDims&)dims
@@ -164,7 +183,6 @@ ArgmaxMergeDispatch MakeArgmaxMergeDispatch([[maybe_unused]] const family::Dims&
                            out:(id<MTLBuffer>)out
                      outOffset:(NSUInteger)outOffset
                           dims:(const MTGArgmaxTwoStageDims&)dims
-                       scalars:(const MTGArgmaxTwoStageScalars&)scalars
                          types:(const MTGArgmaxTwoStageTypes&)types
                          error:(NSError**)error {
   if (!Compiled(types)) {
@@ -176,11 +194,11 @@ ArgmaxMergeDispatch MakeArgmaxMergeDispatch([[maybe_unused]] const family::Dims&
   ArgmaxMergeDispatch argmaxMerge;
   try {
     family::check_dims(dims);
-    argmaxBlocks = MakeArgmaxBlocksDispatch(dims, scalars, types);
-    argmaxBlocks.tuning = [_argmaxBlocks tuningForTypes:argmaxBlocks.types];
+    argmaxBlocks = MakeArgmaxBlocksDispatch(dims, family::Scalars{}, types);
+    argmaxBlocks.tuning = mtlgen::kernels::argmax_blocks::tuning_serving(argmaxBlocks.dims, argmaxBlocks.types, [_argmaxBlocks tuningForTypes:argmaxBlocks.types]);
     mtlgen::kernels::argmax_blocks::check_dims(argmaxBlocks.dims, argmaxBlocks.tuning, argmaxBlocks.types);
-    argmaxMerge = MakeArgmaxMergeDispatch(dims, scalars, types);
-    argmaxMerge.tuning = [_argmaxMerge tuningForTypes:argmaxMerge.types];
+    argmaxMerge = MakeArgmaxMergeDispatch(dims, family::Scalars{}, types);
+    argmaxMerge.tuning = mtlgen::kernels::argmax_merge::tuning_serving(argmaxMerge.dims, argmaxMerge.types, [_argmaxMerge tuningForTypes:argmaxMerge.types]);
     mtlgen::kernels::argmax_merge::check_dims(argmaxMerge.dims, argmaxMerge.tuning, argmaxMerge.types);
   } catch (const std::invalid_argument& e) {
     return MTGFail(error, MTGErrorInvalidDims, e.what());
@@ -203,6 +221,9 @@ ArgmaxMergeDispatch MakeArgmaxMergeDispatch([[maybe_unused]] const family::Dims&
                        }, error)) {
     return NO;
   }
+  // Each dispatch's pipeline, created here on its first use, so that a failure encodes nothing.
+  if ([_argmaxBlocks pipelineForTypes:argmaxBlocks.types tuning:argmaxBlocks.tuning error:error] == nil) return NO;
+  if ([_argmaxMerge pipelineForTypes:argmaxMerge.types tuning:argmaxMerge.tuning error:error] == nil) return NO;
   // A serial encoder runs each dispatch after the previous one; a concurrent one needs barriers.
   const BOOL concurrent = encoder.dispatchType == MTLDispatchTypeConcurrent;
   if (![_argmaxBlocks encodeToCommandEncoder:encoder
@@ -213,7 +234,6 @@ ArgmaxMergeDispatch MakeArgmaxMergeDispatch([[maybe_unused]] const family::Dims&
                                 blockIndices:blockIndices
                           blockIndicesOffset:blockIndicesOffset
                                         dims:argmaxBlocks.dims
-                                     scalars:argmaxBlocks.scalars
                                        types:argmaxBlocks.types
                                       tuning:argmaxBlocks.tuning
                                        error:error]) {
@@ -232,7 +252,6 @@ ArgmaxMergeDispatch MakeArgmaxMergeDispatch([[maybe_unused]] const family::Dims&
                                         out:out
                                   outOffset:outOffset
                                        dims:argmaxMerge.dims
-                                    scalars:argmaxMerge.scalars
                                       types:argmaxMerge.types
                                      tuning:argmaxMerge.tuning
                                       error:error]) {
@@ -277,8 +296,20 @@ bool ArgmaxTwoStageKernel::supports(const Types& types) const {
   return [impl_->glue supportsTypes:types];
 }
 
-bool ArgmaxTwoStageKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,
-    const Types& types, std::string* error) const {
+bool ArgmaxTwoStageKernel::prewarm(std::string* error) const {
+  NSError* failure = nil;
+  const BOOL prewarmed = [impl_->glue prewarmWithError:&failure];
+  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
+  return prewarmed;
+}
+
+void ArgmaxTwoStageKernel::prewarm_async(std::function<void(const std::string& error)> done) const {
+  [impl_->glue prewarmWithCompletionHandler:^(NSError* _Nullable failure) {
+    done(failure != nil ? MTGDescription(failure) : std::string());
+  }];
+}
+
+bool ArgmaxTwoStageKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types, std::string* error) const {
   if (encoder == nullptr) {
     if (error != nullptr) *error = std::string(kName) + ": the compute command encoder is null";
     return false;
@@ -294,7 +325,6 @@ bool ArgmaxTwoStageKernel::encode(void* encoder, const Buffers& buffers, const D
                                                        out:(__bridge id<MTLBuffer>)buffers.out.buffer
                                                  outOffset:buffers.out.offset
                                                       dims:dims
-                                                   scalars:scalars
                                                      types:types
                                                      error:&failure];
   if (!encoded && error != nullptr) *error = MTGDescription(failure);

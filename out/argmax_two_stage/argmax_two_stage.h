@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -39,7 +40,8 @@ class ArgmaxTwoStageKernel {
   };
 
   // Creates every kernel of the family from `mtl_library` (an id<MTLLibrary>) with the spec's
-  // function constants. Returns nullptr and sets `error` when one cannot be created.
+  // function constants; compiles no pipeline. Returns nullptr and sets `error` when one cannot be
+  // created.
   static std::unique_ptr<ArgmaxTwoStageKernel> create(void* mtl_library, std::string* error);
   static std::unique_ptr<ArgmaxTwoStageKernel> create(void* mtl_library, const Options& options, std::string* error);
 
@@ -49,6 +51,14 @@ class ArgmaxTwoStageKernel {
 
   // Whether every kernel of the family was compiled for `types`.
   bool supports(const Types& types) const;
+
+  // Creates, on this thread, every kernel's default-tuning pipelines not yet created; false with
+  // `error` set at the first failure.
+  bool prewarm(std::string* error) const;
+
+  // Returns at once; Metal creates the same pipelines in the background, then `done` runs once, on
+  // a thread of Metal's choosing, with "" or the first error.
+  void prewarm_async(std::function<void(const std::string& error)> done) const;
 
   // Bytes the intermediate `block_values` needs past its offset.
   static uint64_t block_values_bytes(const Dims& dims, const Types& types) {
@@ -62,8 +72,9 @@ class ArgmaxTwoStageKernel {
 
   // Encodes the family's dispatches into `encoder` (an id<MTLComputeCommandEncoder>), with memory
   // barriers between dependent ones when it dispatches concurrently. Returns false with `error`
-  // set, and encodes nothing, when the dims violate a spec or a buffer is null, misaligned or too small.
-  bool encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars, const Types& types,
+  // set, and encodes nothing, when the dims violate a spec, a pipeline cannot be created or run, or
+  // a buffer is null, misaligned or too small.
+  bool encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types,
               std::string* error) const;
 
  private:

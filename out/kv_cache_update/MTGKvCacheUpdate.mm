@@ -8,7 +8,9 @@
 #import "MTGKvCacheUpdate.h"
 
 #include <array>
+#include <functional>
 #include <memory>
+#include <utility>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -65,6 +67,15 @@ size_t VariantIndex(const kernel::Types& types, const kernel::Tuning& tuning) {
   return MTGVariantIndex(kVariants, kernel::entry_point(types, tuning));
 }
 
+// What the pipeline cache creates each variant from, and the threadgroup it must admit.
+std::vector<MTGPipelineVariant> PipelineVariants() {
+  std::vector<MTGPipelineVariant> variants;
+  for (const Variant& v : kVariants) {
+    variants.push_back({v.entryPoint, MTGSize(kernel::max_threads_per_threadgroup(v.tuning))});
+  }
+  return variants;
+}
+
 // Index in kTypeChoices of `types`; kTypeChoices.size() when no variant has them.
 size_t TypesIndex([[maybe_unused]] const kernel::Types& types) {
   for (size_t i = 0; i < kTypeChoices.size(); ++i) {
@@ -88,8 +99,7 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
 }  // namespace
 
 @implementation MTGKvCacheUpdate {
-  id<MTLDevice> _device;
-  std::vector<id<MTLComputePipelineState>> _pipelines;  // per kVariants
+  MTGPipelineCache* _pipelines;  // per kVariants, created on first use
   std::array<kernel::Tuning, kTypeChoices.size()> _tunings;  // per kTypeChoices
   BOOL _captureWatched;  // MTLGEN_CAPTURE names this kernel: count its dispatches
 }
@@ -99,14 +109,15 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
                                    error:(NSError**)error {
   self = [super init];
   if (self == nil) return nil;
-  _device = library.device;
   // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
   NSError* failure = nil;
   @autoreleasepool {
-    std::vector<const char*> entryPoints;
-    for (const Variant& v : kVariants) entryPoints.push_back(v.entryPoint);
-    failure = MTGCreatePipelines(library, entryPoints, nil, kernel::kName, _pipelines);
-    if (failure == nil) failure = [self chooseTuningsFromTable:tuningTable];
+    _pipelines = [[MTGPipelineCache alloc] initWithLibrary:library
+                                            constantValues:nil
+                                                    kernel:kernel::kName
+                                                  variants:PipelineVariants()
+                                                     error:&failure];
+    if (_pipelines != nil) failure = [self chooseTuningsFromTable:tuningTable];
   }
   if (failure != nil) {
     if (error != nullptr) *error = failure;
@@ -116,14 +127,18 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
   return self;
 }
 
+- (id<MTLDevice>)device {
+  return _pipelines.device;
+}
+
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
   return [self initWithLibrary:library
                    tuningTable:nullptr
                          error:error];
 }
 
-// For each type choice, the tuning encode calls without one use; each must be compiled and admitted
-// by its pipeline on this device. Returns why not, or nil.
+// For each type choice, the tuning encode calls without one use, which must be compiled (whether its
+// pipeline admits its threadgroup is checked when the pipeline is created). Returns why not, or nil.
 - (nullable NSError*)chooseTuningsFromTable:(const mtlgen::TuningTable* _Nullable)table {
   std::shared_ptr<const mtlgen::TuningTable> environment;
   NSError* failure = nil;
@@ -131,21 +146,18 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
   if (table == nullptr) table = environment.get();
   for (size_t i = 0; i < kTypeChoices.size(); ++i) {
     const std::string types = kernel::types_key(kTypeChoices[i]);
+    const id<MTLDevice> device = _pipelines.device;
     kernel::Tuning tuning;
-    const auto* tuned = MTGTunablesFor(table, _device, kernel::kName, types);
+    const auto* tuned = MTGTunablesFor(table, device, kernel::kName, types);
     const std::string unknown = tuned != nullptr ? ApplyTunables(*tuned, tuning) : "";
     const size_t v = VariantIndex(kTypeChoices[i], tuning);
     if (!unknown.empty() || v == kVariants.size()) {
       const std::string source = tuned != nullptr ? table->path() : std::string("the spec");
       return MTGMakeError(MTGErrorTuning, std::string(kernel::kName) + ": " + source + " tunes {" + types +
-                                              "} on " + MTGString(_device.name) + " to " +
+                                              "} on " + MTGString(device.name) + " to " +
                                               (unknown.empty() ? Describe(kTypeChoices[i], tuning) + ", which was not compiled"
                                                                : "unknown tunable " + unknown) +
                                               "; run autotune_" + kernel::kName + " again");
-    }
-    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::max_threads_per_threadgroup(tuning)), kernel::kName,
-                                 kVariants[v].entryPoint, &failure)) {
-      return failure;
     }
     _tunings[i] = tuning;
   }
@@ -165,14 +177,61 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
 }
 
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGKvCacheUpdateTypes&)types
-                                                  tuning:(const MTGKvCacheUpdateTuning&)tuning {
+                                                  tuning:(const MTGKvCacheUpdateTuning&)tuning
+                                                   error:(NSError**)error {
   const size_t variantIndex = VariantIndex(types, tuning);
-  return variantIndex < kVariants.size() ? _pipelines[variantIndex] : nil;
+  if (variantIndex == kVariants.size()) {
+    MTGFail(error, MTGErrorNoSuchVariant, std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
+    return nil;
+  }
+  return [_pipelines pipelineAtIndex:variantIndex error:error];
 }
 
 - (BOOL)supportsTypes:(const MTGKvCacheUpdateTypes&)types tuning:(const MTGKvCacheUpdateTuning&)tuning {
-  id<MTLComputePipelineState> pipeline = [self pipelineForTypes:types tuning:tuning];
-  return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::max_threads_per_threadgroup(tuning)));
+  return [self pipelineForTypes:types tuning:tuning error:nullptr] != nil;
+}
+
+- (BOOL)prewarmWithError:(NSError**)error {
+  return [_pipelines prewarmIndices:[self defaultVariantIndices] error:error];
+}
+
+- (BOOL)prewarmVariants:(const std::vector<MTGKvCacheUpdateVariant>&)variants error:(NSError**)error {
+  std::vector<size_t> indices;
+  return [self indices:indices ofVariants:variants error:error] && [_pipelines prewarmIndices:indices error:error];
+}
+
+- (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler {
+  auto group = MTGPrewarmGroup::make(completionHandler);
+  [_pipelines prewarmIndices:[self defaultVariantIndices] group:group];
+  group->leave(nil);
+}
+
+- (void)prewarmVariants:(const std::vector<MTGKvCacheUpdateVariant>&)variants
+      completionHandler:(void (^)(NSError* _Nullable error))completionHandler {
+  auto group = MTGPrewarmGroup::make(completionHandler);
+  std::vector<size_t> indices;
+  NSError* failure = nil;
+  if ([self indices:indices ofVariants:variants error:&failure]) [_pipelines prewarmIndices:indices group:group];
+  group->leave(failure);
+}
+
+// The variant of each type choice's default tuning, in kTypeChoices order.
+- (std::vector<size_t>)defaultVariantIndices {
+  std::vector<size_t> indices;
+  for (size_t i = 0; i < kTypeChoices.size(); ++i) indices.push_back(VariantIndex(kTypeChoices[i], _tunings[i]));
+  return indices;
+}
+
+// `variants` as indices in kVariants; NO with MTGErrorNoSuchVariant naming the first not compiled.
+- (BOOL)indices:(std::vector<size_t>&)indices ofVariants:(const std::vector<MTGKvCacheUpdateVariant>&)variants error:(NSError**)error {
+  for (const MTGKvCacheUpdateVariant& v : variants) {
+    indices.push_back(VariantIndex(v.types, v.tuning));
+    if (indices.back() == kVariants.size()) {
+      return MTGFail(error, MTGErrorNoSuchVariant,
+                     std::string(kernel::kName) + ": cannot prewarm " + Describe(v.types, v.tuning) + ", which was not compiled");
+    }
+  }
+  return YES;
 }
 
 - (MTGKvCacheUpdateTuning)tuningForTypes:(const MTGKvCacheUpdateTypes&)types {
@@ -184,35 +243,35 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
                                       types:(const MTGKvCacheUpdateTypes&)types
                                       error:(NSError**)error {
   const int64_t elements = kernel::k_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"kv_cache_update.k", error);
+  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"kv_cache_update.k", error);
 }
 
 - (nullable id<MTLBuffer>)newVBufferForDims:(const MTGKvCacheUpdateDims&)dims
                                       types:(const MTGKvCacheUpdateTypes&)types
                                       error:(NSError**)error {
   const int64_t elements = kernel::v_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"kv_cache_update.v", error);
+  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"kv_cache_update.v", error);
 }
 
 - (nullable id<MTLBuffer>)newPositionBufferForDims:(const MTGKvCacheUpdateDims&)dims
                                              types:(const MTGKvCacheUpdateTypes&)types
                                              error:(NSError**)error {
   const int64_t elements = kernel::position_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * 4, YES, @"kv_cache_update.position", error);
+  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"kv_cache_update.position", error);
 }
 
 - (nullable id<MTLBuffer>)newKCacheBufferForDims:(const MTGKvCacheUpdateDims&)dims
                                            types:(const MTGKvCacheUpdateTypes&)types
                                            error:(NSError**)error {
   const int64_t elements = kernel::k_cache_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.C), YES, @"kv_cache_update.k_cache", error);
+  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.C), YES, @"kv_cache_update.k_cache", error);
 }
 
 - (nullable id<MTLBuffer>)newVCacheBufferForDims:(const MTGKvCacheUpdateDims&)dims
                                            types:(const MTGKvCacheUpdateTypes&)types
                                            error:(NSError**)error {
   const int64_t elements = kernel::v_cache_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.C), YES, @"kv_cache_update.v_cache", error);
+  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.C), YES, @"kv_cache_update.v_cache", error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -227,7 +286,6 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
                         vCache:(id<MTLBuffer>)vCache
                   vCacheOffset:(NSUInteger)vCacheOffset
                           dims:(const MTGKvCacheUpdateDims&)dims
-                       scalars:(const MTGKvCacheUpdateScalars&)scalars
                          types:(const MTGKvCacheUpdateTypes&)types
                         tuning:(const MTGKvCacheUpdateTuning&)tuning
                          error:(NSError**)error {
@@ -241,9 +299,10 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
   }
-  id<MTLComputePipelineState> pipeline = _pipelines[variantIndex];
+  id<MTLComputePipelineState> pipeline = [_pipelines pipelineAtIndex:variantIndex error:error];
   const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(dims, tuning));
-  if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
+  if (pipeline == nil ||
+      !MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
                                error) ||
       !MTGCheckBuffers(kernel::kName, {
                            {"k", k, kOffset, mtlgen::dtype_size(types.T), kernel::k_elements(dims, tuning, types)},
@@ -264,7 +323,7 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
   [encoder setBuffer:position offset:positionOffset atIndex:2];
   [encoder setBuffer:kCache offset:kCacheOffset atIndex:3];
   [encoder setBuffer:vCache offset:vCacheOffset atIndex:4];
-  const kernel::Params params = kernel::make_params(dims, scalars);
+  const kernel::Params params = kernel::make_params(dims, kernel::Scalars{});
   [encoder setBytes:&params length:sizeof(params) atIndex:kernel::kParamsIndex];
   [encoder dispatchThreadgroups:threadgroupsPerGrid threadsPerThreadgroup:threadsPerThreadgroup];
   return YES;
@@ -282,7 +341,6 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
                         vCache:(id<MTLBuffer>)vCache
                   vCacheOffset:(NSUInteger)vCacheOffset
                           dims:(const MTGKvCacheUpdateDims&)dims
-                       scalars:(const MTGKvCacheUpdateScalars&)scalars
                          types:(const MTGKvCacheUpdateTypes&)types
                          error:(NSError**)error {
   if (TypesIndex(types) == kTypeChoices.size()) {
@@ -301,9 +359,8 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
                                vCache:vCache
                          vCacheOffset:vCacheOffset
                                  dims:dims
-                              scalars:scalars
                                 types:types
-                               tuning:[self tuningForTypes:types]
+                               tuning:kernel::tuning_serving(dims, types, [self tuningForTypes:types])
                                 error:error];
 }
 
@@ -347,13 +404,31 @@ Tuning KvCacheUpdateKernel::tuning_for(const Types& types) const {
   return [impl_->glue tuningForTypes:types];
 }
 
-bool KvCacheUpdateKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,
-    const Types& types, std::string* error) const {
-  return encode(encoder, buffers, dims, scalars, types, tuning_for(types), error);
+bool KvCacheUpdateKernel::prewarm(std::string* error) const {
+  NSError* failure = nil;
+  const BOOL prewarmed = [impl_->glue prewarmWithError:&failure];
+  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
+  return prewarmed;
 }
 
-bool KvCacheUpdateKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,
-    const Types& types, const Tuning& tuning, std::string* error) const {
+bool KvCacheUpdateKernel::prewarm(const std::vector<Variant>& variants, std::string* error) const {
+  NSError* failure = nil;
+  const BOOL prewarmed = [impl_->glue prewarmVariants:variants error:&failure];
+  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
+  return prewarmed;
+}
+
+void KvCacheUpdateKernel::prewarm_async(std::function<void(const std::string& error)> done) const {
+  [impl_->glue prewarmWithCompletionHandler:^(NSError* _Nullable failure) {
+    done(failure != nil ? MTGDescription(failure) : std::string());
+  }];
+}
+
+bool KvCacheUpdateKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types, std::string* error) const {
+  return encode(encoder, buffers, dims, types, tuning_for(types), error);
+}
+
+bool KvCacheUpdateKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types, const Tuning& tuning, std::string* error) const {
   if (encoder == nullptr) {
     if (error != nullptr) *error = std::string(kName) + ": the compute command encoder is null";
     return false;
@@ -371,7 +446,6 @@ bool KvCacheUpdateKernel::encode(void* encoder, const Buffers& buffers, const Di
                                                     vCache:(__bridge id<MTLBuffer>)buffers.v_cache.buffer
                                               vCacheOffset:buffers.v_cache.offset
                                                       dims:dims
-                                                   scalars:scalars
                                                      types:types
                                                     tuning:tuning
                                                      error:&failure];

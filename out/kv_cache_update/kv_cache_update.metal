@@ -6,6 +6,9 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Threads per simdgroup on every Apple GPU.
+constant constexpr uint SIMD_SIZE = 32;
+
 // Dims and scalars, passed with setBytes at buffer(5).
 struct kv_cache_update_params {
   uint kv_heads;
@@ -40,14 +43,7 @@ template <typename T, typename C, uint TG>
 
 // One entry point per variant: T in {float, half, bfloat} x C in {half, bfloat} x TG in {32, 256, 1024}.
 #define instantiate_kv_cache_update(entry_name, T, C, TG) \
-  template [[host_name(entry_name)]] [[kernel]] void kv_cache_update<T, C, TG>( \
-      device const T* k [[buffer(0)]], \
-      device const T* v [[buffer(1)]], \
-      device const uint* position [[buffer(2)]], \
-      device C* k_cache [[buffer(3)]], \
-      device C* v_cache [[buffer(4)]], \
-      constant kv_cache_update_params& params [[buffer(5)]], \
-      uint gid [[thread_position_in_grid]]);
+  template [[host_name(entry_name)]] [[kernel]] decltype(kv_cache_update<T, C, TG>) kv_cache_update<T, C, TG>;
 instantiate_kv_cache_update("kv_cache_update_f32_f16_tg32", float, half, 32)
 instantiate_kv_cache_update("kv_cache_update_f32_f16_tg256", float, half, 256)
 instantiate_kv_cache_update("kv_cache_update_f32_f16_tg1024", float, half, 1024)

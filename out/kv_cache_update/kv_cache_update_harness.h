@@ -3,7 +3,8 @@
 //
 // kv_cache_update: k_cache[h, position, :] = k[h, :], v_cache[h, position, :] = v[h, :] (converted to the cache type); nothing else changes; a position >= capacity writes nothing.
 // kv_cache_update as the shared bench and autotune programs see it (../support/mtlgen_harness.h): its
-// test cases, buffers and inputs, the glue that encodes it and the C++ reference that checks it.
+// test cases, buffers and tolerances (kv_cache_update_test_data.h, plain C++ shared with `mtlgen verify`'s
+// generator and judge), the glue that encodes it and the C++ reference that checks it.
 // Included by bench_kv_cache_update.mm and autotune_kv_cache_update.mm, one per program.
 #pragma once
 
@@ -18,6 +19,7 @@
 
 #include "../support/mtlgen_harness.h"
 #include "kv_cache_update_reference.h"
+#include "kv_cache_update_test_data.h"
 
 NS_ASSUME_NONNULL_BEGIN
 
@@ -25,39 +27,11 @@ namespace mtlgen::kernels::kv_cache_update::harness {
 
 namespace h = mtlgen::harness;
 
-// The dims named in `values` (check() has vouched for them).
-inline Dims DimsFrom([[maybe_unused]] const h::Values& values) {
-  Dims dims;
-  dims.kv_heads = static_cast<uint32_t>(values.at("kv_heads"));
-  dims.head_dim = static_cast<uint32_t>(values.at("head_dim"));
-  dims.capacity = static_cast<uint32_t>(values.at("capacity"));
-  return dims;
-}
-
-// An input distribution as the spec writes it.
-inline h::Fill MakeFill(h::Fill::Dist dist, double a, double b, std::vector<double> values, double nan, double inf,
-                        double neg_inf, std::map<uint64_t, double> set) {
-  return h::Fill{dist, a, b, std::move(values), nan, inf, neg_inf, std::move(set)};
-}
-
 class Harness final : public h::Kernel {
  public:
   const char* name() const override { return kName; }
 
-  uint64_t seed() const override { return 17; }
-
-  std::vector<h::Case> cases() const override {
-    return {
-        {"tiny", {{"capacity", 1}, {"head_dim", 1}, {"kv_heads", 1}}, {{"position", MakeFill(h::Fill::Dist::constant, 0, 1, {}, 0, 0, 0, {})}}},
-        {"ragged", {{"capacity", 5}, {"head_dim", 33}, {"kv_heads", 3}}, {{"position", MakeFill(h::Fill::Dist::constant, 4, 1, {}, 0, 0, 0, {})}}},
-        {"position_0", {{"capacity", 4096}, {"head_dim", 128}, {"kv_heads", 8}}, {{"position", MakeFill(h::Fill::Dist::constant, 0, 1, {}, 0, 0, 0, {})}}},
-        {"position_1", {{"capacity", 256}, {"head_dim", 128}, {"kv_heads", 8}}, {{"position", MakeFill(h::Fill::Dist::constant, 1, 1, {}, 0, 0, 0, {})}}},
-        {"position_last", {{"capacity", 4096}, {"head_dim", 128}, {"kv_heads", 8}}, {{"position", MakeFill(h::Fill::Dist::constant, 4095, 1, {}, 0, 0, 0, {})}}},
-        {"position_at_capacity", {{"capacity", 64}, {"head_dim", 128}, {"kv_heads", 8}}, {{"position", MakeFill(h::Fill::Dist::constant, 64, 1, {}, 0, 0, 0, {})}}},
-        {"position_max_uint", {{"capacity", 16}, {"head_dim", 64}, {"kv_heads", 2}}, {{"position", MakeFill(h::Fill::Dist::constant, 4294967295, 1, {}, 0, 0, 0, {})}}},
-        {"specials", {{"capacity", 8}, {"head_dim", 128}, {"kv_heads", 2}}, {{"k", MakeFill(h::Fill::Dist::uniform, -100000, 100000, {}, 0.05, 0.05, 0.05, {})}, {"position", MakeFill(h::Fill::Dist::constant, 3, 1, {}, 0, 0, 0, {})}, {"v", MakeFill(h::Fill::Dist::normal, 0, 1000, {}, 0.05, 0, 0, {})}}},
-    };
-  }
+  std::vector<h::Case> cases() const override { return test_data::cases(); }
 
   std::vector<h::Variant> variants() const override {
     std::vector<h::Variant> variants;
@@ -82,7 +56,7 @@ class Harness final : public h::Kernel {
       if (it->second < 0 || it->second > 0xFFFFFFFFll) return "dim " + dim + " does not fit in 32 bits";
     }
     try {
-      check_dims(DimsFrom(values));
+      check_dims(test_data::dims_from(values));
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
@@ -91,33 +65,20 @@ class Harness final : public h::Kernel {
 
   std::string admits(const h::Values& values, size_t variant) const override {
     try {
-      check_dims(DimsFrom(values), [MTGKvCacheUpdate tuningOfVariant:variant], [MTGKvCacheUpdate typesOfVariant:variant]);
+      check_dims(test_data::dims_from(values), [MTGKvCacheUpdate tuningOfVariant:variant],
+                 [MTGKvCacheUpdate typesOfVariant:variant]);
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
     return "";
   }
 
-  std::vector<h::BufferSpec> buffers(const h::Values& values, size_t variant) const override {
-    const Dims dims = DimsFrom(values);
-    [[maybe_unused]] const Types types = [MTGKvCacheUpdate typesOfVariant:variant];
-    [[maybe_unused]] const Tuning tuning = [MTGKvCacheUpdate tuningOfVariant:variant];
-    return {
-        {"k", types.T, static_cast<uint64_t>(k_elements(dims, tuning, types)), true, false,
-         true, MakeFill(h::Fill::Dist::uniform, -2, 2, {}, 0, 0, 0, {})},
-        {"v", types.T, static_cast<uint64_t>(v_elements(dims, tuning, types)), true, false,
-         true, MakeFill(h::Fill::Dist::uniform, -2, 2, {}, 0, 0, 0, {})},
-        {"position", mtlgen::DType::u32, static_cast<uint64_t>(position_elements(dims, tuning, types)), true, false,
-         true, MakeFill(h::Fill::Dist::uniform, -2, 2, {}, 0, 0, 0, {})},
-        {"k_cache", types.C, static_cast<uint64_t>(k_cache_elements(dims, tuning, types)), true, true,
-         true, MakeFill(h::Fill::Dist::uniform, -2, 2, {}, 0, 0, 0, {})},
-        {"v_cache", types.C, static_cast<uint64_t>(v_cache_elements(dims, tuning, types)), true, true,
-         true, MakeFill(h::Fill::Dist::uniform, -2, 2, {}, 0, 0, 0, {})},
-    };
+  std::vector<h::BufferSpec> buffers(const h::Case& c, size_t variant) const override {
+    return test_data::buffers(c, [MTGKvCacheUpdate tuningOfVariant:variant], [MTGKvCacheUpdate typesOfVariant:variant]);
   }
 
   uint64_t bytes_moved(const h::Values& values, size_t variant) const override {
-    const Cost c = cost(DimsFrom(values), [MTGKvCacheUpdate tuningOfVariant:variant], [MTGKvCacheUpdate typesOfVariant:variant]);
+    const Cost c = cost(test_data::dims_from(values), [MTGKvCacheUpdate tuningOfVariant:variant], [MTGKvCacheUpdate typesOfVariant:variant]);
     return static_cast<uint64_t>(c.bytes_read + c.bytes_written);
   }
 
@@ -155,7 +116,7 @@ class Harness final : public h::Kernel {
     return variant;
   }
 
-  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Values& values,
+  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Case& c,
               size_t variant, NSError** error) const override {
     return [glue_ encodeToCommandEncoder:encoder
                                        k:buffers[0]
@@ -168,16 +129,15 @@ class Harness final : public h::Kernel {
                             kCacheOffset:0
                                   vCache:buffers[4]
                             vCacheOffset:0
-                                    dims:DimsFrom(values)
-                                 scalars:Scalars{}
+                                    dims:test_data::dims_from(c.dims)
                                    types:[MTGKvCacheUpdate typesOfVariant:variant]
                                   tuning:[MTGKvCacheUpdate tuningOfVariant:variant]
                                    error:error];
   }
 
-  std::string reference(const h::Values& values, size_t variant,
+  std::string reference(const h::Case& c, size_t variant,
                         [[maybe_unused]] std::vector<std::vector<uint8_t>>& buffers) const override {
-    const Dims dims = DimsFrom(values);
+    const Dims dims = test_data::dims_from(c.dims);
     const std::string types = types_key([MTGKvCacheUpdate typesOfVariant:variant]);
     try {
       if (types == "T=float,C=half") {
@@ -187,7 +147,7 @@ class Harness final : public h::Kernel {
             h::view<const uint32_t>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
             h::view<mtlgen::half>(buffers[4]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGKvCacheUpdate tuningOfVariant:variant]);
         return "";
       }
@@ -198,7 +158,7 @@ class Harness final : public h::Kernel {
             h::view<const uint32_t>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
             h::view<mtlgen::bfloat>(buffers[4]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGKvCacheUpdate tuningOfVariant:variant]);
         return "";
       }
@@ -209,7 +169,7 @@ class Harness final : public h::Kernel {
             h::view<const uint32_t>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
             h::view<mtlgen::half>(buffers[4]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGKvCacheUpdate tuningOfVariant:variant]);
         return "";
       }
@@ -220,7 +180,7 @@ class Harness final : public h::Kernel {
             h::view<const uint32_t>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
             h::view<mtlgen::bfloat>(buffers[4]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGKvCacheUpdate tuningOfVariant:variant]);
         return "";
       }
@@ -231,7 +191,7 @@ class Harness final : public h::Kernel {
             h::view<const uint32_t>(buffers[2]),
             h::view<mtlgen::half>(buffers[3]),
             h::view<mtlgen::half>(buffers[4]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGKvCacheUpdate tuningOfVariant:variant]);
         return "";
       }
@@ -242,7 +202,7 @@ class Harness final : public h::Kernel {
             h::view<const uint32_t>(buffers[2]),
             h::view<mtlgen::bfloat>(buffers[3]),
             h::view<mtlgen::bfloat>(buffers[4]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGKvCacheUpdate tuningOfVariant:variant]);
         return "";
       }
@@ -252,15 +212,8 @@ class Harness final : public h::Kernel {
     return std::string(kName) + ": no reference for " + types;
   }
 
-  h::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) const override {
-    switch (type) {
-      case mtlgen::DType::f16:
-        return {-1, -1, -1, true};
-      case mtlgen::DType::bf16:
-        return {-1, -1, -1, true};
-      default:
-        return h::default_tolerance(type);
-    }
+  h::Tolerance tolerance(const std::string& output, mtlgen::DType type) const override {
+    return test_data::tolerance(output, type);
   }
 
  private:

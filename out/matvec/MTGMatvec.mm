@@ -8,7 +8,9 @@
 #import "MTGMatvec.h"
 
 #include <array>
+#include <functional>
 #include <memory>
+#include <utility>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -68,6 +70,15 @@ size_t VariantIndex(const kernel::Types& types, const kernel::Tuning& tuning) {
   return MTGVariantIndex(kVariants, kernel::entry_point(types, tuning));
 }
 
+// What the pipeline cache creates each variant from, and the threadgroup it must admit.
+std::vector<MTGPipelineVariant> PipelineVariants() {
+  std::vector<MTGPipelineVariant> variants;
+  for (const Variant& v : kVariants) {
+    variants.push_back({v.entryPoint, MTGSize(kernel::max_threads_per_threadgroup(v.tuning))});
+  }
+  return variants;
+}
+
 // Index in kTypeChoices of `types`; kTypeChoices.size() when no variant has them.
 size_t TypesIndex([[maybe_unused]] const kernel::Types& types) {
   for (size_t i = 0; i < kTypeChoices.size(); ++i) {
@@ -96,8 +107,7 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
 }  // namespace
 
 @implementation MTGMatvec {
-  id<MTLDevice> _device;
-  std::vector<id<MTLComputePipelineState>> _pipelines;  // per kVariants
+  MTGPipelineCache* _pipelines;  // per kVariants, created on first use
   std::array<kernel::Tuning, kTypeChoices.size()> _tunings;  // per kTypeChoices
   BOOL _captureWatched;  // MTLGEN_CAPTURE names this kernel: count its dispatches
 }
@@ -107,14 +117,15 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                                    error:(NSError**)error {
   self = [super init];
   if (self == nil) return nil;
-  _device = library.device;
   // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
   NSError* failure = nil;
   @autoreleasepool {
-    std::vector<const char*> entryPoints;
-    for (const Variant& v : kVariants) entryPoints.push_back(v.entryPoint);
-    failure = MTGCreatePipelines(library, entryPoints, nil, kernel::kName, _pipelines);
-    if (failure == nil) failure = [self chooseTuningsFromTable:tuningTable];
+    _pipelines = [[MTGPipelineCache alloc] initWithLibrary:library
+                                            constantValues:nil
+                                                    kernel:kernel::kName
+                                                  variants:PipelineVariants()
+                                                     error:&failure];
+    if (_pipelines != nil) failure = [self chooseTuningsFromTable:tuningTable];
   }
   if (failure != nil) {
     if (error != nullptr) *error = failure;
@@ -124,14 +135,18 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
   return self;
 }
 
+- (id<MTLDevice>)device {
+  return _pipelines.device;
+}
+
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
   return [self initWithLibrary:library
                    tuningTable:nullptr
                          error:error];
 }
 
-// For each type choice, the tuning encode calls without one use; each must be compiled and admitted
-// by its pipeline on this device. Returns why not, or nil.
+// For each type choice, the tuning encode calls without one use, which must be compiled (whether its
+// pipeline admits its threadgroup is checked when the pipeline is created). Returns why not, or nil.
 - (nullable NSError*)chooseTuningsFromTable:(const mtlgen::TuningTable* _Nullable)table {
   std::shared_ptr<const mtlgen::TuningTable> environment;
   NSError* failure = nil;
@@ -139,21 +154,18 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
   if (table == nullptr) table = environment.get();
   for (size_t i = 0; i < kTypeChoices.size(); ++i) {
     const std::string types = kernel::types_key(kTypeChoices[i]);
+    const id<MTLDevice> device = _pipelines.device;
     kernel::Tuning tuning;
-    const auto* tuned = MTGTunablesFor(table, _device, kernel::kName, types);
+    const auto* tuned = MTGTunablesFor(table, device, kernel::kName, types);
     const std::string unknown = tuned != nullptr ? ApplyTunables(*tuned, tuning) : "";
     const size_t v = VariantIndex(kTypeChoices[i], tuning);
     if (!unknown.empty() || v == kVariants.size()) {
       const std::string source = tuned != nullptr ? table->path() : std::string("the spec");
       return MTGMakeError(MTGErrorTuning, std::string(kernel::kName) + ": " + source + " tunes {" + types +
-                                              "} on " + MTGString(_device.name) + " to " +
+                                              "} on " + MTGString(device.name) + " to " +
                                               (unknown.empty() ? Describe(kTypeChoices[i], tuning) + ", which was not compiled"
                                                                : "unknown tunable " + unknown) +
                                               "; run autotune_" + kernel::kName + " again");
-    }
-    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::max_threads_per_threadgroup(tuning)), kernel::kName,
-                                 kVariants[v].entryPoint, &failure)) {
-      return failure;
     }
     _tunings[i] = tuning;
   }
@@ -173,14 +185,61 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
 }
 
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGMatvecTypes&)types
-                                                  tuning:(const MTGMatvecTuning&)tuning {
+                                                  tuning:(const MTGMatvecTuning&)tuning
+                                                   error:(NSError**)error {
   const size_t variantIndex = VariantIndex(types, tuning);
-  return variantIndex < kVariants.size() ? _pipelines[variantIndex] : nil;
+  if (variantIndex == kVariants.size()) {
+    MTGFail(error, MTGErrorNoSuchVariant, std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
+    return nil;
+  }
+  return [_pipelines pipelineAtIndex:variantIndex error:error];
 }
 
 - (BOOL)supportsTypes:(const MTGMatvecTypes&)types tuning:(const MTGMatvecTuning&)tuning {
-  id<MTLComputePipelineState> pipeline = [self pipelineForTypes:types tuning:tuning];
-  return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::max_threads_per_threadgroup(tuning)));
+  return [self pipelineForTypes:types tuning:tuning error:nullptr] != nil;
+}
+
+- (BOOL)prewarmWithError:(NSError**)error {
+  return [_pipelines prewarmIndices:[self defaultVariantIndices] error:error];
+}
+
+- (BOOL)prewarmVariants:(const std::vector<MTGMatvecVariant>&)variants error:(NSError**)error {
+  std::vector<size_t> indices;
+  return [self indices:indices ofVariants:variants error:error] && [_pipelines prewarmIndices:indices error:error];
+}
+
+- (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler {
+  auto group = MTGPrewarmGroup::make(completionHandler);
+  [_pipelines prewarmIndices:[self defaultVariantIndices] group:group];
+  group->leave(nil);
+}
+
+- (void)prewarmVariants:(const std::vector<MTGMatvecVariant>&)variants
+      completionHandler:(void (^)(NSError* _Nullable error))completionHandler {
+  auto group = MTGPrewarmGroup::make(completionHandler);
+  std::vector<size_t> indices;
+  NSError* failure = nil;
+  if ([self indices:indices ofVariants:variants error:&failure]) [_pipelines prewarmIndices:indices group:group];
+  group->leave(failure);
+}
+
+// The variant of each type choice's default tuning, in kTypeChoices order.
+- (std::vector<size_t>)defaultVariantIndices {
+  std::vector<size_t> indices;
+  for (size_t i = 0; i < kTypeChoices.size(); ++i) indices.push_back(VariantIndex(kTypeChoices[i], _tunings[i]));
+  return indices;
+}
+
+// `variants` as indices in kVariants; NO with MTGErrorNoSuchVariant naming the first not compiled.
+- (BOOL)indices:(std::vector<size_t>&)indices ofVariants:(const std::vector<MTGMatvecVariant>&)variants error:(NSError**)error {
+  for (const MTGMatvecVariant& v : variants) {
+    indices.push_back(VariantIndex(v.types, v.tuning));
+    if (indices.back() == kVariants.size()) {
+      return MTGFail(error, MTGErrorNoSuchVariant,
+                     std::string(kernel::kName) + ": cannot prewarm " + Describe(v.types, v.tuning) + ", which was not compiled");
+    }
+  }
+  return YES;
 }
 
 - (MTGMatvecTuning)tuningForTypes:(const MTGMatvecTypes&)types {
@@ -192,21 +251,21 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                                       types:(const MTGMatvecTypes&)types
                                       error:(NSError**)error {
   const int64_t elements = kernel::w_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"matvec.w", error);
+  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"matvec.w", error);
 }
 
 - (nullable id<MTLBuffer>)newXBufferForDims:(const MTGMatvecDims&)dims
                                       types:(const MTGMatvecTypes&)types
                                       error:(NSError**)error {
   const int64_t elements = kernel::x_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"matvec.x", error);
+  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"matvec.x", error);
 }
 
 - (nullable id<MTLBuffer>)newYBufferForDims:(const MTGMatvecDims&)dims
                                       types:(const MTGMatvecTypes&)types
                                       error:(NSError**)error {
   const int64_t elements = kernel::y_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"matvec.y", error);
+  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"matvec.y", error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -217,7 +276,6 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                              y:(id<MTLBuffer>)y
                        yOffset:(NSUInteger)yOffset
                           dims:(const MTGMatvecDims&)dims
-                       scalars:(const MTGMatvecScalars&)scalars
                          types:(const MTGMatvecTypes&)types
                         tuning:(const MTGMatvecTuning&)tuning
                          error:(NSError**)error {
@@ -231,9 +289,10 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
   }
-  id<MTLComputePipelineState> pipeline = _pipelines[variantIndex];
+  id<MTLComputePipelineState> pipeline = [_pipelines pipelineAtIndex:variantIndex error:error];
   const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(dims, tuning));
-  if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
+  if (pipeline == nil ||
+      !MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
                                error) ||
       !MTGCheckBuffers(kernel::kName, {
                            {"w", w, wOffset, mtlgen::dtype_size(types.T), kernel::w_elements(dims, tuning, types)},
@@ -250,7 +309,7 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
   [encoder setBuffer:w offset:wOffset atIndex:0];
   [encoder setBuffer:x offset:xOffset atIndex:1];
   [encoder setBuffer:y offset:yOffset atIndex:2];
-  const kernel::Params params = kernel::make_params(dims, scalars);
+  const kernel::Params params = kernel::make_params(dims, kernel::Scalars{});
   [encoder setBytes:&params length:sizeof(params) atIndex:kernel::kParamsIndex];
   [encoder setThreadgroupMemoryLength:ThreadgroupMemoryLength(0, tuning, types) atIndex:0];  // row_partials
   [encoder dispatchThreadgroups:threadgroupsPerGrid threadsPerThreadgroup:threadsPerThreadgroup];
@@ -265,7 +324,6 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                              y:(id<MTLBuffer>)y
                        yOffset:(NSUInteger)yOffset
                           dims:(const MTGMatvecDims&)dims
-                       scalars:(const MTGMatvecScalars&)scalars
                          types:(const MTGMatvecTypes&)types
                          error:(NSError**)error {
   if (TypesIndex(types) == kTypeChoices.size()) {
@@ -280,9 +338,8 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                                     y:y
                               yOffset:yOffset
                                  dims:dims
-                              scalars:scalars
                                 types:types
-                               tuning:[self tuningForTypes:types]
+                               tuning:kernel::tuning_serving(dims, types, [self tuningForTypes:types])
                                 error:error];
 }
 
@@ -326,13 +383,31 @@ Tuning MatvecKernel::tuning_for(const Types& types) const {
   return [impl_->glue tuningForTypes:types];
 }
 
-bool MatvecKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,
-    const Types& types, std::string* error) const {
-  return encode(encoder, buffers, dims, scalars, types, tuning_for(types), error);
+bool MatvecKernel::prewarm(std::string* error) const {
+  NSError* failure = nil;
+  const BOOL prewarmed = [impl_->glue prewarmWithError:&failure];
+  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
+  return prewarmed;
 }
 
-bool MatvecKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,
-    const Types& types, const Tuning& tuning, std::string* error) const {
+bool MatvecKernel::prewarm(const std::vector<Variant>& variants, std::string* error) const {
+  NSError* failure = nil;
+  const BOOL prewarmed = [impl_->glue prewarmVariants:variants error:&failure];
+  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
+  return prewarmed;
+}
+
+void MatvecKernel::prewarm_async(std::function<void(const std::string& error)> done) const {
+  [impl_->glue prewarmWithCompletionHandler:^(NSError* _Nullable failure) {
+    done(failure != nil ? MTGDescription(failure) : std::string());
+  }];
+}
+
+bool MatvecKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types, std::string* error) const {
+  return encode(encoder, buffers, dims, types, tuning_for(types), error);
+}
+
+bool MatvecKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types, const Tuning& tuning, std::string* error) const {
   if (encoder == nullptr) {
     if (error != nullptr) *error = std::string(kName) + ": the compute command encoder is null";
     return false;
@@ -346,7 +421,6 @@ bool MatvecKernel::encode(void* encoder, const Buffers& buffers, const Dims& dim
                                                          y:(__bridge id<MTLBuffer>)buffers.y.buffer
                                                    yOffset:buffers.y.offset
                                                       dims:dims
-                                                   scalars:scalars
                                                      types:types
                                                     tuning:tuning
                                                      error:&failure];

@@ -8,9 +8,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "../support/mtlgen_metal.h"
 #include "matvec_types.h"
@@ -50,15 +52,22 @@ class MatvecKernel {
     mtlgen::MetalBuffer y;  // T[rows], write
   };
 
+  // One compiled variant: a type choice and a tuning.
+  struct Variant {
+    Types types;
+    Tuning tuning;
+  };
+
   struct Options {
     // Where the default tuning per type choice comes from; nullptr: the file MTLGEN_TUNING names,
     // if any, else the spec's defaults.
     const mtlgen::TuningTable* tuning_table = nullptr;
   };
 
-  // Creates the pipeline of every variant from `mtl_library` (an id<MTLLibrary>) and chooses the
-  // default tuning per type choice. Returns nullptr and sets `error` when an entry point is missing,
-  // Metal cannot create a pipeline, or a chosen tuning cannot run on this device.
+  // Takes `mtl_library` (an id<MTLLibrary>) and chooses the default tuning per type choice; compiles
+  // nothing: each variant's pipeline is created by the first encode that uses it, or by prewarm.
+  // Returns nullptr and sets `error` when an entry point is missing or the tuning table names a
+  // variant that was not compiled.
   static std::unique_ptr<MatvecKernel> create(void* mtl_library, std::string* error);
   static std::unique_ptr<MatvecKernel> create(void* mtl_library, const Options& options, std::string* error);
 
@@ -66,19 +75,28 @@ class MatvecKernel {
   MatvecKernel(const MatvecKernel&) = delete;
   MatvecKernel& operator=(const MatvecKernel&) = delete;
 
-  // Whether the variant for `types` and `tuning` was compiled and its pipeline admits the
-  // threadgroup it dispatches on this device.
+  // Whether the variant for `types` and `tuning` was compiled and its pipeline (created now if
+  // needed) admits the threadgroup it dispatches on this device.
   bool supports(const Types& types, const Tuning& tuning) const;
 
   // The tuning the encode call without one uses for `types`.
   Tuning tuning_for(const Types& types) const;
 
-  // Encodes one dispatch into `encoder` (an id<MTLComputeCommandEncoder>). Returns false with
-  // `error` set, and encodes nothing, when the dims violate the spec, the variant cannot run, or a
-  // buffer is null, misaligned or too small.
-  bool encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars, const Types& types,
+  // Creates, on this thread, the pipelines not yet created of every type choice's default tuning,
+  // or of `variants`. Returns false with `error` set at the first that cannot be created or run.
+  bool prewarm(std::string* error) const;
+  bool prewarm(const std::vector<Variant>& variants, std::string* error) const;
+
+  // Returns at once; Metal creates the default tunings' pipelines in the background, then `done`
+  // runs once, on a thread of Metal's choosing, with "" or the first error.
+  void prewarm_async(std::function<void(const std::string& error)> done) const;
+
+  // Encodes one dispatch into `encoder` (an id<MTLComputeCommandEncoder>), creating the variant's
+  // pipeline on first use. Returns false with `error` set, and encodes nothing, when the dims
+  // violate the spec, the variant cannot run, or a buffer is null, misaligned or too small.
+  bool encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types,
               const Tuning& tuning, std::string* error) const;
-  bool encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars, const Types& types,
+  bool encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types,
               std::string* error) const;
 
  private:

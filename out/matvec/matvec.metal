@@ -6,6 +6,9 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Threads per simdgroup on every Apple GPU.
+constant constexpr uint SIMD_SIZE = 32;
+
 // Dims and scalars, passed with setBytes at buffer(3).
 struct matvec_params {
   uint rows;
@@ -80,16 +83,7 @@ template <typename T, uint TG, uint ROWS>
 
 // One entry point per variant: T in {float, half, bfloat} x TG in {32, 64, 128, 256} x ROWS in {4, 8}.
 #define instantiate_matvec(entry_name, T, TG, ROWS) \
-  template [[host_name(entry_name)]] [[kernel]] void matvec<T, TG, ROWS>( \
-      device const T* w [[buffer(0)]], \
-      device const T* x [[buffer(1)]], \
-      device T* y [[buffer(2)]], \
-      constant matvec_params& params [[buffer(3)]], \
-      threadgroup float* row_partials [[threadgroup(0)]], \
-      uint tgid [[threadgroup_position_in_grid]], \
-      uint local_index [[thread_index_in_threadgroup]], \
-      uint simd_lane [[thread_index_in_simdgroup]], \
-      uint simd_group [[simdgroup_index_in_threadgroup]]);
+  template [[host_name(entry_name)]] [[kernel]] decltype(matvec<T, TG, ROWS>) matvec<T, TG, ROWS>;
 instantiate_matvec("matvec_f32_tg32_rows4", float, 32, 4)
 instantiate_matvec("matvec_f32_tg32_rows8", float, 32, 8)
 instantiate_matvec("matvec_f32_tg64_rows4", float, 64, 4)

@@ -3,7 +3,8 @@
 //
 // matvec: y[r] = sum_c W[r, c] * x[c], W row-major [rows, cols], accumulated in f32, y rounded to T.
 // matvec as the shared bench and autotune programs see it (../support/mtlgen_harness.h): its
-// test cases, buffers and inputs, the glue that encodes it and the C++ reference that checks it.
+// test cases, buffers and tolerances (matvec_test_data.h, plain C++ shared with `mtlgen verify`'s
+// generator and judge), the glue that encodes it and the C++ reference that checks it.
 // Included by bench_matvec.mm and autotune_matvec.mm, one per program.
 #pragma once
 
@@ -18,6 +19,7 @@
 
 #include "../support/mtlgen_harness.h"
 #include "matvec_reference.h"
+#include "matvec_test_data.h"
 
 NS_ASSUME_NONNULL_BEGIN
 
@@ -25,39 +27,11 @@ namespace mtlgen::kernels::matvec::harness {
 
 namespace h = mtlgen::harness;
 
-// The dims named in `values` (check() has vouched for them).
-inline Dims DimsFrom([[maybe_unused]] const h::Values& values) {
-  Dims dims;
-  dims.rows = static_cast<uint32_t>(values.at("rows"));
-  dims.cols = static_cast<uint32_t>(values.at("cols"));
-  return dims;
-}
-
-// An input distribution as the spec writes it.
-inline h::Fill MakeFill(h::Fill::Dist dist, double a, double b, std::vector<double> values, double nan, double inf,
-                        double neg_inf, std::map<uint64_t, double> set) {
-  return h::Fill{dist, a, b, std::move(values), nan, inf, neg_inf, std::move(set)};
-}
-
 class Harness final : public h::Kernel {
  public:
   const char* name() const override { return kName; }
 
-  uint64_t seed() const override { return 17; }
-
-  std::vector<h::Case> cases() const override {
-    return {
-        {"one", {{"cols", 1}, {"rows", 1}}, {}},
-        {"below_simd", {{"cols", 31}, {"rows", 31}}, {}},
-        {"above_simd", {{"cols", 33}, {"rows", 33}}, {}},
-        {"ragged_tail", {{"cols", 4097}, {"rows", 1}}, {}},
-        {"vector_short", {{"cols", 36}, {"rows", 5}}, {}},
-        {"vector_tail", {{"cols", 1028}, {"rows", 9}}, {}},
-        {"nan_inf_propagate", {{"cols", 100}, {"rows", 12}}, {{"w", MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0.002, 0.004, 0.004, {})}}},
-        {"decode_kv_proj_1024x2048", {{"cols", 2048}, {"rows", 1024}}, {{"w", MakeFill(h::Fill::Dist::normal, 0, 0.02, {}, 0, 0, 0, {})}}},
-        {"decode_down_proj_128_of_2048x6144", {{"cols", 6144}, {"rows", 128}}, {{"w", MakeFill(h::Fill::Dist::normal, 0, 0.02, {}, 0, 0, 0, {})}}},
-    };
-  }
+  std::vector<h::Case> cases() const override { return test_data::cases(); }
 
   std::vector<h::Variant> variants() const override {
     std::vector<h::Variant> variants;
@@ -82,7 +56,7 @@ class Harness final : public h::Kernel {
       if (it->second < 0 || it->second > 0xFFFFFFFFll) return "dim " + dim + " does not fit in 32 bits";
     }
     try {
-      check_dims(DimsFrom(values));
+      check_dims(test_data::dims_from(values));
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
@@ -91,29 +65,20 @@ class Harness final : public h::Kernel {
 
   std::string admits(const h::Values& values, size_t variant) const override {
     try {
-      check_dims(DimsFrom(values), [MTGMatvec tuningOfVariant:variant], [MTGMatvec typesOfVariant:variant]);
+      check_dims(test_data::dims_from(values), [MTGMatvec tuningOfVariant:variant],
+                 [MTGMatvec typesOfVariant:variant]);
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
     return "";
   }
 
-  std::vector<h::BufferSpec> buffers(const h::Values& values, size_t variant) const override {
-    const Dims dims = DimsFrom(values);
-    [[maybe_unused]] const Types types = [MTGMatvec typesOfVariant:variant];
-    [[maybe_unused]] const Tuning tuning = [MTGMatvec tuningOfVariant:variant];
-    return {
-        {"w", types.T, static_cast<uint64_t>(w_elements(dims, tuning, types)), true, false,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-        {"x", types.T, static_cast<uint64_t>(x_elements(dims, tuning, types)), true, false,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-        {"y", types.T, static_cast<uint64_t>(y_elements(dims, tuning, types)), false, true,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-    };
+  std::vector<h::BufferSpec> buffers(const h::Case& c, size_t variant) const override {
+    return test_data::buffers(c, [MTGMatvec tuningOfVariant:variant], [MTGMatvec typesOfVariant:variant]);
   }
 
   uint64_t bytes_moved(const h::Values& values, size_t variant) const override {
-    const Cost c = cost(DimsFrom(values), [MTGMatvec tuningOfVariant:variant], [MTGMatvec typesOfVariant:variant]);
+    const Cost c = cost(test_data::dims_from(values), [MTGMatvec tuningOfVariant:variant], [MTGMatvec typesOfVariant:variant]);
     return static_cast<uint64_t>(c.bytes_read + c.bytes_written);
   }
 
@@ -151,7 +116,7 @@ class Harness final : public h::Kernel {
     return variant;
   }
 
-  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Values& values,
+  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Case& c,
               size_t variant, NSError** error) const override {
     return [glue_ encodeToCommandEncoder:encoder
                                        w:buffers[0]
@@ -160,16 +125,15 @@ class Harness final : public h::Kernel {
                                  xOffset:0
                                        y:buffers[2]
                                  yOffset:0
-                                    dims:DimsFrom(values)
-                                 scalars:Scalars{}
+                                    dims:test_data::dims_from(c.dims)
                                    types:[MTGMatvec typesOfVariant:variant]
                                   tuning:[MTGMatvec tuningOfVariant:variant]
                                    error:error];
   }
 
-  std::string reference(const h::Values& values, size_t variant,
+  std::string reference(const h::Case& c, size_t variant,
                         [[maybe_unused]] std::vector<std::vector<uint8_t>>& buffers) const override {
-    const Dims dims = DimsFrom(values);
+    const Dims dims = test_data::dims_from(c.dims);
     const std::string types = types_key([MTGMatvec typesOfVariant:variant]);
     try {
       if (types == "T=float") {
@@ -177,7 +141,7 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[0]),
             h::view<const float>(buffers[1]),
             h::view<float>(buffers[2]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGMatvec tuningOfVariant:variant]);
         return "";
       }
@@ -186,7 +150,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[0]),
             h::view<const mtlgen::half>(buffers[1]),
             h::view<mtlgen::half>(buffers[2]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGMatvec tuningOfVariant:variant]);
         return "";
       }
@@ -195,7 +159,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[0]),
             h::view<const mtlgen::bfloat>(buffers[1]),
             h::view<mtlgen::bfloat>(buffers[2]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGMatvec tuningOfVariant:variant]);
         return "";
       }
@@ -205,17 +169,8 @@ class Harness final : public h::Kernel {
     return std::string(kName) + ": no reference for " + types;
   }
 
-  h::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) const override {
-    switch (type) {
-      case mtlgen::DType::f32:
-        return {5e-05, 1e-05, 1e-10, false};
-      case mtlgen::DType::f16:
-        return {0.002, 0.002, 0.0005, false};
-      case mtlgen::DType::bf16:
-        return {0.016, 0.016, 0.0005, false};
-      default:
-        return h::default_tolerance(type);
-    }
+  h::Tolerance tolerance(const std::string& output, mtlgen::DType type) const override {
+    return test_data::tolerance(output, type);
   }
 
  private:

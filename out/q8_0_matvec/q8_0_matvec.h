@@ -2,15 +2,17 @@
 // Do not edit by hand: change the spec and run `mtlgen generate`.
 //
 // q8_0_matvec: y[r] = sum_j dequant(W[r, j]) * x[j], W in q8_0 blocks (half d, 32 int8 qs; value d * q), accumulated in f32.
-// Plain C++ interface to MTGQ80Matvec, for code that cannot include Objective-C headers. Metal
+// Plain C++ interface to MTGQ8_0Matvec, for code that cannot include Objective-C headers. Metal
 // objects are passed as void*: an id<MTL...> bridged with (__bridge void*), owned by the caller.
-// Implemented in MTGQ80Matvec.mm, which must be compiled with -fobjc-arc.
+// Implemented in MTGQ8_0Matvec.mm, which must be compiled with -fobjc-arc.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "../support/mtlgen_metal.h"
 #include "q8_0_matvec_types.h"
@@ -37,7 +39,7 @@ inline bool set_tunable([[maybe_unused]] Tuning& tuning, [[maybe_unused]] const 
   return false;
 }
 
-class Q80MatvecKernel {
+class Q8_0MatvecKernel {
  public:
   // One id<MTLBuffer> and byte offset per buffer of the spec.
   struct Buffers {
@@ -46,40 +48,56 @@ class Q80MatvecKernel {
     mtlgen::MetalBuffer y;  // T[rows], write
   };
 
+  // One compiled variant: a type choice and a tuning.
+  struct Variant {
+    Types types;
+    Tuning tuning;
+  };
+
   struct Options {
     // Where the default tuning per type choice comes from; nullptr: the file MTLGEN_TUNING names,
     // if any, else the spec's defaults.
     const mtlgen::TuningTable* tuning_table = nullptr;
   };
 
-  // Creates the pipeline of every variant from `mtl_library` (an id<MTLLibrary>) and chooses the
-  // default tuning per type choice. Returns nullptr and sets `error` when an entry point is missing,
-  // Metal cannot create a pipeline, or a chosen tuning cannot run on this device.
-  static std::unique_ptr<Q80MatvecKernel> create(void* mtl_library, std::string* error);
-  static std::unique_ptr<Q80MatvecKernel> create(void* mtl_library, const Options& options, std::string* error);
+  // Takes `mtl_library` (an id<MTLLibrary>) and chooses the default tuning per type choice; compiles
+  // nothing: each variant's pipeline is created by the first encode that uses it, or by prewarm.
+  // Returns nullptr and sets `error` when an entry point is missing or the tuning table names a
+  // variant that was not compiled.
+  static std::unique_ptr<Q8_0MatvecKernel> create(void* mtl_library, std::string* error);
+  static std::unique_ptr<Q8_0MatvecKernel> create(void* mtl_library, const Options& options, std::string* error);
 
-  ~Q80MatvecKernel();
-  Q80MatvecKernel(const Q80MatvecKernel&) = delete;
-  Q80MatvecKernel& operator=(const Q80MatvecKernel&) = delete;
+  ~Q8_0MatvecKernel();
+  Q8_0MatvecKernel(const Q8_0MatvecKernel&) = delete;
+  Q8_0MatvecKernel& operator=(const Q8_0MatvecKernel&) = delete;
 
-  // Whether the variant for `types` and `tuning` was compiled and its pipeline admits the
-  // threadgroup it dispatches on this device.
+  // Whether the variant for `types` and `tuning` was compiled and its pipeline (created now if
+  // needed) admits the threadgroup it dispatches on this device.
   bool supports(const Types& types, const Tuning& tuning) const;
 
   // The tuning the encode call without one uses for `types`.
   Tuning tuning_for(const Types& types) const;
 
-  // Encodes one dispatch into `encoder` (an id<MTLComputeCommandEncoder>). Returns false with
-  // `error` set, and encodes nothing, when the dims violate the spec, the variant cannot run, or a
-  // buffer is null, misaligned or too small.
-  bool encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars, const Types& types,
+  // Creates, on this thread, the pipelines not yet created of every type choice's default tuning,
+  // or of `variants`. Returns false with `error` set at the first that cannot be created or run.
+  bool prewarm(std::string* error) const;
+  bool prewarm(const std::vector<Variant>& variants, std::string* error) const;
+
+  // Returns at once; Metal creates the default tunings' pipelines in the background, then `done`
+  // runs once, on a thread of Metal's choosing, with "" or the first error.
+  void prewarm_async(std::function<void(const std::string& error)> done) const;
+
+  // Encodes one dispatch into `encoder` (an id<MTLComputeCommandEncoder>), creating the variant's
+  // pipeline on first use. Returns false with `error` set, and encodes nothing, when the dims
+  // violate the spec, the variant cannot run, or a buffer is null, misaligned or too small.
+  bool encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types,
               const Tuning& tuning, std::string* error) const;
-  bool encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars, const Types& types,
+  bool encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types,
               std::string* error) const;
 
  private:
   struct Impl;
-  explicit Q80MatvecKernel(std::unique_ptr<Impl> impl);
+  explicit Q8_0MatvecKernel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -6,6 +6,9 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Threads per simdgroup on every Apple GPU.
+constant constexpr uint SIMD_SIZE = 32;
+
 // Dims and scalars, passed with setBytes at buffer(3).
 struct q8_0_matvec_params {
   uint rows;
@@ -57,14 +60,7 @@ template <typename T, uint TG>
 
 // One entry point per variant: T in {float, half} x TG in {32, 64, 128}.
 #define instantiate_q8_0_matvec(entry_name, T, TG) \
-  template [[host_name(entry_name)]] [[kernel]] void q8_0_matvec<T, TG>( \
-      device const uchar* w [[buffer(0)]], \
-      device const T* x [[buffer(1)]], \
-      device T* y [[buffer(2)]], \
-      constant q8_0_matvec_params& params [[buffer(3)]], \
-      uint tgid [[threadgroup_position_in_grid]], \
-      uint simd_lane [[thread_index_in_simdgroup]], \
-      uint simd_group [[simdgroup_index_in_threadgroup]]);
+  template [[host_name(entry_name)]] [[kernel]] decltype(q8_0_matvec<T, TG>) q8_0_matvec<T, TG>;
 instantiate_q8_0_matvec("q8_0_matvec_f32_tg32", float, 32)
 instantiate_q8_0_matvec("q8_0_matvec_f32_tg64", float, 64)
 instantiate_q8_0_matvec("q8_0_matvec_f32_tg128", float, 128)

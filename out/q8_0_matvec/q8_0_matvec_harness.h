@@ -3,11 +3,12 @@
 //
 // q8_0_matvec: y[r] = sum_j dequant(W[r, j]) * x[j], W in q8_0 blocks (half d, 32 int8 qs; value d * q), accumulated in f32.
 // q8_0_matvec as the shared bench and autotune programs see it (../support/mtlgen_harness.h): its
-// test cases, buffers and inputs, the glue that encodes it and the C++ reference that checks it.
+// test cases, buffers and tolerances (q8_0_matvec_test_data.h, plain C++ shared with `mtlgen verify`'s
+// generator and judge), the glue that encodes it and the C++ reference that checks it.
 // Included by bench_q8_0_matvec.mm and autotune_q8_0_matvec.mm, one per program.
 #pragma once
 
-#import "MTGQ80Matvec.h"
+#import "MTGQ8_0Matvec.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -18,6 +19,7 @@
 
 #include "../support/mtlgen_harness.h"
 #include "q8_0_matvec_reference.h"
+#include "q8_0_matvec_test_data.h"
 
 NS_ASSUME_NONNULL_BEGIN
 
@@ -25,41 +27,17 @@ namespace mtlgen::kernels::q8_0_matvec::harness {
 
 namespace h = mtlgen::harness;
 
-// The dims named in `values` (check() has vouched for them).
-inline Dims DimsFrom([[maybe_unused]] const h::Values& values) {
-  Dims dims;
-  dims.rows = static_cast<uint32_t>(values.at("rows"));
-  dims.k = static_cast<uint32_t>(values.at("k"));
-  return dims;
-}
-
-// An input distribution as the spec writes it.
-inline h::Fill MakeFill(h::Fill::Dist dist, double a, double b, std::vector<double> values, double nan, double inf,
-                        double neg_inf, std::map<uint64_t, double> set) {
-  return h::Fill{dist, a, b, std::move(values), nan, inf, neg_inf, std::move(set)};
-}
-
 class Harness final : public h::Kernel {
  public:
   const char* name() const override { return kName; }
 
-  uint64_t seed() const override { return 11; }
-
-  std::vector<h::Case> cases() const override {
-    return {
-        {"one_block", {{"k", 32}, {"rows", 1}}, {{"w", MakeFill(h::Fill::Dist::bits, 0, 1, {}, 0, 0, 0, {})}}},
-        {"ragged_rows", {{"k", 96}, {"rows", 5}}, {{"w", MakeFill(h::Fill::Dist::bits, 0, 1, {}, 0, 0, 0, {})}}},
-        {"decode_4096", {{"k", 4096}, {"rows", 24}}, {{"w", MakeFill(h::Fill::Dist::bits, 0, 1, {}, 0, 0, 0, {})}}},
-        {"extreme_quants", {{"k", 64}, {"rows", 3}}, {{"w", MakeFill(h::Fill::Dist::bits, 0, 1, {}, 0, 0, 0, {})}}},
-        {"nan_scale", {{"k", 64}, {"rows", 4}}, {{"w", MakeFill(h::Fill::Dist::bits, 0, 1, {}, 0, 0, 0, {})}}},
-    };
-  }
+  std::vector<h::Case> cases() const override { return test_data::cases(); }
 
   std::vector<h::Variant> variants() const override {
     std::vector<h::Variant> variants;
-    for (NSUInteger v = 0; v < [MTGQ80Matvec variantCount]; ++v) {
-      const Types types = [MTGQ80Matvec typesOfVariant:v];
-      const Tuning tuning = [MTGQ80Matvec tuningOfVariant:v];
+    for (NSUInteger v = 0; v < [MTGQ8_0Matvec variantCount]; ++v) {
+      const Types types = [MTGQ8_0Matvec typesOfVariant:v];
+      const Tuning tuning = [MTGQ8_0Matvec tuningOfVariant:v];
       variants.push_back({entry_point(types, tuning), types_key(types), tuning_values(tuning)});
     }
     return variants;
@@ -78,7 +56,7 @@ class Harness final : public h::Kernel {
       if (it->second < 0 || it->second > 0xFFFFFFFFll) return "dim " + dim + " does not fit in 32 bits";
     }
     try {
-      check_dims(DimsFrom(values));
+      check_dims(test_data::dims_from(values));
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
@@ -87,58 +65,49 @@ class Harness final : public h::Kernel {
 
   std::string admits(const h::Values& values, size_t variant) const override {
     try {
-      check_dims(DimsFrom(values), [MTGQ80Matvec tuningOfVariant:variant], [MTGQ80Matvec typesOfVariant:variant]);
+      check_dims(test_data::dims_from(values), [MTGQ8_0Matvec tuningOfVariant:variant],
+                 [MTGQ8_0Matvec typesOfVariant:variant]);
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
     return "";
   }
 
-  std::vector<h::BufferSpec> buffers(const h::Values& values, size_t variant) const override {
-    const Dims dims = DimsFrom(values);
-    [[maybe_unused]] const Types types = [MTGQ80Matvec typesOfVariant:variant];
-    [[maybe_unused]] const Tuning tuning = [MTGQ80Matvec tuningOfVariant:variant];
-    return {
-        {"w", mtlgen::DType::u8, static_cast<uint64_t>(w_elements(dims, tuning, types)), true, false,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-        {"x", types.T, static_cast<uint64_t>(x_elements(dims, tuning, types)), true, false,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-        {"y", types.T, static_cast<uint64_t>(y_elements(dims, tuning, types)), false, true,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-    };
+  std::vector<h::BufferSpec> buffers(const h::Case& c, size_t variant) const override {
+    return test_data::buffers(c, [MTGQ8_0Matvec tuningOfVariant:variant], [MTGQ8_0Matvec typesOfVariant:variant]);
   }
 
   uint64_t bytes_moved(const h::Values& values, size_t variant) const override {
-    const Cost c = cost(DimsFrom(values), [MTGQ80Matvec tuningOfVariant:variant], [MTGQ80Matvec typesOfVariant:variant]);
+    const Cost c = cost(test_data::dims_from(values), [MTGQ8_0Matvec tuningOfVariant:variant], [MTGQ8_0Matvec typesOfVariant:variant]);
     return static_cast<uint64_t>(c.bytes_read + c.bytes_written);
   }
 
   NSError* _Nullable load(id<MTLLibrary> library) override {
     NSError* failure = nil;
-    glue_ = [[MTGQ80Matvec alloc] initWithLibrary:library error:&failure];
+    glue_ = [[MTGQ8_0Matvec alloc] initWithLibrary:library error:&failure];
     if (glue_ != nil || failure.code != MTGErrorThreadgroupTooLarge) return failure;
     // A default tuning cannot run on this GPU: load from the smallest threadgroups instead, so that
     // autotune can find what runs here.
     std::fprintf(stderr, "warning: %s\n", MTGDescription(failure).c_str());
     const auto fallback = h::smallest_threadgroups(*this, MTGString(library.device.name));
     failure = nil;
-    glue_ = [[MTGQ80Matvec alloc] initWithLibrary:library
-                                      tuningTable:fallback.get()
-                                            error:&failure];
+    glue_ = [[MTGQ8_0Matvec alloc] initWithLibrary:library
+                                       tuningTable:fallback.get()
+                                             error:&failure];
     return failure;
   }
 
   uint64_t threads_per_threadgroup(size_t variant) const override {
-    const auto threads = mtlgen::kernels::q8_0_matvec::max_threads_per_threadgroup([MTGQ80Matvec tuningOfVariant:variant]);
+    const auto threads = mtlgen::kernels::q8_0_matvec::max_threads_per_threadgroup([MTGQ8_0Matvec tuningOfVariant:variant]);
     return threads[0] * threads[1] * threads[2];
   }
 
   bool supports(size_t variant) const override {
-    return [glue_ supportsTypes:[MTGQ80Matvec typesOfVariant:variant] tuning:[MTGQ80Matvec tuningOfVariant:variant]];
+    return [glue_ supportsTypes:[MTGQ8_0Matvec typesOfVariant:variant] tuning:[MTGQ8_0Matvec tuningOfVariant:variant]];
   }
 
   size_t default_variant(size_t variant) const override {
-    const Types types = [MTGQ80Matvec typesOfVariant:variant];
+    const Types types = [MTGQ8_0Matvec typesOfVariant:variant];
     const std::string chosen = entry_point(types, [glue_ tuningForTypes:types]);
     const std::vector<h::Variant> all = variants();
     for (size_t v = 0; v < all.size(); ++v) {
@@ -147,7 +116,7 @@ class Harness final : public h::Kernel {
     return variant;
   }
 
-  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Values& values,
+  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Case& c,
               size_t variant, NSError** error) const override {
     return [glue_ encodeToCommandEncoder:encoder
                                        w:buffers[0]
@@ -156,25 +125,24 @@ class Harness final : public h::Kernel {
                                  xOffset:0
                                        y:buffers[2]
                                  yOffset:0
-                                    dims:DimsFrom(values)
-                                 scalars:Scalars{}
-                                   types:[MTGQ80Matvec typesOfVariant:variant]
-                                  tuning:[MTGQ80Matvec tuningOfVariant:variant]
+                                    dims:test_data::dims_from(c.dims)
+                                   types:[MTGQ8_0Matvec typesOfVariant:variant]
+                                  tuning:[MTGQ8_0Matvec tuningOfVariant:variant]
                                    error:error];
   }
 
-  std::string reference(const h::Values& values, size_t variant,
+  std::string reference(const h::Case& c, size_t variant,
                         [[maybe_unused]] std::vector<std::vector<uint8_t>>& buffers) const override {
-    const Dims dims = DimsFrom(values);
-    const std::string types = types_key([MTGQ80Matvec typesOfVariant:variant]);
+    const Dims dims = test_data::dims_from(c.dims);
+    const std::string types = types_key([MTGQ8_0Matvec typesOfVariant:variant]);
     try {
       if (types == "T=float") {
         mtlgen::kernels::q8_0_matvec::reference<float>(dims,
             h::view<const uint8_t>(buffers[0]),
             h::view<const float>(buffers[1]),
             h::view<float>(buffers[2]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
-            [MTGQ80Matvec tuningOfVariant:variant]);
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGQ8_0Matvec tuningOfVariant:variant]);
         return "";
       }
       if (types == "T=half") {
@@ -182,8 +150,8 @@ class Harness final : public h::Kernel {
             h::view<const uint8_t>(buffers[0]),
             h::view<const mtlgen::half>(buffers[1]),
             h::view<mtlgen::half>(buffers[2]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
-            [MTGQ80Matvec tuningOfVariant:variant]);
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
+            [MTGQ8_0Matvec tuningOfVariant:variant]);
         return "";
       }
     } catch (const std::exception& e) {
@@ -192,19 +160,12 @@ class Harness final : public h::Kernel {
     return std::string(kName) + ": no reference for " + types;
   }
 
-  h::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) const override {
-    switch (type) {
-      case mtlgen::DType::f32:
-        return {0.001, 0.0001, -1, false};
-      case mtlgen::DType::f16:
-        return {0.05, 0.002, -1, false};
-      default:
-        return h::default_tolerance(type);
-    }
+  h::Tolerance tolerance(const std::string& output, mtlgen::DType type) const override {
+    return test_data::tolerance(output, type);
   }
 
  private:
-  MTGQ80Matvec* glue_ = nil;
+  MTGQ8_0Matvec* glue_ = nil;
 };
 
 }  // namespace mtlgen::kernels::q8_0_matvec::harness

@@ -138,7 +138,8 @@ inline const char* entry_point([[maybe_unused]] const Types& types = {},
   if (types.T == mtlgen::DType::f16 && tuning.TG == 128) return "q8_0_matvec_f16_tg128";
   return nullptr;
 }
-
+// The tuning for a caller that names none: every variant serves every problem its dims allow.
+inline Tuning tuning_serving(const Dims&, const Types&, const Tuning& preferred) { return preferred; }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.
 struct Cost {
   int64_t bytes_read = 0;

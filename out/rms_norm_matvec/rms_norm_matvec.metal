@@ -6,6 +6,9 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Threads per simdgroup on every Apple GPU.
+constant constexpr uint SIMD_SIZE = 32;
+
 // Dims and scalars, passed with setBytes at buffer(4).
 struct rms_norm_matvec_params {
   uint rows;
@@ -14,9 +17,9 @@ struct rms_norm_matvec_params {
 };
 
 // mtlgen helper tg_sum (templates/msl/helpers/tg_sum.metal)
-// Threadgroup-wide sum for a threadgroup of TG threads (a multiple of 32): a simdgroup stage,
-// then one simdgroup reduces the partial sums. Every thread returns the total. `scratch` holds
-// TG / 32 elements; the trailing barrier lets the caller reuse it immediately.
+// Threadgroup-wide sum for a threadgroup of TG threads (a multiple of SIMD_SIZE): a simdgroup
+// stage, then one simdgroup reduces the partial sums. Every thread returns the total. `scratch`
+// holds TG / SIMD_SIZE elements; the trailing barrier lets the caller reuse it immediately.
 template <uint TG, typename T>
 T tg_sum(T value, threadgroup T* scratch, uint simd_lane, uint simd_group) {
   value = simd_sum(value);
@@ -24,7 +27,7 @@ T tg_sum(T value, threadgroup T* scratch, uint simd_lane, uint simd_group) {
     scratch[simd_group] = value;
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  value = simd_lane < TG / 32 ? scratch[simd_lane] : T(0);
+  value = simd_lane < TG / SIMD_SIZE ? scratch[simd_lane] : T(0);
   value = simd_sum(value);
   threadgroup_barrier(mem_flags::mem_threadgroup);
   return value;
@@ -113,18 +116,7 @@ template <typename T, uint TG, uint ROWS>
 
 // One entry point per variant: T in {float, half, bfloat} x TG in {32, 64, 128, 256} x ROWS in {4, 8}.
 #define instantiate_rms_norm_matvec(entry_name, T, TG, ROWS) \
-  template [[host_name(entry_name)]] [[kernel]] void rms_norm_matvec<T, TG, ROWS>( \
-      device const T* w [[buffer(0)]], \
-      device const T* x [[buffer(1)]], \
-      device const T* g [[buffer(2)]], \
-      device T* y [[buffer(3)]], \
-      constant rms_norm_matvec_params& params [[buffer(4)]], \
-      threadgroup float* norm_partials [[threadgroup(0)]], \
-      threadgroup float* row_partials [[threadgroup(1)]], \
-      uint tgid [[threadgroup_position_in_grid]], \
-      uint local_index [[thread_index_in_threadgroup]], \
-      uint simd_lane [[thread_index_in_simdgroup]], \
-      uint simd_group [[simdgroup_index_in_threadgroup]]);
+  template [[host_name(entry_name)]] [[kernel]] decltype(rms_norm_matvec<T, TG, ROWS>) rms_norm_matvec<T, TG, ROWS>;
 instantiate_rms_norm_matvec("rms_norm_matvec_f32_tg32_rows4", float, 32, 4)
 instantiate_rms_norm_matvec("rms_norm_matvec_f32_tg32_rows8", float, 32, 8)
 instantiate_rms_norm_matvec("rms_norm_matvec_f32_tg64_rows4", float, 64, 4)

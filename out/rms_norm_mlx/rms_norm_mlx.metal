@@ -6,6 +6,9 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Threads per simdgroup on every Apple GPU.
+constant constexpr uint SIMD_SIZE = 32;
+
 // Dims and scalars, passed with setBytes at buffer(3).
 struct rms_norm_mlx_params {
   uint rows;
@@ -70,16 +73,7 @@ template <typename T, uint N_READS>
 
 // One entry point per variant: T in {float, half, bfloat} x N_READS in {4}.
 #define instantiate_rms_norm_mlx(entry_name, T, N_READS) \
-  template [[host_name(entry_name)]] [[kernel]] void rms_norm_mlx<T, N_READS>( \
-      device const T* x [[buffer(0)]], \
-      device const T* w [[buffer(1)]], \
-      device T* out [[buffer(2)]], \
-      constant rms_norm_mlx_params& params [[buffer(3)]], \
-      threadgroup float* partials [[threadgroup(0)]], \
-      uint tgid [[threadgroup_position_in_grid]], \
-      uint local_index [[thread_index_in_threadgroup]], \
-      uint simd_lane [[thread_index_in_simdgroup]], \
-      uint simd_group [[simdgroup_index_in_threadgroup]]);
+  template [[host_name(entry_name)]] [[kernel]] decltype(rms_norm_mlx<T, N_READS>) rms_norm_mlx<T, N_READS>;
 instantiate_rms_norm_mlx("rms_norm_mlx_f32_n_reads4", float, 4)
 instantiate_rms_norm_mlx("rms_norm_mlx_f16_n_reads4", half, 4)
 instantiate_rms_norm_mlx("rms_norm_mlx_bf16_n_reads4", bfloat, 4)

@@ -3,7 +3,8 @@
 //
 // rms_norm_mlx: out[r, i] = x[r, i] / sqrt(mean(x[r, :]^2) + eps) * w[i], f32 accumulation, threads per threadgroup chosen from n at run time (n <= 1024 * N_READS).
 // rms_norm_mlx as the shared bench and autotune programs see it (../support/mtlgen_harness.h): its
-// test cases, buffers and inputs, the glue that encodes it and the C++ reference that checks it.
+// test cases, buffers and tolerances (rms_norm_mlx_test_data.h, plain C++ shared with `mtlgen verify`'s
+// generator and judge), the glue that encodes it and the C++ reference that checks it.
 // Included by bench_rms_norm_mlx.mm and autotune_rms_norm_mlx.mm, one per program.
 #pragma once
 
@@ -18,6 +19,7 @@
 
 #include "../support/mtlgen_harness.h"
 #include "rms_norm_mlx_reference.h"
+#include "rms_norm_mlx_test_data.h"
 
 NS_ASSUME_NONNULL_BEGIN
 
@@ -25,38 +27,11 @@ namespace mtlgen::kernels::rms_norm_mlx::harness {
 
 namespace h = mtlgen::harness;
 
-// The dims named in `values` (check() has vouched for them).
-inline Dims DimsFrom([[maybe_unused]] const h::Values& values) {
-  Dims dims;
-  dims.rows = static_cast<uint32_t>(values.at("rows"));
-  dims.n = static_cast<uint32_t>(values.at("n"));
-  return dims;
-}
-
-// An input distribution as the spec writes it.
-inline h::Fill MakeFill(h::Fill::Dist dist, double a, double b, std::vector<double> values, double nan, double inf,
-                        double neg_inf, std::map<uint64_t, double> set) {
-  return h::Fill{dist, a, b, std::move(values), nan, inf, neg_inf, std::move(set)};
-}
-
 class Harness final : public h::Kernel {
  public:
   const char* name() const override { return kName; }
 
-  uint64_t seed() const override { return 37; }
-
-  std::vector<h::Case> cases() const override {
-    return {
-        {"one", {{"n", 1}, {"rows", 1}}, {}},
-        {"below_one_group", {{"n", 3}, {"rows", 3}}, {}},
-        {"one_simdgroup_full", {{"n", 128}, {"rows", 2}}, {}},
-        {"ragged_tail", {{"n", 130}, {"rows", 2}}, {}},
-        {"decode_hidden_2048", {{"n", 2048}, {"rows", 4}}, {{"w", MakeFill(h::Fill::Dist::uniform, 0.5, 1.5, {}, 0, 0, 0, {})}}},
-        {"largest_4096", {{"n", 4096}, {"rows", 1}}, {}},
-        {"largest_ragged_4093", {{"n", 4093}, {"rows", 2}}, {}},
-        {"non_finite", {{"n", 100}, {"rows", 3}}, {{"x", MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {{150, std::numeric_limits<double>::quiet_NaN()}})}}},
-    };
-  }
+  std::vector<h::Case> cases() const override { return test_data::cases(); }
 
   std::vector<h::Variant> variants() const override {
     std::vector<h::Variant> variants;
@@ -81,7 +56,7 @@ class Harness final : public h::Kernel {
       if (it->second < 0 || it->second > 0xFFFFFFFFll) return "dim " + dim + " does not fit in 32 bits";
     }
     try {
-      check_dims(DimsFrom(values));
+      check_dims(test_data::dims_from(values));
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
@@ -90,29 +65,20 @@ class Harness final : public h::Kernel {
 
   std::string admits(const h::Values& values, size_t variant) const override {
     try {
-      check_dims(DimsFrom(values), [MTGRmsNormMlx tuningOfVariant:variant], [MTGRmsNormMlx typesOfVariant:variant]);
+      check_dims(test_data::dims_from(values), [MTGRmsNormMlx tuningOfVariant:variant],
+                 [MTGRmsNormMlx typesOfVariant:variant]);
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
     return "";
   }
 
-  std::vector<h::BufferSpec> buffers(const h::Values& values, size_t variant) const override {
-    const Dims dims = DimsFrom(values);
-    [[maybe_unused]] const Types types = [MTGRmsNormMlx typesOfVariant:variant];
-    [[maybe_unused]] const Tuning tuning = [MTGRmsNormMlx tuningOfVariant:variant];
-    return {
-        {"x", types.T, static_cast<uint64_t>(x_elements(dims, tuning, types)), true, false,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-        {"w", types.T, static_cast<uint64_t>(w_elements(dims, tuning, types)), true, false,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-        {"out", types.T, static_cast<uint64_t>(out_elements(dims, tuning, types)), false, true,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-    };
+  std::vector<h::BufferSpec> buffers(const h::Case& c, size_t variant) const override {
+    return test_data::buffers(c, [MTGRmsNormMlx tuningOfVariant:variant], [MTGRmsNormMlx typesOfVariant:variant]);
   }
 
   uint64_t bytes_moved(const h::Values& values, size_t variant) const override {
-    const Cost c = cost(DimsFrom(values), [MTGRmsNormMlx tuningOfVariant:variant], [MTGRmsNormMlx typesOfVariant:variant]);
+    const Cost c = cost(test_data::dims_from(values), [MTGRmsNormMlx tuningOfVariant:variant], [MTGRmsNormMlx typesOfVariant:variant]);
     return static_cast<uint64_t>(c.bytes_read + c.bytes_written);
   }
 
@@ -150,7 +116,7 @@ class Harness final : public h::Kernel {
     return variant;
   }
 
-  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Values& values,
+  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Case& c,
               size_t variant, NSError** error) const override {
     return [glue_ encodeToCommandEncoder:encoder
                                        x:buffers[0]
@@ -159,16 +125,16 @@ class Harness final : public h::Kernel {
                                  wOffset:0
                                      out:buffers[2]
                                outOffset:0
-                                    dims:DimsFrom(values)
-                                 scalars:Scalars{}
+                                    dims:test_data::dims_from(c.dims)
+                                 scalars:test_data::scalars_of(c)
                                    types:[MTGRmsNormMlx typesOfVariant:variant]
                                   tuning:[MTGRmsNormMlx tuningOfVariant:variant]
                                    error:error];
   }
 
-  std::string reference(const h::Values& values, size_t variant,
+  std::string reference(const h::Case& c, size_t variant,
                         [[maybe_unused]] std::vector<std::vector<uint8_t>>& buffers) const override {
-    const Dims dims = DimsFrom(values);
+    const Dims dims = test_data::dims_from(c.dims);
     const std::string types = types_key([MTGRmsNormMlx typesOfVariant:variant]);
     try {
       if (types == "T=float") {
@@ -176,7 +142,7 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[0]),
             h::view<const float>(buffers[1]),
             h::view<float>(buffers[2]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGRmsNormMlx tuningOfVariant:variant]);
         return "";
       }
@@ -185,7 +151,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[0]),
             h::view<const mtlgen::half>(buffers[1]),
             h::view<mtlgen::half>(buffers[2]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGRmsNormMlx tuningOfVariant:variant]);
         return "";
       }
@@ -194,7 +160,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[0]),
             h::view<const mtlgen::bfloat>(buffers[1]),
             h::view<mtlgen::bfloat>(buffers[2]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGRmsNormMlx tuningOfVariant:variant]);
         return "";
       }
@@ -204,17 +170,8 @@ class Harness final : public h::Kernel {
     return std::string(kName) + ": no reference for " + types;
   }
 
-  h::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) const override {
-    switch (type) {
-      case mtlgen::DType::f32:
-        return {1e-06, 2e-06, -1, false};
-      case mtlgen::DType::f16:
-        return {0.001, 0.001, -1, false};
-      case mtlgen::DType::bf16:
-        return {0.01, 0.008, -1, false};
-      default:
-        return h::default_tolerance(type);
-    }
+  h::Tolerance tolerance(const std::string& output, mtlgen::DType type) const override {
+    return test_data::tolerance(output, type);
   }
 
  private:

@@ -6,6 +6,9 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Threads per simdgroup on every Apple GPU.
+constant constexpr uint SIMD_SIZE = 32;
+
 // Dims and scalars, passed with setBytes at buffer(3).
 struct rms_norm_single_row_params {
   uint rows;
@@ -14,9 +17,9 @@ struct rms_norm_single_row_params {
 };
 
 // mtlgen helper tg_sum (templates/msl/helpers/tg_sum.metal)
-// Threadgroup-wide sum for a threadgroup of TG threads (a multiple of 32): a simdgroup stage,
-// then one simdgroup reduces the partial sums. Every thread returns the total. `scratch` holds
-// TG / 32 elements; the trailing barrier lets the caller reuse it immediately.
+// Threadgroup-wide sum for a threadgroup of TG threads (a multiple of SIMD_SIZE): a simdgroup
+// stage, then one simdgroup reduces the partial sums. Every thread returns the total. `scratch`
+// holds TG / SIMD_SIZE elements; the trailing barrier lets the caller reuse it immediately.
 template <uint TG, typename T>
 T tg_sum(T value, threadgroup T* scratch, uint simd_lane, uint simd_group) {
   value = simd_sum(value);
@@ -24,7 +27,7 @@ T tg_sum(T value, threadgroup T* scratch, uint simd_lane, uint simd_group) {
     scratch[simd_group] = value;
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  value = simd_lane < TG / 32 ? scratch[simd_lane] : T(0);
+  value = simd_lane < TG / SIMD_SIZE ? scratch[simd_lane] : T(0);
   value = simd_sum(value);
   threadgroup_barrier(mem_flags::mem_threadgroup);
   return value;
@@ -70,16 +73,7 @@ template <typename T, uint TG, uint N_READS>
 
 // One entry point per variant: T in {float, half, bfloat} x TG in {256, 512, 1024} x N_READS in {4, 8, 16}.
 #define instantiate_rms_norm_single_row(entry_name, T, TG, N_READS) \
-  template [[host_name(entry_name)]] [[kernel]] void rms_norm_single_row<T, TG, N_READS>( \
-      device const T* x [[buffer(0)]], \
-      device const T* w [[buffer(1)]], \
-      device T* out [[buffer(2)]], \
-      constant rms_norm_single_row_params& params [[buffer(3)]], \
-      threadgroup float* partials [[threadgroup(0)]], \
-      uint tgid [[threadgroup_position_in_grid]], \
-      uint local_index [[thread_index_in_threadgroup]], \
-      uint simd_lane [[thread_index_in_simdgroup]], \
-      uint simd_group [[simdgroup_index_in_threadgroup]]);
+  template [[host_name(entry_name)]] [[kernel]] decltype(rms_norm_single_row<T, TG, N_READS>) rms_norm_single_row<T, TG, N_READS>;
 instantiate_rms_norm_single_row("rms_norm_single_row_f32_tg256_n_reads4", float, 256, 4)
 instantiate_rms_norm_single_row("rms_norm_single_row_f32_tg256_n_reads8", float, 256, 8)
 instantiate_rms_norm_single_row("rms_norm_single_row_f32_tg256_n_reads16", float, 256, 16)

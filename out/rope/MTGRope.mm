@@ -8,7 +8,9 @@
 #import "MTGRope.h"
 
 #include <array>
+#include <functional>
 #include <memory>
+#include <utility>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -62,6 +64,15 @@ size_t VariantIndex(const kernel::Types& types, const kernel::Tuning& tuning) {
   return MTGVariantIndex(kVariants, kernel::entry_point(types, tuning));
 }
 
+// What the pipeline cache creates each variant from, and the threadgroup it must admit.
+std::vector<MTGPipelineVariant> PipelineVariants() {
+  std::vector<MTGPipelineVariant> variants;
+  for (const Variant& v : kVariants) {
+    variants.push_back({v.entryPoint, MTGSize(kernel::max_threads_per_threadgroup(v.tuning))});
+  }
+  return variants;
+}
+
 // Index in kTypeChoices of `types`; kTypeChoices.size() when no variant has them.
 size_t TypesIndex([[maybe_unused]] const kernel::Types& types) {
   for (size_t i = 0; i < kTypeChoices.size(); ++i) {
@@ -85,8 +96,7 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
 }  // namespace
 
 @implementation MTGRope {
-  id<MTLDevice> _device;
-  std::vector<id<MTLComputePipelineState>> _pipelines;  // per kVariants
+  MTGPipelineCache* _pipelines;  // per kVariants, created on first use
   std::array<kernel::Tuning, kTypeChoices.size()> _tunings;  // per kTypeChoices
   BOOL _captureWatched;  // MTLGEN_CAPTURE names this kernel: count its dispatches
 }
@@ -96,14 +106,15 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
                                    error:(NSError**)error {
   self = [super init];
   if (self == nil) return nil;
-  _device = library.device;
   // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
   NSError* failure = nil;
   @autoreleasepool {
-    std::vector<const char*> entryPoints;
-    for (const Variant& v : kVariants) entryPoints.push_back(v.entryPoint);
-    failure = MTGCreatePipelines(library, entryPoints, nil, kernel::kName, _pipelines);
-    if (failure == nil) failure = [self chooseTuningsFromTable:tuningTable];
+    _pipelines = [[MTGPipelineCache alloc] initWithLibrary:library
+                                            constantValues:nil
+                                                    kernel:kernel::kName
+                                                  variants:PipelineVariants()
+                                                     error:&failure];
+    if (_pipelines != nil) failure = [self chooseTuningsFromTable:tuningTable];
   }
   if (failure != nil) {
     if (error != nullptr) *error = failure;
@@ -113,14 +124,18 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
   return self;
 }
 
+- (id<MTLDevice>)device {
+  return _pipelines.device;
+}
+
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
   return [self initWithLibrary:library
                    tuningTable:nullptr
                          error:error];
 }
 
-// For each type choice, the tuning encode calls without one use; each must be compiled and admitted
-// by its pipeline on this device. Returns why not, or nil.
+// For each type choice, the tuning encode calls without one use, which must be compiled (whether its
+// pipeline admits its threadgroup is checked when the pipeline is created). Returns why not, or nil.
 - (nullable NSError*)chooseTuningsFromTable:(const mtlgen::TuningTable* _Nullable)table {
   std::shared_ptr<const mtlgen::TuningTable> environment;
   NSError* failure = nil;
@@ -128,21 +143,18 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
   if (table == nullptr) table = environment.get();
   for (size_t i = 0; i < kTypeChoices.size(); ++i) {
     const std::string types = kernel::types_key(kTypeChoices[i]);
+    const id<MTLDevice> device = _pipelines.device;
     kernel::Tuning tuning;
-    const auto* tuned = MTGTunablesFor(table, _device, kernel::kName, types);
+    const auto* tuned = MTGTunablesFor(table, device, kernel::kName, types);
     const std::string unknown = tuned != nullptr ? ApplyTunables(*tuned, tuning) : "";
     const size_t v = VariantIndex(kTypeChoices[i], tuning);
     if (!unknown.empty() || v == kVariants.size()) {
       const std::string source = tuned != nullptr ? table->path() : std::string("the spec");
       return MTGMakeError(MTGErrorTuning, std::string(kernel::kName) + ": " + source + " tunes {" + types +
-                                              "} on " + MTGString(_device.name) + " to " +
+                                              "} on " + MTGString(device.name) + " to " +
                                               (unknown.empty() ? Describe(kTypeChoices[i], tuning) + ", which was not compiled"
                                                                : "unknown tunable " + unknown) +
                                               "; run autotune_" + kernel::kName + " again");
-    }
-    if (!MTGCheckThreadgroupSize(_pipelines[v], MTGSize(kernel::max_threads_per_threadgroup(tuning)), kernel::kName,
-                                 kVariants[v].entryPoint, &failure)) {
-      return failure;
     }
     _tunings[i] = tuning;
   }
@@ -162,14 +174,61 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
 }
 
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGRopeTypes&)types
-                                                  tuning:(const MTGRopeTuning&)tuning {
+                                                  tuning:(const MTGRopeTuning&)tuning
+                                                   error:(NSError**)error {
   const size_t variantIndex = VariantIndex(types, tuning);
-  return variantIndex < kVariants.size() ? _pipelines[variantIndex] : nil;
+  if (variantIndex == kVariants.size()) {
+    MTGFail(error, MTGErrorNoSuchVariant, std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
+    return nil;
+  }
+  return [_pipelines pipelineAtIndex:variantIndex error:error];
 }
 
 - (BOOL)supportsTypes:(const MTGRopeTypes&)types tuning:(const MTGRopeTuning&)tuning {
-  id<MTLComputePipelineState> pipeline = [self pipelineForTypes:types tuning:tuning];
-  return pipeline != nil && MTGPipelineAdmits(pipeline, MTGSize(kernel::max_threads_per_threadgroup(tuning)));
+  return [self pipelineForTypes:types tuning:tuning error:nullptr] != nil;
+}
+
+- (BOOL)prewarmWithError:(NSError**)error {
+  return [_pipelines prewarmIndices:[self defaultVariantIndices] error:error];
+}
+
+- (BOOL)prewarmVariants:(const std::vector<MTGRopeVariant>&)variants error:(NSError**)error {
+  std::vector<size_t> indices;
+  return [self indices:indices ofVariants:variants error:error] && [_pipelines prewarmIndices:indices error:error];
+}
+
+- (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler {
+  auto group = MTGPrewarmGroup::make(completionHandler);
+  [_pipelines prewarmIndices:[self defaultVariantIndices] group:group];
+  group->leave(nil);
+}
+
+- (void)prewarmVariants:(const std::vector<MTGRopeVariant>&)variants
+      completionHandler:(void (^)(NSError* _Nullable error))completionHandler {
+  auto group = MTGPrewarmGroup::make(completionHandler);
+  std::vector<size_t> indices;
+  NSError* failure = nil;
+  if ([self indices:indices ofVariants:variants error:&failure]) [_pipelines prewarmIndices:indices group:group];
+  group->leave(failure);
+}
+
+// The variant of each type choice's default tuning, in kTypeChoices order.
+- (std::vector<size_t>)defaultVariantIndices {
+  std::vector<size_t> indices;
+  for (size_t i = 0; i < kTypeChoices.size(); ++i) indices.push_back(VariantIndex(kTypeChoices[i], _tunings[i]));
+  return indices;
+}
+
+// `variants` as indices in kVariants; NO with MTGErrorNoSuchVariant naming the first not compiled.
+- (BOOL)indices:(std::vector<size_t>&)indices ofVariants:(const std::vector<MTGRopeVariant>&)variants error:(NSError**)error {
+  for (const MTGRopeVariant& v : variants) {
+    indices.push_back(VariantIndex(v.types, v.tuning));
+    if (indices.back() == kVariants.size()) {
+      return MTGFail(error, MTGErrorNoSuchVariant,
+                     std::string(kernel::kName) + ": cannot prewarm " + Describe(v.types, v.tuning) + ", which was not compiled");
+    }
+  }
+  return YES;
 }
 
 - (MTGRopeTuning)tuningForTypes:(const MTGRopeTypes&)types {
@@ -181,21 +240,21 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
                                       types:(const MTGRopeTypes&)types
                                       error:(NSError**)error {
   const int64_t elements = kernel::x_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"rope.x", error);
+  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"rope.x", error);
 }
 
 - (nullable id<MTLBuffer>)newPositionsBufferForDims:(const MTGRopeDims&)dims
                                               types:(const MTGRopeTypes&)types
                                               error:(NSError**)error {
   const int64_t elements = kernel::positions_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * 4, YES, @"rope.positions", error);
+  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"rope.positions", error);
 }
 
 - (nullable id<MTLBuffer>)newOutBufferForDims:(const MTGRopeDims&)dims
                                         types:(const MTGRopeTypes&)types
                                         error:(NSError**)error {
   const int64_t elements = kernel::out_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"rope.out", error);
+  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"rope.out", error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -220,9 +279,10 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
   }
-  id<MTLComputePipelineState> pipeline = _pipelines[variantIndex];
+  id<MTLComputePipelineState> pipeline = [_pipelines pipelineAtIndex:variantIndex error:error];
   const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(dims, tuning));
-  if (!MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
+  if (pipeline == nil ||
+      !MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
                                error) ||
       !MTGCheckBuffers(kernel::kName, {
                            {"x", x, xOffset, mtlgen::dtype_size(types.T), kernel::x_elements(dims, tuning, types)},
@@ -270,7 +330,7 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
                                  dims:dims
                               scalars:scalars
                                 types:types
-                               tuning:[self tuningForTypes:types]
+                               tuning:kernel::tuning_serving(dims, types, [self tuningForTypes:types])
                                 error:error];
 }
 
@@ -312,6 +372,26 @@ bool RopeKernel::supports(const Types& types, const Tuning& tuning) const {
 
 Tuning RopeKernel::tuning_for(const Types& types) const {
   return [impl_->glue tuningForTypes:types];
+}
+
+bool RopeKernel::prewarm(std::string* error) const {
+  NSError* failure = nil;
+  const BOOL prewarmed = [impl_->glue prewarmWithError:&failure];
+  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
+  return prewarmed;
+}
+
+bool RopeKernel::prewarm(const std::vector<Variant>& variants, std::string* error) const {
+  NSError* failure = nil;
+  const BOOL prewarmed = [impl_->glue prewarmVariants:variants error:&failure];
+  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
+  return prewarmed;
+}
+
+void RopeKernel::prewarm_async(std::function<void(const std::string& error)> done) const {
+  [impl_->glue prewarmWithCompletionHandler:^(NSError* _Nullable failure) {
+    done(failure != nil ? MTGDescription(failure) : std::string());
+  }];
 }
 
 bool RopeKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,

@@ -6,6 +6,9 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Threads per simdgroup on every Apple GPU.
+constant constexpr uint SIMD_SIZE = 32;
+
 // Dims and scalars, passed with setBytes at buffer(3).
 struct rope_params {
   uint tokens;
@@ -55,12 +58,7 @@ template <typename T, uint TG>
 
 // One entry point per variant: T in {float, half, bfloat} x TG in {32, 64, 128, 256, 512, 1024}.
 #define instantiate_rope(entry_name, T, TG) \
-  template [[host_name(entry_name)]] [[kernel]] void rope<T, TG>( \
-      device const T* x [[buffer(0)]], \
-      device const uint* positions [[buffer(1)]], \
-      device T* out [[buffer(2)]], \
-      constant rope_params& params [[buffer(3)]], \
-      uint gid [[thread_position_in_grid]]);
+  template [[host_name(entry_name)]] [[kernel]] decltype(rope<T, TG>) rope<T, TG>;
 instantiate_rope("rope_f32_tg32", float, 32)
 instantiate_rope("rope_f32_tg64", float, 64)
 instantiate_rope("rope_f32_tg128", float, 128)

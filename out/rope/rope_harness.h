@@ -3,7 +3,8 @@
 //
 // rope: out = x with each pair (x_a, x_b) of every head rotated by scale * positions[token] * base^(-2i / head_dim); traditional or split-half pairs.
 // rope as the shared bench and autotune programs see it (../support/mtlgen_harness.h): its
-// test cases, buffers and inputs, the glue that encodes it and the C++ reference that checks it.
+// test cases, buffers and tolerances (rope_test_data.h, plain C++ shared with `mtlgen verify`'s
+// generator and judge), the glue that encodes it and the C++ reference that checks it.
 // Included by bench_rope.mm and autotune_rope.mm, one per program.
 #pragma once
 
@@ -18,6 +19,7 @@
 
 #include "../support/mtlgen_harness.h"
 #include "rope_reference.h"
+#include "rope_test_data.h"
 
 NS_ASSUME_NONNULL_BEGIN
 
@@ -25,42 +27,11 @@ namespace mtlgen::kernels::rope::harness {
 
 namespace h = mtlgen::harness;
 
-// The dims named in `values` (check() has vouched for them).
-inline Dims DimsFrom([[maybe_unused]] const h::Values& values) {
-  Dims dims;
-  dims.tokens = static_cast<uint32_t>(values.at("tokens"));
-  dims.heads = static_cast<uint32_t>(values.at("heads"));
-  dims.head_dim = static_cast<uint32_t>(values.at("head_dim"));
-  return dims;
-}
-
-// An input distribution as the spec writes it.
-inline h::Fill MakeFill(h::Fill::Dist dist, double a, double b, std::vector<double> values, double nan, double inf,
-                        double neg_inf, std::map<uint64_t, double> set) {
-  return h::Fill{dist, a, b, std::move(values), nan, inf, neg_inf, std::move(set)};
-}
-
 class Harness final : public h::Kernel {
  public:
   const char* name() const override { return kName; }
 
-  uint64_t seed() const override { return 13; }
-
-  std::vector<h::Case> cases() const override {
-    return {
-        {"one_pair", {{"head_dim", 2}, {"heads", 1}, {"tokens", 1}}, {{"positions", MakeFill(h::Fill::Dist::constant, 7, 1, {}, 0, 0, 0, {})}}},
-        {"ragged_pairs", {{"head_dim", 62}, {"heads", 1}, {"tokens", 1}}, {{"positions", MakeFill(h::Fill::Dist::constant, 33, 1, {}, 0, 0, 0, {})}}},
-        {"ragged_pairs_split", {{"head_dim", 66}, {"heads", 3}, {"tokens", 2}}, {{"positions", MakeFill(h::Fill::Dist::choice, 0, 1, {1, 31, 4097}, 0, 0, 0, {})}}},
-        {"position_0", {{"head_dim", 128}, {"heads", 16}, {"tokens", 1}}, {{"positions", MakeFill(h::Fill::Dist::constant, 0, 1, {}, 0, 0, 0, {})}}},
-        {"q_16x128_split", {{"head_dim", 128}, {"heads", 16}, {"tokens", 2}}, {{"positions", MakeFill(h::Fill::Dist::iota, 1, 4094, {}, 0, 0, 0, {})}}},
-        {"q_16x128_traditional", {{"head_dim", 128}, {"heads", 16}, {"tokens", 2}}, {{"positions", MakeFill(h::Fill::Dist::iota, 1, 4094, {}, 0, 0, 0, {})}}},
-        {"kv_8x128_split", {{"head_dim", 128}, {"heads", 8}, {"tokens", 1}}, {{"positions", MakeFill(h::Fill::Dist::constant, 4095, 1, {}, 0, 0, 0, {})}}},
-        {"kv_8x128_traditional", {{"head_dim", 128}, {"heads", 8}, {"tokens", 1}}, {{"positions", MakeFill(h::Fill::Dist::constant, 4095, 1, {}, 0, 0, 0, {})}}},
-        {"dim64_split_scaled", {{"head_dim", 64}, {"heads", 8}, {"tokens", 3}}, {{"positions", MakeFill(h::Fill::Dist::iota, 0, 2000, {}, 0, 0, 0, {})}}},
-        {"dim64_traditional_scaled", {{"head_dim", 64}, {"heads", 16}, {"tokens", 3}}, {{"positions", MakeFill(h::Fill::Dist::iota, 0, 2000, {}, 0, 0, 0, {})}}},
-        {"specials", {{"head_dim", 64}, {"heads", 4}, {"tokens", 2}}, {{"positions", MakeFill(h::Fill::Dist::iota, 0, 1, {}, 0, 0, 0, {})}, {"x", MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0.03, 0.03, 0.03, {})}}},
-    };
-  }
+  std::vector<h::Case> cases() const override { return test_data::cases(); }
 
   std::vector<h::Variant> variants() const override {
     std::vector<h::Variant> variants;
@@ -85,7 +56,7 @@ class Harness final : public h::Kernel {
       if (it->second < 0 || it->second > 0xFFFFFFFFll) return "dim " + dim + " does not fit in 32 bits";
     }
     try {
-      check_dims(DimsFrom(values));
+      check_dims(test_data::dims_from(values));
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
@@ -94,29 +65,20 @@ class Harness final : public h::Kernel {
 
   std::string admits(const h::Values& values, size_t variant) const override {
     try {
-      check_dims(DimsFrom(values), [MTGRope tuningOfVariant:variant], [MTGRope typesOfVariant:variant]);
+      check_dims(test_data::dims_from(values), [MTGRope tuningOfVariant:variant],
+                 [MTGRope typesOfVariant:variant]);
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
     return "";
   }
 
-  std::vector<h::BufferSpec> buffers(const h::Values& values, size_t variant) const override {
-    const Dims dims = DimsFrom(values);
-    [[maybe_unused]] const Types types = [MTGRope typesOfVariant:variant];
-    [[maybe_unused]] const Tuning tuning = [MTGRope tuningOfVariant:variant];
-    return {
-        {"x", types.T, static_cast<uint64_t>(x_elements(dims, tuning, types)), true, false,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-        {"positions", mtlgen::DType::u32, static_cast<uint64_t>(positions_elements(dims, tuning, types)), true, false,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-        {"out", types.T, static_cast<uint64_t>(out_elements(dims, tuning, types)), false, true,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-    };
+  std::vector<h::BufferSpec> buffers(const h::Case& c, size_t variant) const override {
+    return test_data::buffers(c, [MTGRope tuningOfVariant:variant], [MTGRope typesOfVariant:variant]);
   }
 
   uint64_t bytes_moved(const h::Values& values, size_t variant) const override {
-    const Cost c = cost(DimsFrom(values), [MTGRope tuningOfVariant:variant], [MTGRope typesOfVariant:variant]);
+    const Cost c = cost(test_data::dims_from(values), [MTGRope tuningOfVariant:variant], [MTGRope typesOfVariant:variant]);
     return static_cast<uint64_t>(c.bytes_read + c.bytes_written);
   }
 
@@ -154,7 +116,7 @@ class Harness final : public h::Kernel {
     return variant;
   }
 
-  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Values& values,
+  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Case& c,
               size_t variant, NSError** error) const override {
     return [glue_ encodeToCommandEncoder:encoder
                                        x:buffers[0]
@@ -163,16 +125,16 @@ class Harness final : public h::Kernel {
                          positionsOffset:0
                                      out:buffers[2]
                                outOffset:0
-                                    dims:DimsFrom(values)
-                                 scalars:Scalars{}
+                                    dims:test_data::dims_from(c.dims)
+                                 scalars:test_data::scalars_of(c)
                                    types:[MTGRope typesOfVariant:variant]
                                   tuning:[MTGRope tuningOfVariant:variant]
                                    error:error];
   }
 
-  std::string reference(const h::Values& values, size_t variant,
+  std::string reference(const h::Case& c, size_t variant,
                         [[maybe_unused]] std::vector<std::vector<uint8_t>>& buffers) const override {
-    const Dims dims = DimsFrom(values);
+    const Dims dims = test_data::dims_from(c.dims);
     const std::string types = types_key([MTGRope typesOfVariant:variant]);
     try {
       if (types == "T=float") {
@@ -180,7 +142,7 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[0]),
             h::view<const uint32_t>(buffers[1]),
             h::view<float>(buffers[2]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGRope tuningOfVariant:variant]);
         return "";
       }
@@ -189,7 +151,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::half>(buffers[0]),
             h::view<const uint32_t>(buffers[1]),
             h::view<mtlgen::half>(buffers[2]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGRope tuningOfVariant:variant]);
         return "";
       }
@@ -198,7 +160,7 @@ class Harness final : public h::Kernel {
             h::view<const mtlgen::bfloat>(buffers[0]),
             h::view<const uint32_t>(buffers[1]),
             h::view<mtlgen::bfloat>(buffers[2]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGRope tuningOfVariant:variant]);
         return "";
       }
@@ -208,17 +170,8 @@ class Harness final : public h::Kernel {
     return std::string(kName) + ": no reference for " + types;
   }
 
-  h::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) const override {
-    switch (type) {
-      case mtlgen::DType::f32:
-        return {0.002, -1, 1e-07, false};
-      case mtlgen::DType::f16:
-        return {0.004, 0.002, -1, false};
-      case mtlgen::DType::bf16:
-        return {0.02, 0.008, -1, false};
-      default:
-        return h::default_tolerance(type);
-    }
+  h::Tolerance tolerance(const std::string& output, mtlgen::DType type) const override {
+    return test_data::tolerance(output, type);
   }
 
  private:

@@ -3,7 +3,8 @@
 //
 // softmax_single_row: out[r, i] = exp(x[r, i] - max(x[r, :])) / sum(exp(x[r, :] - max(x[r, :]))), the row read once into registers (n <= TG * N_READS).
 // softmax_single_row as the shared bench and autotune programs see it (../support/mtlgen_harness.h): its
-// test cases, buffers and inputs, the glue that encodes it and the C++ reference that checks it.
+// test cases, buffers and tolerances (softmax_single_row_test_data.h, plain C++ shared with `mtlgen verify`'s
+// generator and judge), the glue that encodes it and the C++ reference that checks it.
 // Included by bench_softmax_single_row.mm and autotune_softmax_single_row.mm, one per program.
 #pragma once
 
@@ -18,6 +19,7 @@
 
 #include "../support/mtlgen_harness.h"
 #include "softmax_single_row_reference.h"
+#include "softmax_single_row_test_data.h"
 
 NS_ASSUME_NONNULL_BEGIN
 
@@ -25,44 +27,11 @@ namespace mtlgen::kernels::softmax_single_row::harness {
 
 namespace h = mtlgen::harness;
 
-// The dims named in `values` (check() has vouched for them).
-inline Dims DimsFrom([[maybe_unused]] const h::Values& values) {
-  Dims dims;
-  dims.rows = static_cast<uint32_t>(values.at("rows"));
-  dims.n = static_cast<uint32_t>(values.at("n"));
-  return dims;
-}
-
-// An input distribution as the spec writes it.
-inline h::Fill MakeFill(h::Fill::Dist dist, double a, double b, std::vector<double> values, double nan, double inf,
-                        double neg_inf, std::map<uint64_t, double> set) {
-  return h::Fill{dist, a, b, std::move(values), nan, inf, neg_inf, std::move(set)};
-}
-
 class Harness final : public h::Kernel {
  public:
   const char* name() const override { return kName; }
 
-  uint64_t seed() const override { return 9; }
-
-  std::vector<h::Case> cases() const override {
-    return {
-        {"one", {{"n", 1}, {"rows", 1}}, {}},
-        {"below_simd", {{"n", 31}, {"rows", 3}}, {}},
-        {"above_simd", {{"n", 33}, {"rows", 2}}, {}},
-        {"decode_hidden_2048", {{"n", 2048}, {"rows", 2}}, {}},
-        {"ragged_tail", {{"n", 4097}, {"rows", 2}}, {}},
-        {"smallest_capacity_1024", {{"n", 1024}, {"rows", 2}}, {}},
-        {"capacity_8192", {{"n", 8192}, {"rows", 1}}, {}},
-        {"largest_capacity_16384", {{"n", 16384}, {"rows", 1}}, {{"x", MakeFill(h::Fill::Dist::normal, 0, 2, {}, 0, 0, 0, {{16383, 40}})}}},
-        {"large_logits", {{"n", 1000}, {"rows", 2}}, {{"x", MakeFill(h::Fill::Dist::uniform, -80, 80, {}, 0, 0, 0, {})}}},
-        {"masked", {{"n", 500}, {"rows", 3}}, {{"x", MakeFill(h::Fill::Dist::normal, 0, 2, {}, 0, 0, 0.4, {})}}},
-        {"one_finite_among_neg_inf", {{"n", 4097}, {"rows", 2}}, {{"x", MakeFill(h::Fill::Dist::constant, -std::numeric_limits<double>::infinity(), 1, {}, 0, 0, 0, {{5, 1.5}, {8193, -2}})}}},
-        {"all_neg_inf", {{"n", 33}, {"rows", 2}}, {{"x", MakeFill(h::Fill::Dist::constant, -std::numeric_limits<double>::infinity(), 1, {}, 0, 0, 0, {{40, 0.5}})}}},
-        {"nan_in_row", {{"n", 1000}, {"rows", 3}}, {{"x", MakeFill(h::Fill::Dist::normal, 0, 2, {}, 0, 0, 0, {{17, std::numeric_limits<double>::quiet_NaN()}, {2999, std::numeric_limits<double>::quiet_NaN()}})}}},
-        {"pos_inf_in_row", {{"n", 100}, {"rows", 2}}, {{"x", MakeFill(h::Fill::Dist::normal, 0, 2, {}, 0, 0, 0, {{42, std::numeric_limits<double>::infinity()}})}}},
-    };
-  }
+  std::vector<h::Case> cases() const override { return test_data::cases(); }
 
   std::vector<h::Variant> variants() const override {
     std::vector<h::Variant> variants;
@@ -87,7 +56,7 @@ class Harness final : public h::Kernel {
       if (it->second < 0 || it->second > 0xFFFFFFFFll) return "dim " + dim + " does not fit in 32 bits";
     }
     try {
-      check_dims(DimsFrom(values));
+      check_dims(test_data::dims_from(values));
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
@@ -96,27 +65,20 @@ class Harness final : public h::Kernel {
 
   std::string admits(const h::Values& values, size_t variant) const override {
     try {
-      check_dims(DimsFrom(values), [MTGSoftmaxSingleRow tuningOfVariant:variant], [MTGSoftmaxSingleRow typesOfVariant:variant]);
+      check_dims(test_data::dims_from(values), [MTGSoftmaxSingleRow tuningOfVariant:variant],
+                 [MTGSoftmaxSingleRow typesOfVariant:variant]);
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
     return "";
   }
 
-  std::vector<h::BufferSpec> buffers(const h::Values& values, size_t variant) const override {
-    const Dims dims = DimsFrom(values);
-    [[maybe_unused]] const Types types = [MTGSoftmaxSingleRow typesOfVariant:variant];
-    [[maybe_unused]] const Tuning tuning = [MTGSoftmaxSingleRow tuningOfVariant:variant];
-    return {
-        {"x", types.T, static_cast<uint64_t>(x_elements(dims, tuning, types)), true, false,
-         true, MakeFill(h::Fill::Dist::normal, 0, 2, {}, 0, 0, 0, {})},
-        {"out", types.T, static_cast<uint64_t>(out_elements(dims, tuning, types)), false, true,
-         true, MakeFill(h::Fill::Dist::normal, 0, 2, {}, 0, 0, 0, {})},
-    };
+  std::vector<h::BufferSpec> buffers(const h::Case& c, size_t variant) const override {
+    return test_data::buffers(c, [MTGSoftmaxSingleRow tuningOfVariant:variant], [MTGSoftmaxSingleRow typesOfVariant:variant]);
   }
 
   uint64_t bytes_moved(const h::Values& values, size_t variant) const override {
-    const Cost c = cost(DimsFrom(values), [MTGSoftmaxSingleRow tuningOfVariant:variant], [MTGSoftmaxSingleRow typesOfVariant:variant]);
+    const Cost c = cost(test_data::dims_from(values), [MTGSoftmaxSingleRow tuningOfVariant:variant], [MTGSoftmaxSingleRow typesOfVariant:variant]);
     return static_cast<uint64_t>(c.bytes_read + c.bytes_written);
   }
 
@@ -154,30 +116,29 @@ class Harness final : public h::Kernel {
     return variant;
   }
 
-  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Values& values,
+  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Case& c,
               size_t variant, NSError** error) const override {
     return [glue_ encodeToCommandEncoder:encoder
                                        x:buffers[0]
                                  xOffset:0
                                      out:buffers[1]
                                outOffset:0
-                                    dims:DimsFrom(values)
-                                 scalars:Scalars{}
+                                    dims:test_data::dims_from(c.dims)
                                    types:[MTGSoftmaxSingleRow typesOfVariant:variant]
                                   tuning:[MTGSoftmaxSingleRow tuningOfVariant:variant]
                                    error:error];
   }
 
-  std::string reference(const h::Values& values, size_t variant,
+  std::string reference(const h::Case& c, size_t variant,
                         [[maybe_unused]] std::vector<std::vector<uint8_t>>& buffers) const override {
-    const Dims dims = DimsFrom(values);
+    const Dims dims = test_data::dims_from(c.dims);
     const std::string types = types_key([MTGSoftmaxSingleRow typesOfVariant:variant]);
     try {
       if (types == "T=float") {
         mtlgen::kernels::softmax_single_row::reference<float>(dims,
             h::view<const float>(buffers[0]),
             h::view<float>(buffers[1]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGSoftmaxSingleRow tuningOfVariant:variant]);
         return "";
       }
@@ -185,7 +146,7 @@ class Harness final : public h::Kernel {
         mtlgen::kernels::softmax_single_row::reference<mtlgen::half>(dims,
             h::view<const mtlgen::half>(buffers[0]),
             h::view<mtlgen::half>(buffers[1]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGSoftmaxSingleRow tuningOfVariant:variant]);
         return "";
       }
@@ -193,7 +154,7 @@ class Harness final : public h::Kernel {
         mtlgen::kernels::softmax_single_row::reference<mtlgen::bfloat>(dims,
             h::view<const mtlgen::bfloat>(buffers[0]),
             h::view<mtlgen::bfloat>(buffers[1]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGSoftmaxSingleRow tuningOfVariant:variant]);
         return "";
       }
@@ -203,17 +164,8 @@ class Harness final : public h::Kernel {
     return std::string(kName) + ": no reference for " + types;
   }
 
-  h::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) const override {
-    switch (type) {
-      case mtlgen::DType::f32:
-        return {1e-06, 1e-05, -1, false};
-      case mtlgen::DType::f16:
-        return {0.001, 0.001, -1, false};
-      case mtlgen::DType::bf16:
-        return {0.01, 0.008, -1, false};
-      default:
-        return h::default_tolerance(type);
-    }
+  h::Tolerance tolerance(const std::string& output, mtlgen::DType type) const override {
+    return test_data::tolerance(output, type);
   }
 
  private:

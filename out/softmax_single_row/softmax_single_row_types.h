@@ -161,7 +161,56 @@ inline const char* entry_point([[maybe_unused]] const Types& types = {},
   if (types.T == mtlgen::DType::bf16 && tuning.TG == 1024 && tuning.N_READS == 16) return "softmax_single_row_bf16_tg1024_n_reads16";
   return nullptr;
 }
-
+// The tuning for a caller that names none: `preferred` (the default) when its variant accepts the
+// dims, else the compiled tuning for `types` that accepts them and shares the most values with
+// `preferred` (the first in the spec's variant order on a tie); `preferred` when none does. Some
+// variants serve only some problems (a per-variant precondition), as a head dim compiled in does.
+inline Tuning tuning_serving(const Dims& dims, const Types& types, const Tuning& preferred) {
+  auto accepts = [&](const Tuning& tuning) {
+    try {
+      check_dims(dims, tuning, types);
+      return true;
+    } catch (const std::invalid_argument&) {
+      return false;
+    }
+  };
+  if (accepts(preferred)) return preferred;
+  Tuning best = preferred;
+  int best_shared = -1;
+  auto consider = [&](const Tuning& tuning) {
+    const int shared = (tuning.TG == preferred.TG) + (tuning.N_READS == preferred.N_READS) + 0;
+    if (shared > best_shared && accepts(tuning)) best = tuning, best_shared = shared;
+  };
+  // Every compiled tuning, as Tuning{TG, N_READS}.
+  if (types.T == mtlgen::DType::f32) consider(Tuning{256, 4});
+  if (types.T == mtlgen::DType::f32) consider(Tuning{256, 8});
+  if (types.T == mtlgen::DType::f32) consider(Tuning{256, 16});
+  if (types.T == mtlgen::DType::f32) consider(Tuning{512, 4});
+  if (types.T == mtlgen::DType::f32) consider(Tuning{512, 8});
+  if (types.T == mtlgen::DType::f32) consider(Tuning{512, 16});
+  if (types.T == mtlgen::DType::f32) consider(Tuning{1024, 4});
+  if (types.T == mtlgen::DType::f32) consider(Tuning{1024, 8});
+  if (types.T == mtlgen::DType::f32) consider(Tuning{1024, 16});
+  if (types.T == mtlgen::DType::f16) consider(Tuning{256, 4});
+  if (types.T == mtlgen::DType::f16) consider(Tuning{256, 8});
+  if (types.T == mtlgen::DType::f16) consider(Tuning{256, 16});
+  if (types.T == mtlgen::DType::f16) consider(Tuning{512, 4});
+  if (types.T == mtlgen::DType::f16) consider(Tuning{512, 8});
+  if (types.T == mtlgen::DType::f16) consider(Tuning{512, 16});
+  if (types.T == mtlgen::DType::f16) consider(Tuning{1024, 4});
+  if (types.T == mtlgen::DType::f16) consider(Tuning{1024, 8});
+  if (types.T == mtlgen::DType::f16) consider(Tuning{1024, 16});
+  if (types.T == mtlgen::DType::bf16) consider(Tuning{256, 4});
+  if (types.T == mtlgen::DType::bf16) consider(Tuning{256, 8});
+  if (types.T == mtlgen::DType::bf16) consider(Tuning{256, 16});
+  if (types.T == mtlgen::DType::bf16) consider(Tuning{512, 4});
+  if (types.T == mtlgen::DType::bf16) consider(Tuning{512, 8});
+  if (types.T == mtlgen::DType::bf16) consider(Tuning{512, 16});
+  if (types.T == mtlgen::DType::bf16) consider(Tuning{1024, 4});
+  if (types.T == mtlgen::DType::bf16) consider(Tuning{1024, 8});
+  if (types.T == mtlgen::DType::bf16) consider(Tuning{1024, 16});
+  return best;
+}
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.
 struct Cost {
   int64_t bytes_read = 0;

@@ -261,42 +261,150 @@ constexpr std::array<KernelSource, 19> kKernels = {{
     @"rope_bf16_tg256",
     @"rope_bf16_tg512",
     @"rope_bf16_tg1024",
-    @"sdpa_vector_f32_bf16_tg32",
-    @"sdpa_vector_f32_bf16_tg64",
-    @"sdpa_vector_f32_bf16_tg128",
-    @"sdpa_vector_f32_bf16_tg256",
-    @"sdpa_vector_f32_bf16_tg512",
-    @"sdpa_vector_f32_bf16_tg1024",
-    @"sdpa_vector_f32_f16_tg32",
-    @"sdpa_vector_f32_f16_tg64",
-    @"sdpa_vector_f32_f16_tg128",
-    @"sdpa_vector_f32_f16_tg256",
-    @"sdpa_vector_f32_f16_tg512",
-    @"sdpa_vector_f32_f16_tg1024",
-    @"sdpa_vector_f16_bf16_tg32",
-    @"sdpa_vector_f16_bf16_tg64",
-    @"sdpa_vector_f16_bf16_tg128",
-    @"sdpa_vector_f16_bf16_tg256",
-    @"sdpa_vector_f16_bf16_tg512",
-    @"sdpa_vector_f16_bf16_tg1024",
-    @"sdpa_vector_f16_f16_tg32",
-    @"sdpa_vector_f16_f16_tg64",
-    @"sdpa_vector_f16_f16_tg128",
-    @"sdpa_vector_f16_f16_tg256",
-    @"sdpa_vector_f16_f16_tg512",
-    @"sdpa_vector_f16_f16_tg1024",
-    @"sdpa_vector_bf16_bf16_tg32",
-    @"sdpa_vector_bf16_bf16_tg64",
-    @"sdpa_vector_bf16_bf16_tg128",
-    @"sdpa_vector_bf16_bf16_tg256",
-    @"sdpa_vector_bf16_bf16_tg512",
-    @"sdpa_vector_bf16_bf16_tg1024",
-    @"sdpa_vector_bf16_f16_tg32",
-    @"sdpa_vector_bf16_f16_tg64",
-    @"sdpa_vector_bf16_f16_tg128",
-    @"sdpa_vector_bf16_f16_tg256",
-    @"sdpa_vector_bf16_f16_tg512",
-    @"sdpa_vector_bf16_f16_tg1024",
+    @"sdpa_vector_f32_bf16_tg32_d32",
+    @"sdpa_vector_f32_bf16_tg32_d64",
+    @"sdpa_vector_f32_bf16_tg32_d96",
+    @"sdpa_vector_f32_bf16_tg32_d128",
+    @"sdpa_vector_f32_bf16_tg64_d32",
+    @"sdpa_vector_f32_bf16_tg64_d64",
+    @"sdpa_vector_f32_bf16_tg64_d96",
+    @"sdpa_vector_f32_bf16_tg64_d128",
+    @"sdpa_vector_f32_bf16_tg128_d32",
+    @"sdpa_vector_f32_bf16_tg128_d64",
+    @"sdpa_vector_f32_bf16_tg128_d96",
+    @"sdpa_vector_f32_bf16_tg128_d128",
+    @"sdpa_vector_f32_bf16_tg256_d32",
+    @"sdpa_vector_f32_bf16_tg256_d64",
+    @"sdpa_vector_f32_bf16_tg256_d96",
+    @"sdpa_vector_f32_bf16_tg256_d128",
+    @"sdpa_vector_f32_bf16_tg512_d32",
+    @"sdpa_vector_f32_bf16_tg512_d64",
+    @"sdpa_vector_f32_bf16_tg512_d96",
+    @"sdpa_vector_f32_bf16_tg512_d128",
+    @"sdpa_vector_f32_bf16_tg1024_d32",
+    @"sdpa_vector_f32_bf16_tg1024_d64",
+    @"sdpa_vector_f32_bf16_tg1024_d96",
+    @"sdpa_vector_f32_bf16_tg1024_d128",
+    @"sdpa_vector_f32_f16_tg32_d32",
+    @"sdpa_vector_f32_f16_tg32_d64",
+    @"sdpa_vector_f32_f16_tg32_d96",
+    @"sdpa_vector_f32_f16_tg32_d128",
+    @"sdpa_vector_f32_f16_tg64_d32",
+    @"sdpa_vector_f32_f16_tg64_d64",
+    @"sdpa_vector_f32_f16_tg64_d96",
+    @"sdpa_vector_f32_f16_tg64_d128",
+    @"sdpa_vector_f32_f16_tg128_d32",
+    @"sdpa_vector_f32_f16_tg128_d64",
+    @"sdpa_vector_f32_f16_tg128_d96",
+    @"sdpa_vector_f32_f16_tg128_d128",
+    @"sdpa_vector_f32_f16_tg256_d32",
+    @"sdpa_vector_f32_f16_tg256_d64",
+    @"sdpa_vector_f32_f16_tg256_d96",
+    @"sdpa_vector_f32_f16_tg256_d128",
+    @"sdpa_vector_f32_f16_tg512_d32",
+    @"sdpa_vector_f32_f16_tg512_d64",
+    @"sdpa_vector_f32_f16_tg512_d96",
+    @"sdpa_vector_f32_f16_tg512_d128",
+    @"sdpa_vector_f32_f16_tg1024_d32",
+    @"sdpa_vector_f32_f16_tg1024_d64",
+    @"sdpa_vector_f32_f16_tg1024_d96",
+    @"sdpa_vector_f32_f16_tg1024_d128",
+    @"sdpa_vector_f16_bf16_tg32_d32",
+    @"sdpa_vector_f16_bf16_tg32_d64",
+    @"sdpa_vector_f16_bf16_tg32_d96",
+    @"sdpa_vector_f16_bf16_tg32_d128",
+    @"sdpa_vector_f16_bf16_tg64_d32",
+    @"sdpa_vector_f16_bf16_tg64_d64",
+    @"sdpa_vector_f16_bf16_tg64_d96",
+    @"sdpa_vector_f16_bf16_tg64_d128",
+    @"sdpa_vector_f16_bf16_tg128_d32",
+    @"sdpa_vector_f16_bf16_tg128_d64",
+    @"sdpa_vector_f16_bf16_tg128_d96",
+    @"sdpa_vector_f16_bf16_tg128_d128",
+    @"sdpa_vector_f16_bf16_tg256_d32",
+    @"sdpa_vector_f16_bf16_tg256_d64",
+    @"sdpa_vector_f16_bf16_tg256_d96",
+    @"sdpa_vector_f16_bf16_tg256_d128",
+    @"sdpa_vector_f16_bf16_tg512_d32",
+    @"sdpa_vector_f16_bf16_tg512_d64",
+    @"sdpa_vector_f16_bf16_tg512_d96",
+    @"sdpa_vector_f16_bf16_tg512_d128",
+    @"sdpa_vector_f16_bf16_tg1024_d32",
+    @"sdpa_vector_f16_bf16_tg1024_d64",
+    @"sdpa_vector_f16_bf16_tg1024_d96",
+    @"sdpa_vector_f16_bf16_tg1024_d128",
+    @"sdpa_vector_f16_f16_tg32_d32",
+    @"sdpa_vector_f16_f16_tg32_d64",
+    @"sdpa_vector_f16_f16_tg32_d96",
+    @"sdpa_vector_f16_f16_tg32_d128",
+    @"sdpa_vector_f16_f16_tg64_d32",
+    @"sdpa_vector_f16_f16_tg64_d64",
+    @"sdpa_vector_f16_f16_tg64_d96",
+    @"sdpa_vector_f16_f16_tg64_d128",
+    @"sdpa_vector_f16_f16_tg128_d32",
+    @"sdpa_vector_f16_f16_tg128_d64",
+    @"sdpa_vector_f16_f16_tg128_d96",
+    @"sdpa_vector_f16_f16_tg128_d128",
+    @"sdpa_vector_f16_f16_tg256_d32",
+    @"sdpa_vector_f16_f16_tg256_d64",
+    @"sdpa_vector_f16_f16_tg256_d96",
+    @"sdpa_vector_f16_f16_tg256_d128",
+    @"sdpa_vector_f16_f16_tg512_d32",
+    @"sdpa_vector_f16_f16_tg512_d64",
+    @"sdpa_vector_f16_f16_tg512_d96",
+    @"sdpa_vector_f16_f16_tg512_d128",
+    @"sdpa_vector_f16_f16_tg1024_d32",
+    @"sdpa_vector_f16_f16_tg1024_d64",
+    @"sdpa_vector_f16_f16_tg1024_d96",
+    @"sdpa_vector_f16_f16_tg1024_d128",
+    @"sdpa_vector_bf16_bf16_tg32_d32",
+    @"sdpa_vector_bf16_bf16_tg32_d64",
+    @"sdpa_vector_bf16_bf16_tg32_d96",
+    @"sdpa_vector_bf16_bf16_tg32_d128",
+    @"sdpa_vector_bf16_bf16_tg64_d32",
+    @"sdpa_vector_bf16_bf16_tg64_d64",
+    @"sdpa_vector_bf16_bf16_tg64_d96",
+    @"sdpa_vector_bf16_bf16_tg64_d128",
+    @"sdpa_vector_bf16_bf16_tg128_d32",
+    @"sdpa_vector_bf16_bf16_tg128_d64",
+    @"sdpa_vector_bf16_bf16_tg128_d96",
+    @"sdpa_vector_bf16_bf16_tg128_d128",
+    @"sdpa_vector_bf16_bf16_tg256_d32",
+    @"sdpa_vector_bf16_bf16_tg256_d64",
+    @"sdpa_vector_bf16_bf16_tg256_d96",
+    @"sdpa_vector_bf16_bf16_tg256_d128",
+    @"sdpa_vector_bf16_bf16_tg512_d32",
+    @"sdpa_vector_bf16_bf16_tg512_d64",
+    @"sdpa_vector_bf16_bf16_tg512_d96",
+    @"sdpa_vector_bf16_bf16_tg512_d128",
+    @"sdpa_vector_bf16_bf16_tg1024_d32",
+    @"sdpa_vector_bf16_bf16_tg1024_d64",
+    @"sdpa_vector_bf16_bf16_tg1024_d96",
+    @"sdpa_vector_bf16_bf16_tg1024_d128",
+    @"sdpa_vector_bf16_f16_tg32_d32",
+    @"sdpa_vector_bf16_f16_tg32_d64",
+    @"sdpa_vector_bf16_f16_tg32_d96",
+    @"sdpa_vector_bf16_f16_tg32_d128",
+    @"sdpa_vector_bf16_f16_tg64_d32",
+    @"sdpa_vector_bf16_f16_tg64_d64",
+    @"sdpa_vector_bf16_f16_tg64_d96",
+    @"sdpa_vector_bf16_f16_tg64_d128",
+    @"sdpa_vector_bf16_f16_tg128_d32",
+    @"sdpa_vector_bf16_f16_tg128_d64",
+    @"sdpa_vector_bf16_f16_tg128_d96",
+    @"sdpa_vector_bf16_f16_tg128_d128",
+    @"sdpa_vector_bf16_f16_tg256_d32",
+    @"sdpa_vector_bf16_f16_tg256_d64",
+    @"sdpa_vector_bf16_f16_tg256_d96",
+    @"sdpa_vector_bf16_f16_tg256_d128",
+    @"sdpa_vector_bf16_f16_tg512_d32",
+    @"sdpa_vector_bf16_f16_tg512_d64",
+    @"sdpa_vector_bf16_f16_tg512_d96",
+    @"sdpa_vector_bf16_f16_tg512_d128",
+    @"sdpa_vector_bf16_f16_tg1024_d32",
+    @"sdpa_vector_bf16_f16_tg1024_d64",
+    @"sdpa_vector_bf16_f16_tg1024_d96",
+    @"sdpa_vector_bf16_f16_tg1024_d128",
     @"sdpa_vector_2pass_partial_f32_bf16_tg32",
     @"sdpa_vector_2pass_partial_f32_bf16_tg64",
     @"sdpa_vector_2pass_partial_f32_bf16_tg128",
@@ -479,10 +587,10 @@ constexpr std::array<KernelSource, 19> kKernels = {{
                                    tuningTable:tuningTable
                                          error:error];
   if (_matvec == nil) return nil;
-  _q80Matvec = [[MTGQ80Matvec alloc] initWithLibrary:libraries[7]
-                                         tuningTable:tuningTable
-                                               error:error];
-  if (_q80Matvec == nil) return nil;
+  _q8_0Matvec = [[MTGQ8_0Matvec alloc] initWithLibrary:libraries[7]
+                                           tuningTable:tuningTable
+                                                 error:error];
+  if (_q8_0Matvec == nil) return nil;
   _rmsNorm = [[MTGRmsNorm alloc] initWithLibrary:libraries[8]
                                      tuningTable:tuningTable
                                            error:error];
@@ -532,6 +640,75 @@ constexpr std::array<KernelSource, 19> kKernels = {{
   _sdpaVector2pass = [[MTGSdpaVector2pass alloc] initWithSdpaVector2passPartial:_sdpaVector2passPartial
                                                            sdpaVector2passMerge:_sdpaVector2passMerge];
   return self;
+}
+
+- (BOOL)prewarmWithError:(NSError**)error {
+  if (![_addRmsNorm prewarmWithError:error]) return NO;
+  if (![_argmax prewarmWithError:error]) return NO;
+  if (![_argmaxBlocks prewarmWithError:error]) return NO;
+  if (![_argmaxMerge prewarmWithError:error]) return NO;
+  if (![_kvCacheUpdate prewarmWithError:error]) return NO;
+  if (![_layerNorm prewarmWithError:error]) return NO;
+  if (![_matvec prewarmWithError:error]) return NO;
+  if (![_q8_0Matvec prewarmWithError:error]) return NO;
+  if (![_rmsNorm prewarmWithError:error]) return NO;
+  if (![_rmsNormMatvec prewarmWithError:error]) return NO;
+  if (![_rmsNormMlx prewarmWithError:error]) return NO;
+  if (![_rmsNormSingleRow prewarmWithError:error]) return NO;
+  if (![_rope prewarmWithError:error]) return NO;
+  if (![_sdpaVector prewarmWithError:error]) return NO;
+  if (![_sdpaVector2passPartial prewarmWithError:error]) return NO;
+  if (![_sdpaVector2passMerge prewarmWithError:error]) return NO;
+  if (![_softmax prewarmWithError:error]) return NO;
+  if (![_softmaxOnline prewarmWithError:error]) return NO;
+  if (![_softmaxSingleRow prewarmWithError:error]) return NO;
+  return YES;
+}
+
+- (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler {
+  auto group = MTGPrewarmGroup::make(completionHandler);
+  void (^kernelDone)(NSError* _Nullable) = ^(NSError* _Nullable error) {
+    group->leave(error);
+  };
+  group->enter();
+  [_addRmsNorm prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_argmax prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_argmaxBlocks prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_argmaxMerge prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_kvCacheUpdate prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_layerNorm prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_matvec prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_q8_0Matvec prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_rmsNorm prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_rmsNormMatvec prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_rmsNormMlx prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_rmsNormSingleRow prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_rope prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_sdpaVector prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_sdpaVector2passPartial prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_sdpaVector2passMerge prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_softmax prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_softmaxOnline prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_softmaxSingleRow prewarmWithCompletionHandler:kernelDone];
+  group->leave(nil);
 }
 
 @end

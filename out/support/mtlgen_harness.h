@@ -2,11 +2,12 @@
 // Do not edit by hand: run `mtlgen generate` again.
 //
 // What the timing and autotune programs of every kernel share (bench_<kernel>, autotune_<kernel>):
-// command line, inputs from the spec's distributions, GPU timing from GPUStartTime/GPUEndTime over
-// batched dispatches, achieved bandwidth against the chip's peak, validation against the C++
-// reference, and the tuning file the glue reads (MTLGEN_TUNING). Each kernel's <kernel>_harness.h
-// describes the kernel through harness::Kernel; the programs are a main() calling bench_main or
-// autotune_main. Implemented in mtlgen_harness.mm.
+// command line, inputs from the spec's distributions (mtlgen_testdata.h, the generator and judge
+// `mtlgen verify` uses: a case's inputs are the bytes verify tested), GPU timing from
+// GPUStartTime/GPUEndTime over batched dispatches, achieved bandwidth against the chip's peak,
+// validation against the C++ reference, and the tuning file the glue reads (MTLGEN_TUNING). Each
+// kernel's <kernel>_harness.h describes the kernel through harness::Kernel; the programs are a
+// main() calling bench_main or autotune_main. Implemented in mtlgen_harness.mm.
 #pragma once
 
 #import <Foundation/Foundation.h>
@@ -21,48 +22,21 @@
 
 #include "mtlgen_host.h"
 #include "mtlgen_runtime.h"
+#include "mtlgen_testdata.h"
 
 NS_ASSUME_NONNULL_BEGIN
 
 namespace mtlgen::harness {
 
 // Dims or tunables by name.
-using Values = std::map<std::string, int64_t>;
+using Values = testdata::Values;
 
-// A spec's input distribution (tests.inputs), drawn from a seeded generator.
-struct Fill {
-  enum class Dist { normal, uniform, constant, choice, iota, bits };
-  Dist dist = Dist::normal;
-  double a = 0;                    // normal: mean; uniform: min; constant: value; iota: start
-  double b = 1;                    // normal: standard deviation; uniform: max; iota: step
-  std::vector<double> values;      // choice
-  double nan = 0, inf = 0, neg_inf = 0;  // shares of elements replaced by NaN, +inf, -inf
-  std::map<uint64_t, double> set;        // elements given exactly, applied last
-};
-
-// A spec's tolerance for one output element type; a negative bound is absent.
-struct Tolerance {
-  double max_abs = -1, max_rel = -1, nmse = -1;
-  bool exact = false;
-};
-
-// One buffer of the kernel at given dims.
-struct BufferSpec {
-  std::string name;
-  DType type = DType::u8;
-  uint64_t elements = 0;
-  bool input = true;    // the kernel reads it: filled from `fill`
-  bool output = false;  // the kernel writes it: compared with the reference
-  bool host_visible = true;
-  Fill fill;
-};
-
-// A spec test case: its dims and the inputs it draws differently from the spec's default.
-struct Case {
-  std::string name;
-  Values dims;
-  std::map<std::string, Fill> inputs;
-};
+// A spec's input distribution, an output's tolerance, one buffer at given dims, and a test case
+// (dims, scalars, seed, fills), as <kernel>_test_data.h gives them.
+using Fill = testdata::Fill;
+using Tolerance = testdata::Tolerance;
+using BufferSpec = testdata::Buffer;
+using Case = testdata::Case;
 
 struct Variant {
   std::string entry_point;
@@ -75,15 +49,14 @@ class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual const char* name() const = 0;
-  virtual std::vector<Case> cases() const = 0;  // the spec's test cases
-  virtual uint64_t seed() const = 0;            // the spec's tests.seed
+  virtual std::vector<Case> cases() const = 0;  // the spec's test cases, each with its seed
   virtual std::vector<Variant> variants() const = 0;
   // Why `dims` violates the spec (unknown or missing names included), or "".
   virtual std::string check(const Values& dims) const = 0;
   // Why `variant` cannot run at `dims` (a precondition over its tuning fails), or "". check() first.
   virtual std::string admits(const Values& dims, size_t variant) const = 0;
-  // The buffers at `dims`, inputs filled from the spec's default distribution.
-  virtual std::vector<BufferSpec> buffers(const Values& dims, size_t variant) const = 0;
+  // The buffers at the case's dims, each input with the case's fill.
+  virtual std::vector<BufferSpec> buffers(const Case& c, size_t variant) const = 0;
   // The spec's cost model: bytes read plus bytes written.
   virtual uint64_t bytes_moved(const Values& dims, size_t variant) const = 0;
   // Creates the kernel's glue, every pipeline included, from `library`; returns why not, or nil.
@@ -95,16 +68,12 @@ class Kernel {
   // The variant the glue dispatches without an explicit tuning, for the types of `variant`.
   virtual size_t default_variant(size_t variant) const = 0;
   virtual BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers,
-                      const Values& dims, size_t variant, NSError** error) const = 0;
+                      const Case& c, size_t variant, NSError** error) const = 0;
   // Runs the C++ reference in place over host copies of the buffers; returns its complaint, or "".
-  virtual std::string reference(const Values& dims, size_t variant,
+  virtual std::string reference(const Case& c, size_t variant,
                                 std::vector<std::vector<uint8_t>>& buffers) const = 0;
   virtual Tolerance tolerance(const std::string& output, DType type) const = 0;
 };
-
-// The tolerance for an output type the spec gives none for, as `mtlgen verify` uses: max-abs
-// 1e-6 (float), 1e-3 (half), 1e-2 (bfloat); integers exact.
-Tolerance default_tolerance(DType type);
 
 // A tuning table giving, for each type choice, the variant with the fewest threads per
 // threadgroup: what a kernel loads with when a default tuning cannot run on this GPU, so that

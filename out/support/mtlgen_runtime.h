@@ -2,8 +2,8 @@
 // Do not edit by hand: run `mtlgen generate` again.
 //
 // The runtime the generated glue stands on, implemented once in mtlgen_runtime.mm: loading a
-// Metal library (metallib file, embedded bytes, or source compiled with safe math), creating and
-// checking pipelines, the encode-time buffer checks, buffers in the storage mode the spec asks
+// Metal library (metallib file, embedded bytes, or source compiled with safe math), the lazy and
+// thread-safe pipeline cache with its prewarm, the encode-time buffer checks, buffers in the storage mode the spec asks
 // for, and running command buffers with their errors returned to the caller.
 // Environment (read once per process):
 //   MTLGEN_GPU_DEBUG=1  every buffer MTGNewBuffer makes is Shared, so GPU-only data can be read back
@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -50,12 +51,57 @@ BOOL MTGCheckEntryPoints(id<MTLLibrary> library, NSArray<NSString*>* entryPoints
 
 // --- Pipelines -----------------------------------------------------------------------------------
 
-/// Creates the pipeline of every entry point, specialised with `constantValues` when given, into
-/// `pipelines` (same order). Returns why it could not, or nil: every entry point the library lacks
-/// is named in one MTGErrorMissingEntryPoint error.
-NSError* _Nullable MTGCreatePipelines(id<MTLLibrary> library, const std::vector<const char*>& entryPoints,
-                                      MTLFunctionConstantValues* _Nullable constantValues, const char* kernel,
-                                      std::vector<id<MTLComputePipelineState>>& pipelines);
+/// Counts asynchronous pipeline creations in flight and calls `done` once, with the first error (or
+/// nil), when the last one ends. It starts with one hold of its own, which the caller releases
+/// with leave(nil) after starting every creation, so that `done` cannot run before all started.
+class MTGPrewarmGroup {
+ public:
+  static std::shared_ptr<MTGPrewarmGroup> make(void (^done)(NSError* _Nullable error));
+  void enter();
+  void leave(NSError* _Nullable error);
+
+ private:
+  explicit MTGPrewarmGroup(void (^done)(NSError* _Nullable error)) : done_(done) {}
+  std::mutex mutex_;
+  size_t pending_ = 1;
+  NSError* _Nullable firstError_ = nil;
+  void (^_Nullable done_)(NSError* _Nullable error);
+};
+
+/// What the cache needs to create one variant's pipeline.
+struct MTGPipelineVariant {
+  const char* entryPoint;
+  MTLSize maxThreadsPerThreadgroup;  // the kernel's declared maximum: checked at creation
+};
+
+/// The pipelines of one kernel's variants, each created on first use and kept. Nothing is compiled
+/// when the cache is made. Thread-safe: any thread may ask for any variant; each is created once.
+@interface MTGPipelineCache : NSObject
+
+/// Fails with MTGErrorMissingEntryPoint, naming every one of `variants`' entry points that
+/// `library` lacks (a cheap look at its function names; nothing is compiled).
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
+                          constantValues:(nullable MTLFunctionConstantValues*)constantValues
+                                  kernel:(const char*)kernel
+                                variants:(std::vector<MTGPipelineVariant>)variants
+                                   error:(NSError**)error NS_DESIGNATED_INITIALIZER;
+- (instancetype)init NS_UNAVAILABLE;
+
+@property (readonly) id<MTLDevice> device;
+
+/// The pipeline of variant `index`, created now when no thread has yet; nil with `error` set when
+/// Metal cannot create it (MTGErrorPipelineCreation) or it admits fewer threads per threadgroup than
+/// the variant declares (MTGErrorThreadgroupTooLarge). A failure is kept and reported again.
+- (nullable id<MTLComputePipelineState>)pipelineAtIndex:(size_t)index error:(NSError**)error;
+
+/// Creates the pipelines of `indices` not yet created, one after another; NO with the first error.
+- (BOOL)prewarmIndices:(const std::vector<size_t>&)indices error:(NSError**)error;
+
+/// Starts creating the pipelines of `indices` not yet created with Metal's asynchronous API
+/// (newComputePipelineStateWithFunction:completionHandler:), entering `group` once per creation.
+- (void)prewarmIndices:(const std::vector<size_t>&)indices group:(std::shared_ptr<MTGPrewarmGroup>)group;
+
+@end
 
 // --- Encode-time checks --------------------------------------------------------------------------
 

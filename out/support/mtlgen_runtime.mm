@@ -5,6 +5,8 @@
 #import "mtlgen_runtime.h"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -183,33 +185,199 @@ BOOL MTGCheckEntryPoints(id<MTLLibrary> library, NSArray<NSString*>* entryPoints
 
 // --- Pipelines -----------------------------------------------------------------------------------
 
-NSError* _Nullable MTGCreatePipelines(id<MTLLibrary> library, const std::vector<const char*>& entryPoints,
-                                      MTLFunctionConstantValues* _Nullable constantValues, const char* kernel,
-                                      std::vector<id<MTLComputePipelineState>>& pipelines) {
-  NSMutableArray<NSString*>* names = [NSMutableArray arrayWithCapacity:entryPoints.size()];
-  for (const char* entryPoint : entryPoints) [names addObject:@(entryPoint)];
+std::shared_ptr<MTGPrewarmGroup> MTGPrewarmGroup::make(void (^done)(NSError* _Nullable error)) {
+  return std::shared_ptr<MTGPrewarmGroup>(new MTGPrewarmGroup(done));
+}
+
+void MTGPrewarmGroup::enter() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++pending_;
+}
+
+void MTGPrewarmGroup::leave(NSError* _Nullable error) {
+  void (^done)(NSError* _Nullable) = nil;
+  NSError* first = nil;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (firstError_ == nil) firstError_ = error;
+    if (--pending_ != 0) return;
+    done = done_;
+    done_ = nil;
+    first = firstError_;
+  }
+  if (done != nil) done(first);  // outside the lock: the caller's block may start more work
+}
+
+namespace {
+
+// A variant's pipeline moves empty -> creating -> ready once; `pipeline` and `error` are written
+// before the release store of `ready`, so a reader that acquires `ready` needs no lock.
+enum class SlotState : uint8_t { empty, creating, ready };
+
+struct PipelineSlot {
+  std::atomic<SlotState> state{SlotState::empty};
+  id<MTLComputePipelineState> _Nullable pipeline;
+  NSError* _Nullable error;                                 // why there is no pipeline
+  std::vector<std::shared_ptr<MTGPrewarmGroup>> listeners;  // asynchronous prewarms waiting for it
+};
+
+// What claimCreation: found: the variant is ready, another thread is creating it, or the caller must.
+enum class Claim { ready, waiting, mine };
+
+}  // namespace
+
+// Why a lock and a condition rather than os_unfair_lock or dispatch_once: the hot path is one
+// acquire load and takes no lock; a creation (1-5 ms on a first launch) runs outside the lock, so
+// that several variants compile at once; a thread that needs a variant another thread, or Metal's
+// completion handler, is still creating sleeps on the condition instead of creating it twice.
+// os_unfair_lock has no condition to sleep on, and dispatch_once wants a predicate in static storage
+// (one per instance and variant is undefined behaviour) and could not be completed from Metal's
+// completion thread.
+@implementation MTGPipelineCache {
+  id<MTLLibrary> _library;
+  MTLFunctionConstantValues* _Nullable _constantValues;
+  const char* _kernel;
+  std::vector<MTGPipelineVariant> _variants;
+  std::unique_ptr<PipelineSlot[]> _slots;  // per _variants
+  std::mutex _mutex;                       // guards every state change and the listeners
+  std::condition_variable _created;
+}
+
+- (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
+                          constantValues:(nullable MTLFunctionConstantValues*)constantValues
+                                  kernel:(const char*)kernel
+                                variants:(std::vector<MTGPipelineVariant>)variants
+                                   error:(NSError**)error {
+  self = [super init];
+  if (self == nil) return nil;
+  NSMutableArray<NSString*>* names = [NSMutableArray arrayWithCapacity:variants.size()];
+  for (const MTGPipelineVariant& v : variants) [names addObject:@(v.entryPoint)];
   NSError* missing = nil;
   if (!MTGCheckEntryPoints(library, names, &missing)) {
-    return MTGMakeError(MTGErrorMissingEntryPoint, std::string(kernel) + ": " + MTGDescription(missing));
+    if (error != nullptr) *error = MTGMakeError(MTGErrorMissingEntryPoint, std::string(kernel) + ": " + MTGDescription(missing));
+    return nil;
   }
-  pipelines.assign(entryPoints.size(), nil);
-  for (size_t i = 0; i < entryPoints.size(); ++i) {
-    NSError* failure = nil;
-    id<MTLFunction> function = constantValues == nil
-                                   ? [library newFunctionWithName:names[i]]
-                                   : [library newFunctionWithName:names[i] constantValues:constantValues error:&failure];
-    if (function == nil) {
-      return MTGMakeError(MTGErrorPipelineCreation, std::string(kernel) + ": cannot specialise " + entryPoints[i] +
-                                                        ": " + MTGDescription(failure), failure);
-    }
-    pipelines[i] = [library.device newComputePipelineStateWithFunction:function error:&failure];
-    if (pipelines[i] == nil) {
-      return MTGMakeError(MTGErrorPipelineCreation, std::string(kernel) + ": cannot create the pipeline of " +
-                                                        entryPoints[i] + ": " + MTGDescription(failure), failure);
-    }
-  }
-  return nil;
+  _library = library;
+  _device = library.device;
+  _constantValues = constantValues;
+  _kernel = kernel;
+  _variants = std::move(variants);
+  _slots = std::make_unique<PipelineSlot[]>(_variants.size());
+  return self;
 }
+
+- (nullable id<MTLComputePipelineState>)pipelineAtIndex:(size_t)index error:(NSError**)error {
+  PipelineSlot& slot = _slots[index];
+  if (slot.state.load(std::memory_order_acquire) != SlotState::ready) {
+    if ([self claimCreation:index listener:nullptr] == Claim::mine) [self createPipelineAtIndex:index];
+    std::unique_lock<std::mutex> lock(_mutex);
+    _created.wait(lock, [&] { return slot.state.load(std::memory_order_acquire) == SlotState::ready; });
+  }
+  if (slot.pipeline == nil && error != nullptr) *error = slot.error;
+  return slot.pipeline;
+}
+
+- (BOOL)prewarmIndices:(const std::vector<size_t>&)indices error:(NSError**)error {
+  for (size_t index : indices) {
+    if ([self pipelineAtIndex:index error:error] == nil) return NO;
+  }
+  return YES;
+}
+
+- (void)prewarmIndices:(const std::vector<size_t>&)indices group:(std::shared_ptr<MTGPrewarmGroup>)group {
+  for (size_t index : indices) {
+    const Claim claim = [self claimCreation:index listener:group];
+    if (claim == Claim::ready && _slots[index].pipeline == nil) {
+      group->enter();
+      group->leave(_slots[index].error);  // it failed before: report it again
+    }
+    if (claim != Claim::mine) continue;
+    NSError* failure = nil;
+    id<MTLFunction> function = [self functionAtIndex:index error:&failure];
+    if (function == nil) {
+      [self finishIndex:index pipeline:nil failure:failure];
+      continue;
+    }
+    // The block keeps self alive until Metal calls it, on a thread of Metal's choosing.
+    [_device newComputePipelineStateWithFunction:function
+                               completionHandler:^(id<MTLComputePipelineState> _Nullable pipeline, NSError* _Nullable metalError) {
+                                 NSError* failure = pipeline == nil ? [self creationError:index metalError:metalError] : nil;
+                                 [self finishIndex:index pipeline:pipeline failure:failure];
+                               }];
+  }
+}
+
+// Under the lock: the variant is ready, or being created (then `listener`, when given, is told when
+// it is), or the caller now creates it.
+- (Claim)claimCreation:(size_t)index listener:(const std::shared_ptr<MTGPrewarmGroup>&)listener {
+  std::lock_guard<std::mutex> lock(_mutex);
+  PipelineSlot& slot = _slots[index];
+  const SlotState state = slot.state.load(std::memory_order_relaxed);
+  if (state == SlotState::ready) return Claim::ready;
+  if (listener != nullptr) {
+    listener->enter();
+    slot.listeners.push_back(listener);
+  }
+  if (state == SlotState::creating) return Claim::waiting;
+  slot.state.store(SlotState::creating, std::memory_order_relaxed);
+  return Claim::mine;
+}
+
+- (void)createPipelineAtIndex:(size_t)index {
+  // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
+  NSError* failure = nil;
+  id<MTLComputePipelineState> pipeline = nil;
+  @autoreleasepool {
+    id<MTLFunction> function = [self functionAtIndex:index error:&failure];
+    if (function != nil) {
+      NSError* metalError = nil;
+      pipeline = [_device newComputePipelineStateWithFunction:function error:&metalError];
+      if (pipeline == nil) failure = [self creationError:index metalError:metalError];
+    }
+  }
+  [self finishIndex:index pipeline:pipeline failure:failure];
+}
+
+// The variant's function, specialised with the function constants when the kernel has them.
+- (nullable id<MTLFunction>)functionAtIndex:(size_t)index error:(NSError**)error {
+  NSString* name = @(_variants[index].entryPoint);
+  if (_constantValues == nil) return [_library newFunctionWithName:name];
+  NSError* failure = nil;
+  id<MTLFunction> function = [_library newFunctionWithName:name constantValues:_constantValues error:&failure];
+  if (function == nil && error != nullptr) {
+    *error = MTGMakeError(MTGErrorPipelineCreation, std::string(_kernel) + ": cannot specialise " +
+                                                        _variants[index].entryPoint + ": " + MTGDescription(failure), failure);
+  }
+  return function;
+}
+
+- (NSError*)creationError:(size_t)index metalError:(nullable NSError*)metalError {
+  return MTGMakeError(MTGErrorPipelineCreation, std::string(_kernel) + ": cannot create the pipeline of " +
+                                                    _variants[index].entryPoint + ": " + MTGDescription(metalError),
+                      metalError);
+}
+
+// Publishes the variant's pipeline, or why there is none (the threadgroup check is made here, once),
+// then wakes the threads and asynchronous prewarms waiting for it.
+- (void)finishIndex:(size_t)index pipeline:(nullable id<MTLComputePipelineState>)pipeline failure:(nullable NSError*)failure {
+  const MTGPipelineVariant& v = _variants[index];
+  if (pipeline != nil && !MTGCheckThreadgroupSize(pipeline, v.maxThreadsPerThreadgroup, _kernel, v.entryPoint, &failure)) {
+    pipeline = nil;
+  }
+  PipelineSlot& slot = _slots[index];
+  std::vector<std::shared_ptr<MTGPrewarmGroup>> listeners;
+  {
+    std::lock_guard<std::mutex> lock(_mutex);
+    slot.pipeline = pipeline;
+    slot.error = pipeline == nil ? failure : nil;
+    slot.state.store(SlotState::ready, std::memory_order_release);
+    listeners.swap(slot.listeners);
+  }
+  _created.notify_all();
+  for (const auto& listener : listeners) listener->leave(slot.error);
+}
+
+@end
 
 // --- Encode-time checks --------------------------------------------------------------------------
 

@@ -144,7 +144,10 @@ TEST(ObjcEmitter, ChoosesTheDefaultTuningOncePerTypeChoice) {
     // declared maximum), not only at encode.
     EXPECT_NE(g.implementation.find("MTGSize(kernel::max_threads_per_threadgroup(v.tuning))"), std::string::npos);
     if (!g.kernel.tunables.empty()) {
-      EXPECT_NE(g.implementation.find("tuning:[self tuningForTypes:types]"), std::string::npos) << g.kernel.name;
+      // The default tuning, or the compiled one that serves the dims (tuning_serving).
+      EXPECT_NE(g.implementation.find("tuning:kernel::tuning_serving(dims, types, [self tuningForTypes:types])"),
+                std::string::npos)
+          << g.kernel.name;
     }
   }
 }

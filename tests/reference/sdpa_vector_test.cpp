@@ -232,3 +232,24 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SdpaVectorComposition,
                          });
 
 }  // namespace
+
+namespace {
+
+// The glue encodes a caller that names no tuning with tuning_serving: sdpa_vector compiles the head
+// dim in (D), so the default (TG 1024, D 128) serves head dim 128 and a head dim of 64 gets the
+// entry point with D = 64 and the default's TG.
+TEST(SdpaVectorTuning, AHeadDimPicksItsCompiledVariant) {
+  one_pass::Types types;
+  const one_pass::Tuning preferred;  // the spec's defaults
+  one_pass::Dims dims{8, 2, 128, 100, 256};
+  EXPECT_EQ(one_pass::tuning_serving(dims, types, preferred).D, 128u);
+  dims.head_dim = 64;
+  const one_pass::Tuning chosen = one_pass::tuning_serving(dims, types, preferred);
+  EXPECT_EQ(chosen.D, 64u);
+  EXPECT_EQ(chosen.TG, preferred.TG);
+  EXPECT_STREQ(one_pass::entry_point(types, chosen), "sdpa_vector_f32_bf16_tg1024_d64");
+  dims.head_dim = 80;  // no variant serves it: the default, which check_dims then rejects
+  EXPECT_EQ(one_pass::tuning_serving(dims, types, preferred).D, preferred.D);
+}
+
+}  // namespace

@@ -137,7 +137,9 @@ NS_ASSUME_NONNULL_BEGIN
                         tuning:(const MTGFeatureMixTuning&)tuning
                          error:(NSError**)error;
 
-/// Same, with the tuning chosen at creation for `types` (tuningForTypes:).
+/// Same, with the tuning chosen at creation for `types` (tuningForTypes:) or, where that variant
+/// does not serve `dims` (a per-variant precondition), the compiled one nearest to it that does
+/// (tuning_serving in the kernel's _types.h).
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
                         matrix:(id<MTLBuffer>)matrix
                   matrixOffset:(NSUInteger)matrixOffset

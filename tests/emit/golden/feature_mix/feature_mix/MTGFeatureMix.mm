@@ -361,7 +361,7 @@ MTLFunctionConstantValues* MakeConstantValues(const MTGFeatureMixFunctionConstan
                                  dims:dims
                               scalars:scalars
                                 types:types
-                               tuning:[self tuningForTypes:types]
+                               tuning:kernel::tuning_serving(dims, types, [self tuningForTypes:types])
                                 error:error];
 }
 

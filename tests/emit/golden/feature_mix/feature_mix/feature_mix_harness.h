@@ -3,7 +3,8 @@
 //
 // feature_mix: Scaled column sums of a matrix, with an optional bias, into an accumulator type.
 // feature_mix as the shared bench and autotune programs see it (../support/mtlgen_harness.h): its
-// test cases, buffers and inputs, the glue that encodes it and the C++ reference that checks it.
+// test cases, buffers and tolerances (feature_mix_test_data.h, plain C++ shared with `mtlgen verify`'s
+// generator and judge), the glue that encodes it and the C++ reference that checks it.
 // Included by bench_feature_mix.mm and autotune_feature_mix.mm, one per program.
 #pragma once
 
@@ -18,6 +19,7 @@
 
 #include "../support/mtlgen_harness.h"
 #include "feature_mix_reference.h"
+#include "feature_mix_test_data.h"
 
 NS_ASSUME_NONNULL_BEGIN
 
@@ -25,31 +27,11 @@ namespace mtlgen::kernels::feature_mix::harness {
 
 namespace h = mtlgen::harness;
 
-// The dims named in `values` (check() has vouched for them).
-inline Dims DimsFrom([[maybe_unused]] const h::Values& values) {
-  Dims dims;
-  dims.rows = static_cast<uint32_t>(values.at("rows"));
-  dims.cols = static_cast<uint32_t>(values.at("cols"));
-  return dims;
-}
-
-// An input distribution as the spec writes it.
-inline h::Fill MakeFill(h::Fill::Dist dist, double a, double b, std::vector<double> values, double nan, double inf,
-                        double neg_inf, std::map<uint64_t, double> set) {
-  return h::Fill{dist, a, b, std::move(values), nan, inf, neg_inf, std::move(set)};
-}
-
 class Harness final : public h::Kernel {
  public:
   const char* name() const override { return kName; }
 
-  uint64_t seed() const override { return 1; }
-
-  std::vector<h::Case> cases() const override {
-    return {
-        {"small", {{"cols", 64}, {"rows", 3}}, {}},
-    };
-  }
+  std::vector<h::Case> cases() const override { return test_data::cases(); }
 
   std::vector<h::Variant> variants() const override {
     std::vector<h::Variant> variants;
@@ -74,7 +56,7 @@ class Harness final : public h::Kernel {
       if (it->second < 0 || it->second > 0xFFFFFFFFll) return "dim " + dim + " does not fit in 32 bits";
     }
     try {
-      check_dims(DimsFrom(values));
+      check_dims(test_data::dims_from(values));
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
@@ -83,31 +65,20 @@ class Harness final : public h::Kernel {
 
   std::string admits(const h::Values& values, size_t variant) const override {
     try {
-      check_dims(DimsFrom(values), [MTGFeatureMix tuningOfVariant:variant], [MTGFeatureMix typesOfVariant:variant]);
+      check_dims(test_data::dims_from(values), [MTGFeatureMix tuningOfVariant:variant],
+                 [MTGFeatureMix typesOfVariant:variant]);
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
     return "";
   }
 
-  std::vector<h::BufferSpec> buffers(const h::Values& values, size_t variant) const override {
-    const Dims dims = DimsFrom(values);
-    [[maybe_unused]] const Types types = [MTGFeatureMix typesOfVariant:variant];
-    [[maybe_unused]] const Tuning tuning = [MTGFeatureMix tuningOfVariant:variant];
-    return {
-        {"matrix", types.T, static_cast<uint64_t>(matrix_elements(dims, tuning, types)), true, false,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-        {"bias", mtlgen::DType::f32, static_cast<uint64_t>(bias_elements(dims, tuning, types)), true, false,
-         false, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-        {"sums", types.Acc, static_cast<uint64_t>(sums_elements(dims, tuning, types)), true, true,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-        {"argmax_out", mtlgen::DType::u32, static_cast<uint64_t>(argmax_out_elements(dims, tuning, types)), false, true,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-    };
+  std::vector<h::BufferSpec> buffers(const h::Case& c, size_t variant) const override {
+    return test_data::buffers(c, [MTGFeatureMix tuningOfVariant:variant], [MTGFeatureMix typesOfVariant:variant]);
   }
 
   uint64_t bytes_moved(const h::Values& values, size_t variant) const override {
-    const Cost c = cost(DimsFrom(values), [MTGFeatureMix tuningOfVariant:variant], [MTGFeatureMix typesOfVariant:variant]);
+    const Cost c = cost(test_data::dims_from(values), [MTGFeatureMix tuningOfVariant:variant], [MTGFeatureMix typesOfVariant:variant]);
     return static_cast<uint64_t>(c.bytes_read + c.bytes_written);
   }
 
@@ -146,7 +117,7 @@ class Harness final : public h::Kernel {
     return variant;
   }
 
-  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Values& values,
+  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Case& c,
               size_t variant, NSError** error) const override {
     return [glue_ encodeToCommandEncoder:encoder
                                   matrix:buffers[0]
@@ -157,16 +128,16 @@ class Harness final : public h::Kernel {
                               sumsOffset:0
                                argmaxOut:buffers[3]
                          argmaxOutOffset:0
-                                    dims:DimsFrom(values)
-                                 scalars:Scalars{}
+                                    dims:test_data::dims_from(c.dims)
+                                 scalars:test_data::scalars_of(c)
                                    types:[MTGFeatureMix typesOfVariant:variant]
                                   tuning:[MTGFeatureMix tuningOfVariant:variant]
                                    error:error];
   }
 
-  std::string reference(const h::Values& values, size_t variant,
+  std::string reference(const h::Case& c, size_t variant,
                         [[maybe_unused]] std::vector<std::vector<uint8_t>>& buffers) const override {
-    const Dims dims = DimsFrom(values);
+    const Dims dims = test_data::dims_from(c.dims);
     const std::string types = types_key([MTGFeatureMix typesOfVariant:variant]);
     try {
       if (types == "T=float,Acc=float") {
@@ -175,7 +146,7 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[1]),
             h::view<float>(buffers[2]),
             h::view<uint32_t>(buffers[3]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGFeatureMix tuningOfVariant:variant]);
         return "";
       }
@@ -185,7 +156,7 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[1]),
             h::view<int32_t>(buffers[2]),
             h::view<uint32_t>(buffers[3]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGFeatureMix tuningOfVariant:variant]);
         return "";
       }
@@ -195,7 +166,7 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[1]),
             h::view<float>(buffers[2]),
             h::view<uint32_t>(buffers[3]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGFeatureMix tuningOfVariant:variant]);
         return "";
       }
@@ -205,7 +176,7 @@ class Harness final : public h::Kernel {
             h::view<const float>(buffers[1]),
             h::view<int32_t>(buffers[2]),
             h::view<uint32_t>(buffers[3]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGFeatureMix tuningOfVariant:variant]);
         return "";
       }
@@ -215,17 +186,8 @@ class Harness final : public h::Kernel {
     return std::string(kName) + ": no reference for " + types;
   }
 
-  h::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) const override {
-    switch (type) {
-      case mtlgen::DType::f32:
-        return {-1, -1, 1e-07, false};
-      case mtlgen::DType::i32:
-        return {-1, -1, -1, true};
-      case mtlgen::DType::u32:
-        return {-1, -1, -1, true};
-      default:
-        return h::default_tolerance(type);
-    }
+  h::Tolerance tolerance(const std::string& output, mtlgen::DType type) const override {
+    return test_data::tolerance(output, type);
   }
 
  private:

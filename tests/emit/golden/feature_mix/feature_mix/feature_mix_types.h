@@ -170,7 +170,8 @@ inline const char* entry_point([[maybe_unused]] const Types& types = {},
   if (types.T == mtlgen::DType::f16 && types.Acc == mtlgen::DType::i32 && tuning.TG_X == 64 && tuning.TG_Y == 4) return "feature_mix_f16_i32_tg_x64_tg_y4";
   return nullptr;
 }
-
+// The tuning for a caller that names none: every variant serves every problem its dims allow.
+inline Tuning tuning_serving(const Dims&, const Types&, const Tuning& preferred) { return preferred; }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.
 struct Cost {
   int64_t bytes_read = 0;

@@ -294,7 +294,7 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
                             outOffset:outOffset
                                  dims:dims
                                 types:types
-                               tuning:[self tuningForTypes:types]
+                               tuning:kernel::tuning_serving(dims, types, [self tuningForTypes:types])
                                 error:error];
 }
 

@@ -9,11 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
-#include <random>
 #include <set>
-
-#include "mtlgen_numeric.h"
+#include <stdexcept>
 
 #if !__has_feature(objc_arc)
 #error "mtlgen_harness.mm must be compiled with -fobjc-arc"
@@ -179,96 +176,6 @@ std::vector<size_t> BenchVariants(const Kernel& kernel, const Options& o, const 
 
 // --- Data ----------------------------------------------------------------------------------------
 
-double Draw(const Fill& f, std::mt19937_64& rng, size_t index) {
-  switch (f.dist) {
-    case Fill::Dist::normal: return std::normal_distribution<double>(f.a, f.b)(rng);
-    case Fill::Dist::uniform: return std::uniform_real_distribution<double>(f.a, f.b)(rng);
-    case Fill::Dist::constant: return f.a;
-    case Fill::Dist::iota: return f.a + f.b * static_cast<double>(index);
-    case Fill::Dist::bits: return static_cast<double>(rng() & 0xff);  // byte buffers: every pattern
-    case Fill::Dist::choice:
-      return f.values.empty() ? 0 : f.values[std::uniform_int_distribution<size_t>(0, f.values.size() - 1)(rng)];
-  }
-  return 0;
-}
-
-double Special(const Fill& f, std::mt19937_64& rng, double value) {
-  if (f.nan <= 0 && f.inf <= 0 && f.neg_inf <= 0) return value;
-  const double u = std::uniform_real_distribution<double>(0, 1)(rng);
-  if (u < f.nan) return std::numeric_limits<double>::quiet_NaN();
-  if (u < f.nan + f.inf) return std::numeric_limits<double>::infinity();
-  if (u < f.nan + f.inf + f.neg_inf) return -std::numeric_limits<double>::infinity();
-  return value;
-}
-
-template <typename T>
-void StoreInt(void* base, size_t i, double v) {
-  const double lo = double(std::numeric_limits<T>::lowest()), hi = double(std::numeric_limits<T>::max());
-  const T value = std::isnan(v) ? T(0) : T(std::llround(std::fmin(std::fmax(v, lo), hi)));
-  std::memcpy(static_cast<char*>(base) + i * sizeof(T), &value, sizeof(T));
-}
-
-template <typename T>
-void StoreAs(void* base, size_t i, T value) {
-  std::memcpy(static_cast<char*>(base) + i * sizeof(T), &value, sizeof(T));
-}
-
-void Store(DType type, void* base, size_t i, double v) {
-  switch (type) {
-    case DType::f32: return StoreAs(base, i, float(v));
-    case DType::f16: return StoreAs(base, i, half(float(v)).bits());
-    case DType::bf16: return StoreAs(base, i, bfloat(float(v)).bits());
-    case DType::i8: return StoreInt<int8_t>(base, i, v);
-    case DType::i16: return StoreInt<int16_t>(base, i, v);
-    case DType::i32: return StoreInt<int32_t>(base, i, v);
-    case DType::u8: return StoreInt<uint8_t>(base, i, v);
-    case DType::u16: return StoreInt<uint16_t>(base, i, v);
-    case DType::u32: return StoreInt<uint32_t>(base, i, v);
-  }
-}
-
-template <typename T>
-T LoadAs(const void* base, size_t i) {
-  T value;
-  std::memcpy(&value, static_cast<const char*>(base) + i * sizeof(T), sizeof(T));
-  return value;
-}
-
-double Load(DType type, const void* base, size_t i) {
-  switch (type) {
-    case DType::f32: return LoadAs<float>(base, i);
-    case DType::f16: return float(half::from_bits(LoadAs<uint16_t>(base, i)));
-    case DType::bf16: return float(bfloat::from_bits(LoadAs<uint16_t>(base, i)));
-    case DType::i8: return LoadAs<int8_t>(base, i);
-    case DType::i16: return LoadAs<int16_t>(base, i);
-    case DType::i32: return LoadAs<int32_t>(base, i);
-    case DType::u8: return LoadAs<uint8_t>(base, i);
-    case DType::u16: return LoadAs<uint16_t>(base, i);
-    case DType::u32: return LoadAs<uint32_t>(base, i);
-  }
-  return 0;
-}
-
-// Each buffer's own stream: the spec's seed mixed with the buffer's name (FNV-1a).
-uint64_t BufferSeed(uint64_t seed, const std::string& name) {
-  uint64_t h = 0xcbf29ce484222325ull ^ seed;
-  for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ull;
-  return h;
-}
-
-// Inputs drawn from their fill, outputs poisoned with 0xFF bytes (NaN, or the largest integer) so
-// that an element the kernel never writes cannot match the reference.
-std::vector<uint8_t> InitialContents(const BufferSpec& b, uint64_t seed) {
-  std::vector<uint8_t> bytes(b.elements * dtype_size(b.type), 0xFF);
-  if (!b.input) return bytes;
-  std::mt19937_64 values(BufferSeed(seed, b.name)), specials(BufferSeed(seed, b.name) ^ 0x9e3779b97f4a7c15ull);
-  for (size_t i = 0; i < b.elements; ++i) Store(b.type, bytes.data(), i, Special(b.fill, specials, Draw(b.fill, values, i)));
-  for (const auto& [index, value] : b.fill.set) {
-    if (index < b.elements) Store(b.type, bytes.data(), index, value);  // the case's dims may have been overridden
-  }
-  return bytes;
-}
-
 // The buffers of one variant at given dims: host copies of the initial contents and the GPU side.
 struct Workload {
   std::vector<BufferSpec> specs;
@@ -276,15 +183,19 @@ struct Workload {
   std::vector<id<MTLBuffer>> gpu;
 };
 
-// The buffers of `variant` at the case's dims, inputs drawn as the case says, uploaded.
+// The buffers of `variant` at the case's dims, inputs drawn from the case's fills and seed (as
+// `mtlgen verify` draws them; outputs poisoned with 0xFF bytes), uploaded.
 BOOL Prepare(const Kernel& kernel, const Case& c, size_t variant, id<MTLCommandQueue> queue, Workload& w,
              NSError** error) {
-  w.specs = kernel.buffers(c.dims, variant);
+  w.specs = kernel.buffers(c, variant);
   w.initial.clear();
   w.gpu.clear();
-  for (BufferSpec& b : w.specs) {
-    if (auto fill = c.inputs.find(b.name); fill != c.inputs.end()) b.fill = fill->second;
-    w.initial.push_back(InitialContents(b, kernel.seed()));
+  for (const BufferSpec& b : w.specs) {
+    try {
+      w.initial.push_back(testdata::initial_contents(b, c.seed));
+    } catch (const std::invalid_argument& e) {  // a `set:` index past dims that --dims shrank
+      return MTGFail(error, MTGErrorInvalidDims, b.name + ": " + e.what());
+    }
     id<MTLBuffer> buffer = MTGNewBuffer(queue.device, w.initial.back().size(), b.host_visible, @(b.name.c_str()), error);
     if (buffer == nil || !MTGUpload(queue, buffer, w.initial.back().data(), w.initial.back().size(), error)) return NO;
     w.gpu.push_back(buffer);
@@ -295,13 +206,13 @@ BOOL Prepare(const Kernel& kernel, const Case& c, size_t variant, id<MTLCommandQ
 // --- Running and timing --------------------------------------------------------------------------
 
 // One command buffer of `batch` dispatches, committed and waited for; its GPU time in seconds.
-BOOL RunBatch(const Kernel& kernel, id<MTLCommandQueue> queue, const Workload& w, const Values& dims, size_t variant,
+BOOL RunBatch(const Kernel& kernel, id<MTLCommandQueue> queue, const Workload& w, const Case& c, size_t variant,
               int batch, double& seconds, NSError** error) {
   id<MTLCommandBuffer> commandBuffer = [queue commandBuffer];
   commandBuffer.label = @(kernel.name());
   id<MTLComputeCommandEncoder> encoder = [commandBuffer computeCommandEncoder];
   BOOL encoded = YES;
-  for (int i = 0; i < batch && encoded; ++i) encoded = kernel.encode(encoder, w.gpu, dims, variant, error);
+  for (int i = 0; i < batch && encoded; ++i) encoded = kernel.encode(encoder, w.gpu, c, variant, error);
   [encoder endEncoding];
   if (!encoded || !MTGCommitAndWait(commandBuffer, error)) return NO;
   seconds = commandBuffer.GPUEndTime - commandBuffer.GPUStartTime;
@@ -313,7 +224,7 @@ struct Timing {
 };
 
 // Per-dispatch GPU time over o.reps command buffers of o.batch dispatches, after o.warmup of them.
-BOOL Time(const Kernel& kernel, id<MTLCommandQueue> queue, const Workload& w, const Values& dims, size_t variant,
+BOOL Time(const Kernel& kernel, id<MTLCommandQueue> queue, const Workload& w, const Case& c, size_t variant,
           const Options& o, Timing& t, NSError** error) {
   std::vector<double> us;
   NSError* failure = nil;
@@ -321,7 +232,7 @@ BOOL Time(const Kernel& kernel, id<MTLCommandQueue> queue, const Workload& w, co
   for (int r = 0; r < o.warmup + o.reps && ok; ++r) {
     @autoreleasepool {
       double seconds = 0;
-      ok = RunBatch(kernel, queue, w, dims, variant, o.batch, seconds, &failure);
+      ok = RunBatch(kernel, queue, w, c, variant, o.batch, seconds, &failure);
       if (r >= o.warmup) us.push_back(seconds * 1e6 / o.batch);
     }
   }
@@ -359,44 +270,30 @@ struct Check {
   std::string problem;  // the first mismatch, or why nothing could be compared
 };
 
-bool ElementOk(double got, double want, const Tolerance& t) {
-  if (std::isnan(got) || std::isnan(want)) return std::isnan(got) && std::isnan(want);
-  if (std::isinf(got) || std::isinf(want) || t.exact) return got == want;
-  if (t.max_abs < 0 && t.max_rel < 0) return true;  // judged by nmse alone
-  const double diff = std::fabs(got - want);
-  return (t.max_abs >= 0 && diff <= t.max_abs) || (t.max_rel >= 0 && diff <= t.max_rel * std::fabs(want));
-}
-
+// Judged as `mtlgen verify` judges (testdata::judge); the first failure is the problem.
 void Compare(const BufferSpec& b, const std::vector<uint8_t>& got, const std::vector<uint8_t>& want, const Tolerance& t,
              Check& check) {
-  double err2 = 0, ref2 = 0;
-  for (size_t i = 0; i < b.elements; ++i) {
-    const double g = Load(b.type, got.data(), i), w = Load(b.type, want.data(), i);
-    if (std::isfinite(g) && std::isfinite(w)) {
-      check.max_abs = std::max(check.max_abs, std::fabs(g - w));
-      err2 += (g - w) * (g - w);
-      ref2 += w * w;
-    }
-    if (check.ok && !ElementOk(g, w, t)) {
-      check.ok = false;
-      check.problem = b.name + "[" + std::to_string(i) + "] = " + std::to_string(g) + ", reference " + std::to_string(w);
-    }
+  const testdata::Judgement j = testdata::judge(b.type, got.data(), want.data(), b.elements, t, 1);
+  check.max_abs = std::max(check.max_abs, j.max_abs);
+  if (!check.ok || j.ok()) return;
+  check.ok = false;
+  if (j.first_mismatches.empty()) {
+    check.problem = b.name + ": normalized MSE " + std::to_string(j.nmse) + " above " + std::to_string(*t.nmse);
+    return;
   }
-  const double nmse = ref2 > 0 ? err2 / ref2 : err2;
-  if (check.ok && t.nmse >= 0 && nmse > t.nmse) {
-    check.ok = false;
-    check.problem = b.name + ": normalized MSE " + std::to_string(nmse) + " above " + std::to_string(t.nmse);
-  }
+  const uint64_t i = j.first_mismatches.front();
+  const double g = testdata::load_value(b.type, got.data(), i), w = testdata::load_value(b.type, want.data(), i);
+  check.problem = b.name + "[" + std::to_string(i) + "] = " + std::to_string(g) + ", reference " + std::to_string(w);
 }
 
 // One dispatch on the initial contents, every output read back and compared with the reference.
-Check Validate(const Kernel& kernel, id<MTLCommandQueue> queue, const Workload& w, const Values& dims, size_t variant) {
+Check Validate(const Kernel& kernel, id<MTLCommandQueue> queue, const Workload& w, const Case& c, size_t variant) {
   Check check;
   NSError* failure = nil;
   double seconds = 0;
   std::vector<std::vector<uint8_t>> expected = w.initial;
-  check.problem = RunBatch(kernel, queue, w, dims, variant, 1, seconds, &failure) ? kernel.reference(dims, variant, expected)
-                                                                                  : MTGDescription(failure);
+  check.problem = RunBatch(kernel, queue, w, c, variant, 1, seconds, &failure) ? kernel.reference(c, variant, expected)
+                                                                               : MTGDescription(failure);
   check.ok = check.problem.empty();
   for (size_t i = 0; i < w.specs.size() && check.ok; ++i) {
     if (!w.specs[i].output) continue;
@@ -533,15 +430,6 @@ std::shared_ptr<const TuningTable> smallest_threadgroups(const Kernel& kernel, c
   return std::make_shared<const TuningTable>("the smallest threadgroups", std::move(entries));
 }
 
-Tolerance default_tolerance(DType type) {
-  switch (type) {
-    case DType::f32: return {1e-6, -1, -1, false};
-    case DType::f16: return {1e-3, -1, -1, false};
-    case DType::bf16: return {1e-2, -1, -1, false};
-    default: return {-1, -1, -1, true};
-  }
-}
-
 int bench_main(Kernel& kernel, int argc, const char* const* argv, const char* default_metallib) {
   Options o;
   if (int code = Setup(kernel, argc, argv, default_metallib, "bench", o); code >= 0) return code;
@@ -558,7 +446,7 @@ int bench_main(Kernel& kernel, int argc, const char* const* argv, const char* de
       Workload w;
       Timing t;
       NSError* failure = nil;
-      if (!Prepare(kernel, s.problem, v, s.queue, w, &failure) || !Time(kernel, s.queue, w, s.problem.dims, v, o, t, &failure)) {
+      if (!Prepare(kernel, s.problem, v, s.queue, w, &failure) || !Time(kernel, s.queue, w, s.problem, v, o, t, &failure)) {
         return Fail(MTGDescription(failure));
       }
       const double gbps = kernel.bytes_moved(s.problem.dims, v) / (t.median_us * 1e3);
@@ -596,8 +484,8 @@ int autotune_main(Kernel& kernel, int argc, const char* const* argv, const char*
       Timing t;
       NSError* failure = nil;
       if (!Prepare(kernel, s.problem, v, s.queue, w, &failure)) return Fail(MTGDescription(failure));
-      const Check check = Validate(kernel, s.queue, w, s.problem.dims, v);
-      if (!Time(kernel, s.queue, w, s.problem.dims, v, o, t, &failure)) return Fail(MTGDescription(failure));
+      const Check check = Validate(kernel, s.queue, w, s.problem, v);
+      if (!Time(kernel, s.queue, w, s.problem, v, o, t, &failure)) return Fail(MTGDescription(failure));
       const double gbps = kernel.bytes_moved(s.problem.dims, v) / (t.median_us * 1e3);
       std::printf("%10.2f %10.2f %9.1f %7s %10.3g  %s\n", t.median_us, t.min_us, gbps, Percent(gbps, s.peak).c_str(),
                   check.max_abs, check.ok ? "ok" : ("FAILED: " + check.problem).c_str());

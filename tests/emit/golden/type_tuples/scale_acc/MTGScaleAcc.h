@@ -115,7 +115,9 @@ NS_ASSUME_NONNULL_BEGIN
                         tuning:(const MTGScaleAccTuning&)tuning
                          error:(NSError**)error;
 
-/// Same, with the tuning chosen at creation for `types` (tuningForTypes:).
+/// Same, with the tuning chosen at creation for `types` (tuningForTypes:) or, where that variant
+/// does not serve `dims` (a per-variant precondition), the compiled one nearest to it that does
+/// (tuning_serving in the kernel's _types.h).
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
                              x:(id<MTLBuffer>)x
                        xOffset:(NSUInteger)xOffset

@@ -3,7 +3,8 @@
 //
 // scale_acc: y = x * 2 accumulated in AccT
 // scale_acc as the shared bench and autotune programs see it (../support/mtlgen_harness.h): its
-// test cases, buffers and inputs, the glue that encodes it and the C++ reference that checks it.
+// test cases, buffers and tolerances (scale_acc_test_data.h, plain C++ shared with `mtlgen verify`'s
+// generator and judge), the glue that encodes it and the C++ reference that checks it.
 // Included by bench_scale_acc.mm and autotune_scale_acc.mm, one per program.
 #pragma once
 
@@ -18,6 +19,7 @@
 
 #include "../support/mtlgen_harness.h"
 #include "scale_acc_reference.h"
+#include "scale_acc_test_data.h"
 
 NS_ASSUME_NONNULL_BEGIN
 
@@ -25,30 +27,11 @@ namespace mtlgen::kernels::scale_acc::harness {
 
 namespace h = mtlgen::harness;
 
-// The dims named in `values` (check() has vouched for them).
-inline Dims DimsFrom([[maybe_unused]] const h::Values& values) {
-  Dims dims;
-  dims.n = static_cast<uint32_t>(values.at("n"));
-  return dims;
-}
-
-// An input distribution as the spec writes it.
-inline h::Fill MakeFill(h::Fill::Dist dist, double a, double b, std::vector<double> values, double nan, double inf,
-                        double neg_inf, std::map<uint64_t, double> set) {
-  return h::Fill{dist, a, b, std::move(values), nan, inf, neg_inf, std::move(set)};
-}
-
 class Harness final : public h::Kernel {
  public:
   const char* name() const override { return kName; }
 
-  uint64_t seed() const override { return 1; }
-
-  std::vector<h::Case> cases() const override {
-    return {
-        {"small", {{"n", 100}}, {}},
-    };
-  }
+  std::vector<h::Case> cases() const override { return test_data::cases(); }
 
   std::vector<h::Variant> variants() const override {
     std::vector<h::Variant> variants;
@@ -73,7 +56,7 @@ class Harness final : public h::Kernel {
       if (it->second < 0 || it->second > 0xFFFFFFFFll) return "dim " + dim + " does not fit in 32 bits";
     }
     try {
-      check_dims(DimsFrom(values));
+      check_dims(test_data::dims_from(values));
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
@@ -82,27 +65,20 @@ class Harness final : public h::Kernel {
 
   std::string admits(const h::Values& values, size_t variant) const override {
     try {
-      check_dims(DimsFrom(values), [MTGScaleAcc tuningOfVariant:variant], [MTGScaleAcc typesOfVariant:variant]);
+      check_dims(test_data::dims_from(values), [MTGScaleAcc tuningOfVariant:variant],
+                 [MTGScaleAcc typesOfVariant:variant]);
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
     return "";
   }
 
-  std::vector<h::BufferSpec> buffers(const h::Values& values, size_t variant) const override {
-    const Dims dims = DimsFrom(values);
-    [[maybe_unused]] const Types types = [MTGScaleAcc typesOfVariant:variant];
-    [[maybe_unused]] const Tuning tuning = [MTGScaleAcc tuningOfVariant:variant];
-    return {
-        {"x", types.T, static_cast<uint64_t>(x_elements(dims, tuning, types)), true, false,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-        {"y", types.T, static_cast<uint64_t>(y_elements(dims, tuning, types)), false, true,
-         true, MakeFill(h::Fill::Dist::normal, 0, 1, {}, 0, 0, 0, {})},
-    };
+  std::vector<h::BufferSpec> buffers(const h::Case& c, size_t variant) const override {
+    return test_data::buffers(c, [MTGScaleAcc tuningOfVariant:variant], [MTGScaleAcc typesOfVariant:variant]);
   }
 
   uint64_t bytes_moved(const h::Values& values, size_t variant) const override {
-    const Cost c = cost(DimsFrom(values), [MTGScaleAcc tuningOfVariant:variant], [MTGScaleAcc typesOfVariant:variant]);
+    const Cost c = cost(test_data::dims_from(values), [MTGScaleAcc tuningOfVariant:variant], [MTGScaleAcc typesOfVariant:variant]);
     return static_cast<uint64_t>(c.bytes_read + c.bytes_written);
   }
 
@@ -140,30 +116,29 @@ class Harness final : public h::Kernel {
     return variant;
   }
 
-  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Values& values,
+  BOOL encode(id<MTLComputeCommandEncoder> encoder, const std::vector<id<MTLBuffer>>& buffers, const h::Case& c,
               size_t variant, NSError** error) const override {
     return [glue_ encodeToCommandEncoder:encoder
                                        x:buffers[0]
                                  xOffset:0
                                        y:buffers[1]
                                  yOffset:0
-                                    dims:DimsFrom(values)
-                                 scalars:Scalars{}
+                                    dims:test_data::dims_from(c.dims)
                                    types:[MTGScaleAcc typesOfVariant:variant]
                                   tuning:[MTGScaleAcc tuningOfVariant:variant]
                                    error:error];
   }
 
-  std::string reference(const h::Values& values, size_t variant,
+  std::string reference(const h::Case& c, size_t variant,
                         [[maybe_unused]] std::vector<std::vector<uint8_t>>& buffers) const override {
-    const Dims dims = DimsFrom(values);
+    const Dims dims = test_data::dims_from(c.dims);
     const std::string types = types_key([MTGScaleAcc typesOfVariant:variant]);
     try {
       if (types == "T=float,AccT=float") {
         mtlgen::kernels::scale_acc::reference<float, float>(dims,
             h::view<const float>(buffers[0]),
             h::view<float>(buffers[1]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGScaleAcc tuningOfVariant:variant]);
         return "";
       }
@@ -171,7 +146,7 @@ class Harness final : public h::Kernel {
         mtlgen::kernels::scale_acc::reference<mtlgen::half, float>(dims,
             h::view<const mtlgen::half>(buffers[0]),
             h::view<mtlgen::half>(buffers[1]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGScaleAcc tuningOfVariant:variant]);
         return "";
       }
@@ -179,7 +154,7 @@ class Harness final : public h::Kernel {
         mtlgen::kernels::scale_acc::reference<mtlgen::bfloat, float>(dims,
             h::view<const mtlgen::bfloat>(buffers[0]),
             h::view<mtlgen::bfloat>(buffers[1]),
-            Scalars{}, FunctionConstants{},  // the constants load() creates the pipelines with
+            test_data::scalars_of(c), FunctionConstants{},  // the constants load() creates the pipelines with
             [MTGScaleAcc tuningOfVariant:variant]);
         return "";
       }
@@ -189,11 +164,8 @@ class Harness final : public h::Kernel {
     return std::string(kName) + ": no reference for " + types;
   }
 
-  h::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) const override {
-    switch (type) {
-      default:
-        return h::default_tolerance(type);
-    }
+  h::Tolerance tolerance(const std::string& output, mtlgen::DType type) const override {
+    return test_data::tolerance(output, type);
   }
 
  private:

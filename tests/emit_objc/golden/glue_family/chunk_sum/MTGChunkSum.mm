@@ -303,7 +303,7 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                            sumsOffset:sumsOffset
                                  dims:dims
                                 types:types
-                               tuning:[self tuningForTypes:types]
+                               tuning:kernel::tuning_serving(dims, types, [self tuningForTypes:types])
                                 error:error];
 }
 

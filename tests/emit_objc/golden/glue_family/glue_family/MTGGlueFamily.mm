@@ -231,13 +231,13 @@ NormalizeDispatch MakeNormalizeDispatch([[maybe_unused]] const family::Dims& dim
   try {
     family::check_dims(dims);
     chunkSum = MakeChunkSumDispatch(dims, scalars, types);
-    chunkSum.tuning = [_chunkSum tuningForTypes:chunkSum.types];
+    chunkSum.tuning = mtlgen::kernels::chunk_sum::tuning_serving(chunkSum.dims, chunkSum.types, [_chunkSum tuningForTypes:chunkSum.types]);
     mtlgen::kernels::chunk_sum::check_dims(chunkSum.dims, chunkSum.tuning, chunkSum.types);
     combine = MakeCombineDispatch(dims, scalars, types);
-    combine.tuning = [_combine tuningForTypes:combine.types];
+    combine.tuning = mtlgen::kernels::combine::tuning_serving(combine.dims, combine.types, [_combine tuningForTypes:combine.types]);
     mtlgen::kernels::combine::check_dims(combine.dims, combine.tuning, combine.types);
     normalize = MakeNormalizeDispatch(dims, scalars, types);
-    normalize.tuning = [_normalize tuningForTypes:normalize.types];
+    normalize.tuning = mtlgen::kernels::normalize::tuning_serving(normalize.dims, normalize.types, [_normalize tuningForTypes:normalize.types]);
     mtlgen::kernels::normalize::check_dims(normalize.dims, normalize.tuning, normalize.types);
   } catch (const std::invalid_argument& e) {
     return MTGFail(error, MTGErrorInvalidDims, e.what());
