@@ -152,7 +152,7 @@ std::string compiler_identity(const ModuleOptions& o) {
     std::vector<std::string> argv = words(o.compiler);
     argv.push_back("--version");
     int status = 0;
-    at->second = o.compiler + "\n" + run_and_capture(argv, fs::current_path(), status, 60);
+    at->second = o.compiler + "\n" + run_and_capture(argv, fs::current_path(), status, std::min(60.0, o.compile_timeout_seconds));
   }
   return at->second;
 }

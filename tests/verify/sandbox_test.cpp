@@ -74,6 +74,7 @@ VerifyRun verify(const fs::path& spec, bool exact_races = false, double timeout 
   o.timeout_seconds = timeout;
   o.exact_races = exact_races;
   o.module.cache_dir = MTLGEN_TEST_CACHE_DIR;
+  o.result_cache = false;  // every case runs: these tests are about what running finds
   o.json_path = (fs::temp_directory_path() / ("mtlgen-sandbox-" + spec.stem().string() + (exact_races ? "-exact" : "") +
                                               ".json"))
                     .string();
