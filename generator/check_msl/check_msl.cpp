@@ -3,10 +3,8 @@
 #include <fmt/format.h>
 
 #include <clang-c/Index.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -19,6 +17,7 @@
 #include "msl/msl_unit.h"
 #include "support/hash.h"
 #include "support/include_policy.h"
+#include "support/output_set.h"
 
 namespace mtlgen::check_msl {
 namespace {
@@ -215,7 +214,7 @@ std::string check_key(const ir::Kernel& kernel, const PassedChecks& passed) {
   emit::emit_reference(kernel, out);
   emit::emit_host_support({kernel}, out);
   for (const auto& [path, text] : out.files()) all += path + "\n" + support::hash_hex(text) + "\n";
-  return support::hash_hex(all) + support::hash_hex(all + "\x01");
+  return support::wide_hash_hex(all);
 }
 
 bool passed_before(const fs::path& marker) {
@@ -224,13 +223,11 @@ bool passed_before(const fs::path& marker) {
 }
 
 void remember_pass(const fs::path& marker) {
-  std::error_code ec;
-  fs::create_directories(marker.parent_path(), ec);
-  fs::path tmp = marker;
-  tmp += fmt::format(".tmp.{}", ::getpid());
-  std::ofstream(tmp) << "passed\n";
-  fs::rename(tmp, marker, ec);
-  if (ec) fs::remove(tmp, ec);
+  try {
+    support::write_file_atomically(marker, "passed\n");
+  } catch (const std::exception&) {
+    // An unwritable cache costs the next run time, nothing else.
+  }
 }
 
 bool emitted_code_compiles(const ir::Kernel& kernel, support::Diagnostics& diags) {

@@ -125,6 +125,13 @@ std::vector<std::string> reference_spans(const ir::Kernel& k, const ir::Variant&
   return spans;
 }
 
+// `.TG = 256, .N_READS = 4`: a designated initializer of the variant's Tuning.
+std::string tuning_init(const ir::Kernel& k, const ir::Variant& v) {
+  std::vector<std::string> fields;
+  for (const auto& t : k.tunables) fields.push_back(fmt::format(".{} = {}", t.name, v.tunables.at(t.name)));
+  return fmt::format("{}", fmt::join(fields, ", "));
+}
+
 // The Dims and Scalars fields, and for a kernel with a dispatch of its own each variant's Tuning and
 // Types and the buffers whose element counts the host description gives.
 void host_description(const ir::Kernel& k, TemplateData& d) {
@@ -141,13 +148,12 @@ void host_description(const ir::Kernel& k, TemplateData& d) {
   d.set("has_dispatch", !k.is_family());
   TemplateData variants{TemplateData::type::list}, buffers{TemplateData::type::list};
   for (const auto& v : k.variants) {
-    std::vector<std::string> tuning, types;
-    for (const auto& t : k.tunables) tuning.push_back(fmt::format(".{} = {}", t.name, v.tunables.at(t.name)));
+    std::vector<std::string> types;
     for (const auto& t : k.type_params) {
       types.push_back(fmt::format(".{} = mtlgen::DType::{}", t.name, ir::info(v.types.at(t.name)).suffix));
     }
     variants.push_back(item(
-        {{"tuning", fmt::format("{}", fmt::join(tuning, ", "))}, {"types", fmt::format("{}", fmt::join(types, ", "))}}));
+        {{"tuning", tuning_init(k, v)}, {"types", fmt::format("{}", fmt::join(types, ", "))}}));
   }
   for (const auto& b : k.buffers) buffers.push_back(item({{"name", b.name}}));
   d.set("variants", variants);
@@ -165,14 +171,7 @@ std::string bridge_source(const ir::Kernel& k) {
     std::string args = template_args(k, v, Spelling::cpp_reference);
     item.set("template_args", args.empty() ? std::string() : "<" + args + ">");
     item.set("spans", support::string_list(reference_spans(k, v)));
-    TemplateData tuning{TemplateData::type::list};
-    for (const auto& t : k.tunables) {
-      TemplateData field;
-      field.set("name", t.name);
-      field.set("value", std::to_string(v.tunables.at(t.name)));
-      tuning.push_back(field);
-    }
-    item.set("tuning", tuning);
+    item.set("tuning", tuning_init(k, v));
     combos.push_back(item);
   }
   TemplateData d;

@@ -48,6 +48,12 @@ const Variant& Kernel::default_variant_for(const std::map<std::string, ScalarTyp
   throw std::logic_error("no default variant for a type combination of " + name);
 }
 
+int64_t Buffer::elements(const expr::Env& env) const {
+  int64_t count = 1;
+  for (const auto& e : shape) count *= std::max<int64_t>(expr::evaluate(e, env), 0);
+  return count;
+}
+
 const Variant& Kernel::serving_variant(const std::map<std::string, int64_t>& dims,
                                        const std::map<std::string, ScalarType>& types) const {
   const Variant& preferred = default_variant_for(types);

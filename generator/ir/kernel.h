@@ -113,6 +113,9 @@ struct Buffer {
   SourceLoc loc;
 
   bool is_output() const { return access != Access::read; }
+  // Elements the shape holds for a problem (`env` from Kernel::env_for); a negative extent counts
+  // as 0. Throws expr::EvalError.
+  int64_t elements(const expr::Env& env) const;
 };
 
 // Passed by value in the kernel's parameter struct (setBytes). 4-byte types only, so the struct

@@ -15,4 +15,9 @@ uint64_t fnv1a64(std::string_view bytes, uint64_t seed) {
 
 std::string hash_hex(std::string_view bytes) { return fmt::format("{:016x}", fnv1a64(bytes)); }
 
+std::string wide_hash_hex(std::string_view bytes) {
+  const uint64_t first = fnv1a64(bytes);
+  return fmt::format("{:016x}{:016x}", first, fnv1a64("\x01", first));
+}
+
 }  // namespace mtlgen::support

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "mtlgen_testdata.h"
 #include "verify/elements.h"
 
 namespace mtlgen::verify {
@@ -54,8 +55,7 @@ std::string host_disagreement(const ir::Kernel& k, const ir::Variant& v, const e
     problems.push_back(fmt::format("entry_point() gives `{}` where the variant is `{}`", host.entry_point, v.entry_point));
   }
   for (size_t i = 0; i < k.buffers.size() && static_cast<int>(i) < host.buffers; ++i) {
-    int64_t elements = 1;
-    for (const auto& e : k.buffers[i].shape) elements *= std::max<int64_t>(expr::evaluate(e, env), 0);
+    const int64_t elements = k.buffers[i].elements(env);
     if (host.buffer_elements[i] == elements) continue;
     problems.push_back(fmt::format("{}_elements() gives {} where the spec's shape gives {}", k.buffers[i].name,
                                    host.buffer_elements[i], elements));
@@ -97,13 +97,8 @@ std::vector<uint64_t> sample_threadgroups(const mtlsim::HostDispatch& host, uint
   const uint64_t total = host.threadgroups[0] * host.threadgroups[1] * host.threadgroups[2];
   if (count == 0 || total <= count) return {};
   std::set<uint64_t> chosen{0, total - 1};
-  uint64_t state = seed;
-  while (chosen.size() < count) {  // SplitMix64 steps: the same sample for the same seed everywhere
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    chosen.insert((z ^ (z >> 31)) % total);
-  }
+  uint64_t state = seed;  // SplitMix64 steps: the same sample for the same seed everywhere
+  while (chosen.size() < count) chosen.insert(testdata::splitmix64(state) % total);
   return {chosen.begin(), chosen.end()};
 }
 

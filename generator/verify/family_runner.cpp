@@ -125,8 +125,7 @@ class FamilyRun {
       const expr::Env env = ir::Kernel::env_for(p.dims, *p.variant);
       for (const auto& mb : p.kernel->buffers) {
         size_t index = buffer_index(ir::Family::bound(d.buffers, mb.name));
-        int64_t needed = 1;
-        for (const auto& e : mb.shape) needed *= std::max<int64_t>(expr::evaluate(e, env), 0);
+        const int64_t needed = mb.elements(env);
         if (static_cast<size_t>(needed) > buffers_[index].elements) {
           return plan_error(fmt::format("{} sees the family's `{}` ({} elements) as its `{}` of {} elements: the "
                                         "family's shape is too small for the dims the dispatch computes",

@@ -1,7 +1,6 @@
 #include "verify/result_cache.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -9,6 +8,7 @@
 #include <sstream>
 
 #include "support/hash.h"
+#include "support/output_set.h"
 #include "support/version.h"
 
 namespace mtlgen::verify {
@@ -28,7 +28,7 @@ std::string ResultCache::key(const CaseIdentity& id) const {
   std::string all = tool + "\n" + id.kernel->spec_path + "\n" + id.kernel->spec_hash + "\n" + id.kernel->name + "\n" +
                     id.variant->entry_point + "\n" + id.test->name + "\n" + id.constants + "\n" + id.options + "\n";
   for (const auto& m : id.modules) all += m.string() + "\n";
-  return support::hash_hex(all) + support::hash_hex(all + "\x01");  // 128 bits: collisions are not a concern
+  return support::wide_hash_hex(all);
 }
 
 std::optional<CaseResult> ResultCache::find(const std::string& key) const {
@@ -48,19 +48,11 @@ std::optional<CaseResult> ResultCache::find(const std::string& key) const {
 
 void ResultCache::keep(const std::string& key, const CaseResult& result) const {
   if (!enabled() || result.status != CaseStatus::pass) return;
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  fs::path tmp = dir_ / fmt::format("{}.json.tmp.{}", key, ::getpid());
-  {
-    std::ofstream out(tmp);
-    out << to_json(result).dump() << "\n";
-    if (!out) {
-      fs::remove(tmp, ec);
-      return;
-    }
+  try {
+    support::write_file_atomically(dir_ / (key + ".json"), to_json(result).dump() + "\n");
+  } catch (const std::exception&) {
+    // An unwritable cache costs the next run time, nothing else.
   }
-  fs::rename(tmp, dir_ / (key + ".json"), ec);
-  if (ec) fs::remove(tmp, ec);
 }
 
 }  // namespace mtlgen::verify

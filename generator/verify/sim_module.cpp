@@ -223,6 +223,10 @@ fs::path default_cache_dir() {
 }
 
 
+fs::path cache_dir(const ModuleOptions& options) {
+  return options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
+}
+
 std::string spec_line_note(const ir::Kernel& k, const std::string& msl, int line) {
   if (k.is_source()) return fmt::format(" ({}:{})", k.source->file, line);  // the simulator keeps its lines
   auto at = emit::spec_location(msl, emit::msl_blocks(k), line);
@@ -268,7 +272,7 @@ void check_includes(const ir::Kernel& k) {
 SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
   check_includes(kernel);
   support::OutputSet files = module_sources(kernel);
-  fs::path cache = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
+  fs::path cache = cache_dir(options);
   fs::path dir = cache / "sim" /
                 fmt::format("{}-{}{}{}", kernel.name, options.race_instrumented ? "races-" : "",
                             options.private_init == ModuleOptions::PrivateInit::zero ? "zeroed-" : "",

@@ -83,6 +83,8 @@ class LoadedModule {
 };
 
 std::filesystem::path default_cache_dir();
+// Where `options` keep modules (and verify its passing results): cache_dir, else default_cache_dir().
+std::filesystem::path cache_dir(const ModuleOptions& options);
 
 using emit::launcher_symbol;
 using emit::reference_symbol;

@@ -154,19 +154,17 @@ class Progress {
     shown_ = false;
   }
 
-  void update(const std::vector<Finished>& finished) {
-    size_t failed = 0, ran = 0;
-    for (const auto& f : finished) {
-      failed += f.result.status != CaseStatus::pass && f.result.status != CaseStatus::skipped;
-      ran += !f.from_cache && f.result.status != CaseStatus::skipped;
-    }
+  // After each finished case (`latest`); `done` cases have finished so far.
+  void update(const Finished& latest, size_t done) {
+    failed_ += latest.result.status != CaseStatus::pass && latest.result.status != CaseStatus::skipped;
+    ran_ += !latest.from_cache && latest.result.status != CaseStatus::skipped;
     double now = monotonic_seconds();
-    if (!live_ && now - last_ < 30 && finished.size() < total_) return;
+    if (!live_ && now - last_ < 30 && done < total_) return;
     last_ = now;
-    std::string left = ran ? fmt::format(", about {} left", duration((now - start_) / double(ran) * double(total_ - finished.size())))
-                           : "";
-    fmt::print(out_, "{}verify: {}/{} cases, {} failed{}{}", live_ ? "\r\033[K" : "", finished.size(), total_, failed,
-               finished.size() < total_ ? left : "", live_ ? "" : "\n");
+    std::string left =
+        ran_ ? fmt::format(", about {} left", duration((now - start_) / double(ran_) * double(total_ - done))) : "";
+    fmt::print(out_, "{}verify: {}/{} cases, {} failed{}{}", live_ ? "\r\033[K" : "", done, total_, failed_,
+               done < total_ ? left : "", live_ ? "" : "\n");
     out_.flush();
     shown_ = live_;
   }
@@ -181,6 +179,7 @@ class Progress {
   size_t total_;
   bool live_;
   double start_, last_ = 0;
+  size_t failed_ = 0, ran_ = 0;  // of the cases finished so far: failures, and cases that ran
   bool shown_ = false;
 };
 
@@ -315,10 +314,6 @@ struct Active {
   std::optional<CaseResult> first;                  // for a follow-up: the result it adds to
 };
 
-std::filesystem::path module_cache_dir(const VerifyOptions& o) {
-  return o.module.cache_dir.empty() ? default_cache_dir() : o.module.cache_dir;
-}
-
 // Everything a case's result depends on (ResultCache::key).
 CaseIdentity identity(const WorkItem& w, const VerifyOptions& o) {
   CaseIdentity id{w.kernel, w.variant, w.test, {w.module->path()}, w.kernel->describe(w.constants), ""};
@@ -339,7 +334,7 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
   auto report = [&](const std::vector<Finished>& done) {
     progress.clear();
     print_case(out, done.size(), items.size(), done.back(), o.quiet);
-    if (o.progress_line || o.quiet) progress.update(done);
+    if (o.progress_line || o.quiet) progress.update(done.back(), done.size());
   };
   for (size_t i = 0; i < items.size(); ++i) {
     if (items[i].skip_reason.empty()) continue;
@@ -347,7 +342,7 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
     report(finished);
   }
   std::erase_if(pending, [&](size_t i) { return !items[i].skip_reason.empty(); });
-  ResultCache cache(o.result_cache ? module_cache_dir(o) : std::filesystem::path());
+  ResultCache cache(o.result_cache ? cache_dir(o.module) : std::filesystem::path());
   std::vector<std::string> keys(items.size());
   std::erase_if(pending, [&](size_t i) {
     if (!cache.enabled()) return false;
@@ -487,7 +482,7 @@ void write_json(const std::string& path, const std::vector<Finished>& finished) 
 int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
   support::Diagnostics diags;
   check_msl::PassedChecks passed;  // with the result cache: bodies that passed libclang are not parsed again
-  if (o.result_cache) passed = {module_cache_dir(o), tool_identity()};
+  if (o.result_cache) passed = {cache_dir(o.module), tool_identity()};
   auto kernels = check_msl::kernels_that_compile(spec::load_library(spec::collect_spec_files(o.inputs, diags), diags),
                                                  diags, passed);
   fmt::print(err, "{}", diags.format_all());
