@@ -49,7 +49,9 @@ int run_check(const std::vector<std::string>& inputs, std::ostream& out, std::os
     std::string what = k.is_family()           ? fmt::format(" (family `{}` of {} kernels)", k.name, k.family->kernels.size())
                        : !k.family_name.empty() ? fmt::format(" (kernel `{}` of family `{}`)", k.name, k.family_name)
                                                 : "";
-    fmt::print(out, "{}{}: ok ({} variants, {} test cases)\n", k.spec_path, what, k.variants.size(), k.tests.cases.size());
+    const auto benchmarks = std::count_if(k.tests.cases.begin(), k.tests.cases.end(), [](const auto& c) { return c.benchmark; });
+    fmt::print(out, "{}{}: ok ({} variants, {} test cases{})\n", k.spec_path, what, k.variants.size(), k.tests.cases.size(),
+               benchmarks ? fmt::format(", {} of them benchmark only", benchmarks) : "");
   }
   return kOk;
 }

@@ -219,6 +219,7 @@ class TestDataWriter {
       item.set("dims", fmt::format("{}", fmt::join(dims, ", ")));
       item.set("scalars", fmt::format("{}", fmt::join(scalars, ", ")));
       item.set("inputs", inputs);
+      item.set("benchmark", c.benchmark);
       list.push_back(item);
     }
     return list;

@@ -221,6 +221,10 @@ struct TestCase {
   std::map<std::string, double> scalars;
   std::map<std::string, ConstantValues> constants;  // by function constant; others as the plan says
   std::optional<uint64_t> seed;
+  // A benchmark case (`benchmark: true`): checked like any case and listed for the Mac bench and
+  // autotune programs, but verify runs it only when `--case` names it (a full-size shape that
+  // would take minutes in the simulator).
+  bool benchmark = false;
   SourceLoc loc;
 };
 

@@ -925,7 +925,7 @@ void Parser::reject_other_distribution_keys(const YAML::Node& n, const std::stri
 }
 
 void Parser::test_case(const YAML::Node& n) {
-  MapReader r(ctx_, n, "a test case", {"name", "dims", "inputs", "scalars", "constants", "seed"});
+  MapReader r(ctx_, n, "a test case", {"name", "dims", "inputs", "scalars", "constants", "seed", "benchmark"});
   if (!r.ok()) return;
   ir::TestCase c;
   c.loc = ctx_.loc(n);
@@ -952,6 +952,7 @@ void Parser::test_case(const YAML::Node& n) {
   if (auto v = r.optional("seed"); v.IsDefined()) {
     if (auto s = ctx_.integer(v, "seed")) c.seed = static_cast<uint64_t>(*s);
   }
+  if (auto v = r.optional("benchmark"); v.IsDefined()) c.benchmark = ctx_.boolean(v, "benchmark").value_or(false);
   k_.tests.cases.push_back(std::move(c));
 }
 

@@ -820,6 +820,9 @@ void Validator::check_tests() {
   if (k_.tests.cases.empty()) {
     diags_.error(ErrorKind::missing_field, k_.name_loc, "the spec declares no test cases",
                  "add `tests: cases:` with at least one edge shape and one realistic shape");
+  } else if (std::all_of(k_.tests.cases.begin(), k_.tests.cases.end(), [](const auto& c) { return c.benchmark; })) {
+    diags_.error(ErrorKind::missing_field, k_.tests.cases.front().loc, "every test case is a benchmark case",
+                 "verify does not run benchmark cases: add a case without `benchmark: true` at a shape it can run");
   }
   check_test_constants(k_.tests.constants, "tests.constants");
   check_fills();

@@ -78,6 +78,7 @@ std::vector<WorkItem> plan(const std::vector<ir::Kernel>& kernels, const std::ve
       if (!o.all_variants && !v.is_default_tuning) continue;
       for (const auto& t : kernels[k].tests.cases) {
         if (!o.case_filter.empty() && t.name != o.case_filter) continue;
+        if (t.benchmark && t.name != o.case_filter) continue;  // run only when --case names it
         // By default each case runs on the variant a caller naming no tuning gets (the glue's
         // tuning_serving): the default, or the one that serves the case's dims.
         const ir::Variant& run = o.all_variants ? v : kernels[k].serving_variant(t.dims, v.types);

@@ -106,6 +106,8 @@ TEST(AcceptEveryKey, FillsEveryPartOfTheIr) {
   EXPECT_EQ(ties.inputs.at("y").b, 0.5);
   EXPECT_EQ(ties.inputs.at("x").set.at(0), 7.0);
   EXPECT_EQ(ties.scalars.at("count"), 3);
+  EXPECT_FALSE(ties.benchmark);
+  EXPECT_TRUE(k->tests.cases[2].benchmark);
   // Function constants: tests.constants sweeps use_mask for cases that do not set it; a case's own
   // values replace the plan's; unset constants keep their defaults.
   EXPECT_EQ(k->tests.constants.at("use_mask").values, (std::vector<double>{1, 0}));

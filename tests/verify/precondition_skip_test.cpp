@@ -1,5 +1,6 @@
 // A test case that violates a precondition over tunables is skipped, visibly, on exactly the
-// variants whose tuning excludes it (tests/verify/skips/capacity.yaml), and run on the others.
+// variants whose tuning excludes it (tests/verify/skips/capacity.yaml), and run on the others; a
+// benchmark case is not run unless asked for (tests/verify/skips/benchmark.yaml).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -22,14 +23,15 @@ struct VerifyRun {
   std::string out, err;
 };
 
-VerifyRun verify_capacity(bool all_variants) {
+VerifyRun verify_spec(const std::string& spec, bool all_variants, const std::string& case_filter = "") {
   verify::VerifyOptions o;
-  o.inputs = {"tests/verify/skips/capacity.yaml"};
+  o.inputs = {"tests/verify/skips/" + spec + ".yaml"};
   o.all_variants = all_variants;
+  o.case_filter = case_filter;
   o.module.cache_dir = MTLGEN_TEST_CACHE_DIR;
   o.result_cache = false;  // every case runs: these tests are about what running finds
-  o.json_path = (fs::temp_directory_path() / (std::string("mtlgen-verify-skips-") + (all_variants ? "all" : "default") +
-                                              ".json")).string();
+  o.json_path = (fs::temp_directory_path() / ("mtlgen-verify-skips-" + spec + (all_variants ? "-all" : "-default") +
+                                              case_filter + ".json")).string();
   fs::remove(o.json_path);
   std::ostringstream out, err;
   int rc = verify::run_verify(o, out, err);
@@ -38,7 +40,7 @@ VerifyRun verify_capacity(bool all_variants) {
 }
 
 TEST(PreconditionSkip, SkipsExactlyTheVariantsWhoseTuningExcludesTheCase) {
-  VerifyRun run = verify_capacity(true);
+  VerifyRun run = verify_spec("capacity", true);
   EXPECT_EQ(run.exit_code, support::kOk) << run.out << run.err;
   ASSERT_EQ(run.results.size(), 4u) << run.out;  // 2 variants x 2 cases, skipped ones included
   for (const auto& c : run.results) {
@@ -59,7 +61,7 @@ TEST(PreconditionSkip, SkipsExactlyTheVariantsWhoseTuningExcludesTheCase) {
 // (tuning_serving): the default TG=32 where it serves the case, TG=64 for needs_tg64, so every case
 // runs and none is skipped or warned about.
 TEST(PreconditionSkip, DefaultRunsEachCaseOnTheVariantThatServesIt) {
-  VerifyRun run = verify_capacity(false);
+  VerifyRun run = verify_spec("capacity", false);
   EXPECT_EQ(run.exit_code, support::kOk) << run.out << run.err;
   ASSERT_EQ(run.results.size(), 2u) << run.out;
   for (const auto& c : run.results) {
@@ -68,6 +70,21 @@ TEST(PreconditionSkip, DefaultRunsEachCaseOnTheVariantThatServesIt) {
   }
   EXPECT_NE(run.out.find(", 0 failed, 0 skipped"), std::string::npos) << run.out;
   EXPECT_EQ(run.err.find("warning"), std::string::npos) << run.err;
+}
+
+// A benchmark case is checked like any other but not run, unless --case names it.
+TEST(BenchmarkCase, RunsOnlyWhenCaseNamesIt) {
+  VerifyRun run = verify_spec("benchmark", true);
+  EXPECT_EQ(run.exit_code, support::kOk) << run.out << run.err;
+  ASSERT_EQ(run.results.size(), 1u) << run.out;
+  EXPECT_EQ(run.results[0].at("case"), "small");
+  EXPECT_EQ(run.out.find("full_size"), std::string::npos) << run.out;
+
+  VerifyRun asked = verify_spec("benchmark", true, "full_size");
+  EXPECT_EQ(asked.exit_code, support::kOk) << asked.out << asked.err;
+  ASSERT_EQ(asked.results.size(), 1u) << asked.out;
+  EXPECT_EQ(asked.results[0].at("case"), "full_size");
+  EXPECT_EQ(asked.results[0].at("status"), "PASS");
 }
 
 }  // namespace
