@@ -198,9 +198,14 @@ class ManifestWriter {
 
   Json cost() const {
     auto formula = [](const std::optional<expr::Expr>& e) { return e ? Json(expr::to_source(*e)) : Json(nullptr); };
-    return {{"bytes_read", formula(k_.cost.bytes_read)},
-            {"bytes_written", formula(k_.cost.bytes_written)},
-            {"flops", formula(k_.cost.flops)}};
+    Json j = {{"bytes_read", formula(k_.cost.bytes_read)},
+              {"bytes_written", formula(k_.cost.bytes_written)},
+              {"flops", formula(k_.cost.flops)}};
+    // `extra` only where the spec names quantities, so other kernels' entries keep their shape.
+    for (const auto& q : k_.cost.extra) {
+      j["extra"][q.name] = {{"formula", expr::to_source(q.value)}, {"doc", q.doc}};
+    }
+    return j;
   }
 
 

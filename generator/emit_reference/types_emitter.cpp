@@ -225,14 +225,20 @@ class TypesWriter {
   }
 
   void cost(TemplateData& d) const {
-    std::vector<const expr::Expr*> used;
     std::vector<std::string> parts;
     for (const auto* c : {&k_.cost.bytes_read, &k_.cost.bytes_written, &k_.cost.flops}) {
-      if (*c) used.push_back(&**c);
       parts.push_back(*c ? host_expr(**c) : "0");
     }
-    d.set("cost_locals", lines(host_locals(k_, used)));
+    TemplateData extra{TemplateData::type::list};
+    for (const auto& q : k_.cost.extra) {
+      parts.push_back(host_expr(q.value));
+      extra.push_back(item({{"name", q.name}, {"doc", comment_text(q.doc)}, {"doc_literal", c_string(q.doc)},
+                            {"formula", c_string(expr::to_source(q.value))}}));
+    }
+    d.set("has_cost_extra", !k_.cost.extra.empty());
+    d.set("cost_locals", lines(host_locals(k_, k_.cost.formulas())));
     d.set("cost", fmt::format("{}", fmt::join(parts, ", ")));
+    d.set("cost_extra", extra);
   }
 
   const ir::Kernel& k_;

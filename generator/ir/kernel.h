@@ -169,10 +169,30 @@ struct CodeBlock {
   SourceLoc loc;  // line of the first line of `text`
 };
 
+// A named quantity of the cost model beyond bytes and flops (`cost: extra:`), such as the bytes a
+// backward pass keeps for checkpoints against those a full state history would take.
+struct CostQuantity {
+  std::string name;
+  expr::Expr value;
+  std::string doc;
+  SourceLoc loc;  // the name
+};
+
 struct Cost {
   std::optional<expr::Expr> bytes_read;
   std::optional<expr::Expr> bytes_written;
   std::optional<expr::Expr> flops;
+  std::vector<CostQuantity> extra;  // spec order
+
+  // Every formula present: bytes_read, bytes_written, flops, then the extras.
+  std::vector<const expr::Expr*> formulas() const {
+    std::vector<const expr::Expr*> all;
+    for (const auto* c : {&bytes_read, &bytes_written, &flops}) {
+      if (*c) all.push_back(&**c);
+    }
+    for (const auto& q : extra) all.push_back(&q.value);
+    return all;
+  }
 };
 
 struct Tolerance {

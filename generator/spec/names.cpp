@@ -102,7 +102,8 @@ constexpr std::array kObjc = {
 // the reference), where dims and tunables become locals and buffers parameters: a spec name equal
 // to one would hide it from the code that follows.
 constexpr std::array kGeneratedCpp = {
-    "Dims", "Scalars", "FunctionConstants", "Tuning", "Types", "Params", "Cost", "Buffers", "Options", "Impl",
+    "Dims", "Scalars", "FunctionConstants", "Tuning", "Types", "Params", "Cost", "CostQuantity", "kCostQuantities",
+    "Buffers", "Options", "Impl",
     "kName", "kMslVersion", "kParamsIndex", "kThreadgroupArrays", "make_params", "describe", "check_dims",
     "threadgroups", "threads_per_threadgroup", "max_threads_per_threadgroup", "threadgroup_memory_bytes",
     "entry_point", "types_key", "tuning_values", "set_tunable", "reference", "DType"};

@@ -711,11 +711,32 @@ class Parser {
   }
 
   void cost(const YAML::Node& n) {
-    MapReader r(ctx_, n, "cost", {"bytes_read", "bytes_written", "flops"});
+    MapReader r(ctx_, n, "cost", {"bytes_read", "bytes_written", "flops", "extra"});
     if (!r.ok()) return;
     if (auto e = r.optional("bytes_read"); e.IsDefined()) k_.cost.bytes_read = expression(e, "bytes_read");
     if (auto e = r.optional("bytes_written"); e.IsDefined()) k_.cost.bytes_written = expression(e, "bytes_written");
     if (auto e = r.optional("flops"); e.IsDefined()) k_.cost.flops = expression(e, "flops");
+    each_unique_entry(r.optional("extra"), "cost: extra", [&](const YAML::Node& key, const YAML::Node& value) {
+      cost_quantity(key, value);
+    });
+  }
+
+  // `name: formula` or `name: {value: formula, doc: text}`.
+  void cost_quantity(const YAML::Node& key, const YAML::Node& value) {
+    ir::CostQuantity q;
+    q.name = key_name(key, q.loc);
+    std::optional<expr::Expr> formula;
+    if (value.IsMap()) {
+      MapReader r(ctx_, value, fmt::format("cost quantity `{}`", q.name), {"value", "doc"});
+      if (!r.ok()) return;
+      if (auto v = r.required("value"); v.IsDefined()) formula = expression(v, "a cost quantity's value");
+      if (auto d = r.optional("doc"); d.IsDefined()) q.doc = ctx_.string(d, "doc").value_or("");
+    } else {
+      formula = expression(value, "a cost quantity");
+    }
+    if (!formula) return;
+    q.value = *formula;
+    k_.cost.extra.push_back(std::move(q));
   }
 
   void tests(const YAML::Node& n);

@@ -213,8 +213,18 @@ class Validator {
       p.per_variant = mentions_variant(p.check);
     }
     if (!k_.is_family()) check_dispatch();
-    for (const auto* c : {&k_.cost.bytes_read, &k_.cost.bytes_written, &k_.cost.flops}) {
-      if (*c) check_symbols(**c, dims | tunables | types, "a cost formula");
+    for (const auto* c : k_.cost.formulas()) check_symbols(*c, dims | tunables | types, "a cost formula");
+    check_cost_quantity_names();
+  }
+
+  // Each extra quantity becomes a field of the generated `Cost` struct beside the three fixed ones.
+  void check_cost_quantity_names() {
+    for (const auto& q : k_.cost.extra) {
+      check_identifier(q.name, q.loc, "cost quantity");
+      if (q.name == "bytes_read" || q.name == "bytes_written" || q.name == "flops") {
+        diags_.error(ErrorKind::duplicate_name, q.loc, fmt::format("cost quantity `{}` repeats a key of `cost`", q.name),
+                     fmt::format("write `{}` directly under `cost:`, or give the quantity another name", q.name));
+      }
     }
   }
 
@@ -1140,12 +1150,11 @@ void Validator::check_case_sizes(const ir::TestCase& c, const std::map<std::stri
         return;
       }
     }
-    for (const auto* cost : {&k_.cost.bytes_read, &k_.cost.bytes_written, &k_.cost.flops}) {
-      if (!*cost) continue;
+    for (const auto* cost : k_.cost.formulas()) {
       try {
-        expr::evaluate(**cost, env);
+        expr::evaluate(*cost, env);
       } catch (const expr::EvalError& e) {
-        return fail(**cost, "cost: " + e.message);
+        return fail(*cost, "cost: " + e.message);
       }
     }
   }

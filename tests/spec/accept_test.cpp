@@ -90,6 +90,11 @@ TEST(AcceptEveryKey, FillsEveryPartOfTheIr) {
   EXPECT_EQ(k->threadgroup_arrays[1].index, 1);
   EXPECT_EQ(k->dispatch.rank(), 2);
   EXPECT_TRUE(k->cost.bytes_read && k->cost.bytes_written && k->cost.flops);
+  ASSERT_EQ(k->cost.extra.size(), 2u);
+  EXPECT_EQ(k->cost.extra[0].name, "row_bytes");
+  EXPECT_EQ(expr::to_source(k->cost.extra[0].value), "n * sizeof(T)");
+  EXPECT_EQ(k->cost.extra[1].doc, "the argmax indices");
+  EXPECT_EQ(k->cost.formulas().size(), 5u);
   EXPECT_EQ(k->tests.seed, 42u);
   EXPECT_TRUE(k->tests.tolerances.at(ir::ScalarType::u32).exact);
   EXPECT_EQ(k->tests.tolerances.at(ir::ScalarType::f16).nmse, 1.0e-4);

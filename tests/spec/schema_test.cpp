@@ -166,6 +166,8 @@ const KeyContext kContexts[] = {
      "/$defs/threadgroup_array"},
     {"dispatch", "  threads_per_threadgroup: [TG]\n", "  threads_per_threadgroup: [TG]\n  zzzzzzzzzzzz: 1\n", "/$defs/dispatch"},
     {"cost", "tests:\n", "cost: {flops: n, zzzzzzzzzzzz: 1}\ntests:\n", "/$defs/cost"},
+    {"cost_quantity", "tests:\n", "cost: {extra: {q: {value: n, zzzzzzzzzzzz: 1}}}\ntests:\n",
+     "/$defs/cost_quantity/anyOf/1"},
     {"tests", "  cases:\n", "  zzzzzzzzzzzz: 1\n  cases:\n", "/$defs/tests"},
     {"tolerance", "  cases:\n", "  tolerance: {float: {exact: true, zzzzzzzzzzzz: 1}}\n  cases:\n", "/$defs/tolerance"},
     {"input_fill", "  cases:\n", "  inputs: {dist: normal, zzzzzzzzzzzz: 1}\n  cases:\n", "/$defs/input_fill"},
