@@ -11,6 +11,7 @@
 
 #include "cli/driver.h"
 #include "support/version.h"
+#include "verify/gpu_cuda.h"
 #include "verify/verify.h"
 
 namespace {
@@ -159,6 +160,29 @@ int main(int argc, char** argv) {
   verify_cmd->add_flag("--no-result-cache", no_result_cache,
                        "Run every case, even those that passed before with nothing they depend on changed");
   verify_cmd->add_flag("-q,--quiet", vo.quiet, "Print failures and the summary only");
+  verify_cmd->add_option("--gpu", vo.gpu,
+                         "cuda: run the cases on an NVIDIA GPU (the MSL rewritten to CUDA by the MSL front end, "
+                         "built with nvcc) instead of the simulator; skipped with one line where nvcc is missing")
+      ->check(CLI::IsMember({"cuda"}));
+  verify_cmd->add_flag("--sanitize", vo.sanitize,
+                       "With --gpu cuda: also run each case under compute-sanitizer (memcheck, racecheck, synccheck, "
+                       "initcheck) and name the .metal and spec lines of what it reports");
+
+  verify::BenchOptions bo;
+  std::string bench_gpu;
+  auto* bench_cmd = app.add_subcommand(
+      "bench", "Time every tune point at the spec's benchmark cases on an NVIDIA GPU (a relative guide, not an Apple "
+               "GPU timing)");
+  bench_cmd->add_option("specs", bo.inputs, "Spec files or directories of *.yaml")->required();
+  bench_cmd->add_option("--gpu", bench_gpu, "cuda (the only backend)")->required()->check(CLI::IsMember({"cuda"}));
+  bench_cmd->add_option("--kernel", bo.kernel_filter, "Only the kernel of this name");
+  bench_cmd->add_option("--case", bo.case_filter,
+                        "Time this test case (default: the spec's benchmark cases, else its largest test case)");
+  bench_cmd->add_option("--warmup", bo.warmups, "Untimed launches first (default 5)")->check(CLI::Range(0, 10000));
+  bench_cmd->add_option("--repeats", bo.repeats, "Timed launches; the median is reported (default 50)")
+      ->check(count_from_one(100000));
+  bench_cmd->add_option("--json", bo.json_path, "Also write the sweep to this JSON file");
+  bench_cmd->add_option("--cache-dir", bo.module.cache_dir, "Where compiled modules are kept");
 
   try {
     app.parse(argc, argv);
@@ -176,7 +200,12 @@ int main(int argc, char** argv) {
     io.include_dirs.assign(include_dirs.begin(), include_dirs.end());
     return driver::run_import(io, std::cout, std::cerr);
   }
+  if (*bench_cmd) return verify::run_gpu_bench(bo, std::cout, std::cerr);
   if (*verify_cmd) {
+    if (vo.sanitize && vo.gpu.empty()) {
+      std::cerr << "mtlgen verify: --sanitize needs --gpu cuda\n  hint: the simulator's own checkers always run\n";
+      return driver::kUsage;
+    }
     vo.all_variants = variant == "all";
     vo.exact_races = races == "exact";
     vo.result_cache = !no_result_cache;

@@ -39,4 +39,16 @@ std::vector<std::pair<std::filesystem::path, std::string>> Unit::simulator_heade
   return out;
 }
 
+std::string Unit::cuda_source() const {
+  auto it = impl_->cuda_texts.find(impl_->main_path);
+  return it == impl_->cuda_texts.end() ? text_ : it->second;
+}
+
+std::vector<std::pair<std::filesystem::path, std::string>> Unit::cuda_headers() const {
+  std::vector<std::pair<std::filesystem::path, std::string>> out;
+  for (const auto& [path, text] : impl_->cuda_texts)
+    if (path != impl_->main_path) out.emplace_back(path, text);
+  return out;
+}
+
 }  // namespace mtlgen::msl

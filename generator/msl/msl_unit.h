@@ -141,6 +141,15 @@ class Unit {
   // templates in headers), keyed by the path clang opened; only headers that needed a change.
   std::vector<std::pair<std::filesystem::path, std::string>> simulator_headers() const;
 
+  // The CUDA flavour (msl_cuda_rewrite.cpp), same lines, for nvcc against mtlgen's CUDA
+  // <metal_stdlib> (generator/emit_cuda/shim/): `[[...]]` attributes, address-space words,
+  // `kernel` and explicit instantiations blanked; `__device__` before every function; body
+  // `threadgroup` variables `__shared__`; function constants `__device__` variables; vector type
+  // names respelled `mtl_float4` (CUDA's own `float4` is global).
+  std::string cuda_source() const;
+  // The same for the local headers the file includes (every one, changed or not), by clang's name.
+  std::vector<std::pair<std::filesystem::path, std::string>> cuda_headers() const;
+
   struct Impl;
 
  private:

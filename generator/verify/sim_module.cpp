@@ -215,6 +215,10 @@ void compile(const ir::Kernel& kernel, const fs::path& dir, const fs::path& targ
 
 }  // namespace
 
+std::string run_program(const std::vector<std::string>& argv, const fs::path& cwd, int& status, double timeout_seconds) {
+  return run_and_capture(argv, cwd, status, timeout_seconds);
+}
+
 fs::path default_cache_dir() {
   if (const char* d = std::getenv("MTLGEN_CACHE_DIR"); d && *d) return d;
   if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return fs::path(d) / "mtlgen";

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "emit_sim/sim_emitter.h"
 #include "ir/kernel.h"
@@ -81,6 +82,12 @@ class LoadedModule {
  private:
   void* handle_ = nullptr;
 };
+
+// Runs argv[0] (found on PATH) in `cwd` without a shell, stdin from /dev/null, stdout and stderr
+// captured, in a process group of its own killed after `timeout_seconds`; `status` is the exit
+// status (-1 when killed or not started). The compiler's runner, also used for `--gpu cuda`.
+std::string run_program(const std::vector<std::string>& argv, const std::filesystem::path& cwd, int& status,
+                        double timeout_seconds);
 
 std::filesystem::path default_cache_dir();
 // Where `options` keep modules (and verify its passing results): cache_dir, else default_cache_dir().

@@ -19,6 +19,7 @@
 #include "support/output_set.h"
 #include "emit_msl/msl_emitter.h"
 #include "verify/case_runner.h"
+#include "verify/gpu_cuda.h"
 #include "verify/guarded_buffer.h"
 #include "verify/result_cache.h"
 
@@ -488,6 +489,7 @@ int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
                                                  diags, passed);
   fmt::print(err, "{}", diags.format_all());
   if (diags.has_errors()) return support::kSpecErrors;
+  if (!o.gpu.empty()) return run_gpu_verify(kernels, o, out, err);
   std::vector<std::unique_ptr<SimModule>> modules;
   ModuleOptions module_options = o.module;
   module_options.race_instrumented = o.exact_races;

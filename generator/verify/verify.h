@@ -36,6 +36,10 @@ struct VerifyOptions {
   // Report a passing case from <cache>/results/ when nothing it depends on changed (result_cache.h).
   bool result_cache = true;
   ModuleOptions module;
+  // `--gpu cuda`: run the cases on an NVIDIA GPU instead of the simulator (gpu_cuda.h); with
+  // `sanitize`, under compute-sanitizer's tools too.
+  std::string gpu;
+  bool sanitize = false;
 };
 
 // Returns an exit code (support::ExitCode): 0 all passed, 1 spec errors, 4 a case failed.

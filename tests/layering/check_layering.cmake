@@ -4,7 +4,7 @@
 cmake_minimum_required(VERSION 3.25)
 
 set(front_end support expr ir msl spec import)
-set(emitters emit_common emit_msl emit_reference emit_objc emit_sim emit_manifest)
+set(emitters emit_common emit_msl emit_reference emit_objc emit_sim emit_cuda emit_manifest)
 # stage folders -> forbidden include prefixes
 set(rule_front_end "emit_;check_msl/;verify/;package/;mtlsim/;cli/")
 set(rule_emitters "check_msl/;verify/;package/;cli/")

@@ -1,0 +1,119 @@
+// The CUDA flavour of MSL (msl::Unit::cuda_source) and the CUDA launchers (emit_cuda), pinned by
+// snapshots in tests/cuda/golden/<name>/: run with MTLGEN_UPDATE_GOLDEN=1 to rewrite them. These
+// run without nvcc; what nvcc and the GPU make of the text is checked on a GPU machine (docs/gpu.md).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "emit_cuda/cuda_emitter.h"
+#include "msl/msl_unit.h"
+#include "spec/library.h"
+
+namespace mtlgen {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool updating() {
+  const char* u = std::getenv("MTLGEN_UPDATE_GOLDEN");
+  return u && std::string(u) == "1";
+}
+
+void expect_snapshot(const std::string& name, const std::string& file, const std::string& text) {
+  fs::path golden = fs::path(MTLGEN_CUDA_TEST_DIR) / "golden" / name / file;
+  if (updating()) {
+    fs::create_directories(golden.parent_path());
+    std::ofstream(golden, std::ios::binary) << text;
+    return;
+  }
+  ASSERT_TRUE(fs::exists(golden)) << "no snapshot " << golden << "; run with MTLGEN_UPDATE_GOLDEN=1";
+  EXPECT_EQ(text, read(golden)) << "the CUDA text of " << name << " changed: compare with " << golden;
+}
+
+size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+msl::Unit parse_file(const fs::path& file) {
+  support::Diagnostics diags;
+  msl::ParseOptions o;
+  o.file = file;
+  o.conformance = false;
+  msl::Unit unit = msl::parse(o, diags);
+  EXPECT_FALSE(diags.has_errors()) << diags.format_all();
+  return unit;
+}
+
+ir::Kernel load_spec(const std::string& name) {
+  support::Diagnostics diags;
+  auto kernels = spec::load_library({fs::path(MTLGEN_SOURCE_DIR) / "specs" / (name + ".yaml")}, diags);
+  EXPECT_FALSE(diags.has_errors()) << diags.format_all();
+  for (auto& k : kernels)
+    if (k.name == name) return std::move(k);
+  ADD_FAILURE() << "no kernel " << name;
+  return {};
+}
+
+TEST(CudaRewrite, HandWrittenFile) {
+  msl::Unit unit = parse_file(fs::path(MTLGEN_CUDA_TEST_DIR) / "in" / "hand_written.metal");
+  std::string cuda = unit.cuda_source();
+  EXPECT_EQ(lines(cuda), lines(unit.text())) << "every line keeps its number (sanitizer reports name them)";
+  expect_snapshot("hand_written", "hand_written.metal", cuda);
+}
+
+// What each rewrite does, on the hand-written file: one behaviour per expectation.
+TEST(CudaRewrite, WhatChanges) {
+  std::string cuda = parse_file(fs::path(MTLGEN_CUDA_TEST_DIR) / "in" / "hand_written.metal").cuda_source();
+  EXPECT_NE(cuda.find("__device__ bool has_bias    "), std::string::npos) << "a function constant is a __device__ variable";
+  EXPECT_NE(cuda.find("__shared__ float partial[kSimd];"), std::string::npos) << "a body threadgroup variable is __shared__";
+  EXPECT_NE(cuda.find("__device__ inline float load4(       const T* x, uint i)"), std::string::npos);
+  EXPECT_NE(cuda.find("__device__ float scaled(float v) const"), std::string::npos) << "methods are __device__ too";
+  EXPECT_NE(cuda.find("mtl_float4 v = mtl_float4("), std::string::npos) << "vector names are the shim's";
+  EXPECT_EQ(cuda.find("[["), std::string::npos) << "no attribute is left";
+  EXPECT_EQ(cuda.find("template [["), std::string::npos);
+  EXPECT_EQ(cuda.find("device const"), std::string::npos) << "no address space is left";
+  EXPECT_EQ(cuda.find("host_name"), std::string::npos) << "explicit instantiations are gone";
+  EXPECT_NE(cuda.find("#define instantiate(name, T) \\\n    "), std::string::npos) << "macro continuations stay";
+  EXPECT_NE(cuda.find("  __device__          void scaled_sum("), std::string::npos) << "`kernel` gives way to __device__";
+}
+
+TEST(CudaRewrite, GgmlStyleFile) {
+  msl::Unit unit = parse_file(fs::path(MTLGEN_SOURCE_DIR) / "tests" / "msl" / "in" / "ggml_style.metal");
+  std::string cuda = unit.cuda_source();
+  EXPECT_EQ(lines(cuda), lines(unit.text()));
+  expect_snapshot("ggml_style", "ggml_style.metal", cuda);
+}
+
+// Shipped kernels: the CUDA flavour of the emitted MSL and the launchers from the binding table.
+class ShippedKernel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ShippedKernel, Snapshot) {
+  ir::Kernel k = load_spec(GetParam());
+  support::OutputSet out;
+  emit::emit_cuda(k, out);
+  for (const std::string& file : {k.name + ".metal", std::string("launcher.cu")}) {
+    auto it = out.files().find(emit::cuda_dir(k) + file);
+    ASSERT_NE(it, out.files().end()) << file;
+    expect_snapshot(k.name, file, it->second);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(CudaRewrite, ShippedKernel, ::testing::Values("argmax", "rms_norm", "matvec", "rope"));
+
+TEST(CudaRewrite, FamiliesAreRefused) {
+  ir::Kernel k = load_spec("argmax_two_stage");
+  support::OutputSet out;
+  EXPECT_THROW(emit::emit_cuda(k, out), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace mtlgen
