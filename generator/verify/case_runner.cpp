@@ -23,6 +23,7 @@
 
 #include "emit_common/emitter.h"
 #include "emit_msl/msl_emitter.h"
+#include "verify/access_counts.h"
 #include "verify/dispatch_setup.h"
 #include "verify/elements.h"
 #include "verify/family_runner.h"
@@ -209,9 +210,11 @@ class CaseRun {
     enter_spec_code(kPhaseKernel);
     m_.function_constants_fn()(constants_.data());
     remember_kernel_code(reinterpret_cast<const void*>(m_.thread_fn(v_)));  // a crash names its line
+    if (baseline && r_.count_accesses) start_counting(counted_buffers());
     double start = monotonic_seconds();
     auto result = mtlsim::dispatch(options, m_.thread_fn(v_), slots.data());
     g_phase = kPhaseChecks;
+    if (baseline && r_.count_accesses) result_.counters = finish_counting(counted_buffers(), host_);
     if (baseline) {
       result_.sim_seconds = monotonic_seconds() - start;
       result_.fiber_switches = result.fiber_switches;
@@ -230,6 +233,12 @@ class CaseRun {
     add_races(result);
     simulator_failed_ = !result.ok();
     return result.ok();
+  }
+
+  std::vector<CountedBuffer> counted_buffers() const {
+    std::vector<CountedBuffer> out;
+    for (const auto& b : buffers_) out.push_back({b.decl->name, b.sim->data(), b.bytes()});
+    return out;
   }
 
   // Poison that passed through a collective matters only where the kernel's outputs depend on it:
@@ -469,6 +478,7 @@ class CaseRun {
     if (tol.max_abs) limits += fmt::format(" max_abs {:g}", *tol.max_abs);
     if (tol.max_rel) limits += fmt::format(" max_rel {:g}", *tol.max_rel);
     if (tol.nmse) limits += fmt::format(" nmse {:g}", *tol.nmse);
+    if (tol.peak_rel) limits += fmt::format(" peak_rel {:g}", *tol.peak_rel);
     std::string nonfinite =
         s.nonfinite_mismatches ? fmt::format(" ({} with NaN or inf, not in the stats)", s.nonfinite_mismatches) : "";
     // Statistics of the finite pairs only; when every differing element is NaN or inf they say nothing.
@@ -559,6 +569,7 @@ nlohmann::json to_json(const CaseResult& r) {
   j["fiber_switches"] = r.fiber_switches;
   j["output_digest"] = r.output_digest;
   j["coverage"] = r.coverage;
+  if (!r.counters.is_null()) j["counters"] = r.counters;
   return j;
 }
 
@@ -642,6 +653,7 @@ CaseResult case_result_from_json(const nlohmann::json& j) {
   r.fiber_switches = count_field(j, "fiber_switches", "");
   r.output_digest = text_field(j, "output_digest", "");
   if (j.contains("coverage")) r.coverage = text_field(j, "coverage", "");  // absent: the whole grid ran
+  if (j.contains("counters")) r.counters = j["counters"];  // read by the advisor, which checks its fields
   if (r.status == CaseStatus::pass && !r.problems.empty()) bad_field("status", "PASS with problems listed");
   return r;
 }

@@ -34,6 +34,8 @@ struct CaseRequest {
   // A kernel family's case: the module of each Family::kernels entry, in order (`module` holds the
   // family's reference).
   std::vector<const SimModule*> member_modules = {};
+  // The advisor's counters (access_counts.h) around the baseline run; the module must be access_counted.
+  bool count_accesses = false;
 };
 
 // skipped: the variant's preconditions exclude the case's dims; it was not run (not a failure).
@@ -57,6 +59,7 @@ struct CaseResult {
   // Quick mode's partial coverage, e.g. "8 of 1187 threadgroups, 2048 of 303872 output elements
   // compared"; empty when the whole grid ran.
   std::string coverage;
+  nlohmann::json counters;  // with CaseRequest::count_accesses: finish_counting's JSON; else null
 };
 
 nlohmann::json to_json(const CaseResult& r);

@@ -53,6 +53,15 @@ const char* kFlags = "-std=c++20 -O2 -g1 -gdwarf-4 -fPIC -shared -Wno-attributes
 // for the race reports; DWARF 4 because addr2line 2.40 names the wrong file for DWARF 5 line
 // tables of template instantiations (their own sections).
 const char* kRaceFlags = "-fsanitize=thread -g1 -gdwarf-4";
+// For the advisor's counters (mtlsim/access_counter.h): a hook call before every load and store,
+// and the barrier and simd-function counters of mtlsim/counter_hooks.h.
+const char* kCountFlags = "-fsanitize=kernel-address --param=asan-instrumentation-with-call-threshold=0 "
+                          "--param=asan-stack=0 --param=asan-globals=0 -include mtlsim/access_hooks.h -DMTLSIM_COUNTERS";
+
+// The extra flags of the launchers' TU (the kernel): "" for a plain module.
+std::string instrumentation(const ModuleOptions& o) {
+  return std::string(o.race_instrumented ? kRaceFlags : "") + (o.access_counted ? std::string(" ") + kCountFlags : "");
+}
 // exit() in spec code goes to the case child's __wrap_exit (case_runner.cpp), which names it:
 // by the time libc's exit handlers ran, thread-local destructors would have torn the fibers down.
 const char* kLinkFlags = "-Wl,--wrap=exit";
@@ -160,7 +169,7 @@ std::string compiler_identity(const ModuleOptions& o) {
 // Exactly what goes into the module: the compiler and its version, the flags, and every source
 // file (the emitters' output for the kernel and the shim).
 std::string module_key(const support::OutputSet& files, const ModuleOptions& o) {
-  std::string all = compiler_identity(o) + "\n" + kFlags + "\n" + kLinkFlags + "\n" + (o.race_instrumented ? kRaceFlags : "") + "\n" +
+  std::string all = compiler_identity(o) + "\n" + kFlags + "\n" + kLinkFlags + "\n" + instrumentation(o) + "\n" +
                     private_init_flag(o) + "\n";
   for (const auto& [path, content] : files.files()) all += path + "\n" + support::hash_hex(content) + "\n";
   return support::hash_hex(all);
@@ -177,10 +186,10 @@ void compile(const ir::Kernel& kernel, const fs::path& dir, const fs::path& targ
   std::string launcher = emit::sim_launcher_path(kernel);
   int status = 0;
   std::string output;
-  if (o.race_instrumented) {
+  if (!instrumentation(o).empty()) {
     launcher = fmt::format("launcher.tmp.{}.o", ::getpid());
     std::vector<std::string> instrument = cxx;
-    for (const auto& f : words(kRaceFlags)) instrument.push_back(f);
+    for (const auto& f : words(instrumentation(o))) instrument.push_back(f);
     for (const std::string& a : {std::string("-c"), std::string("-I"), std::string("shim"), std::string("-I"),
                                  std::string("."), emit::sim_launcher_path(kernel), std::string("-o")}) {
       instrument.push_back(a);
@@ -201,7 +210,7 @@ void compile(const ir::Kernel& kernel, const fs::path& dir, const fs::path& targ
     if (o.verbose) fmt::print(stderr, "mtlgen: (in {}) {}\n", dir.string(), command_text(link));
     output += run_and_capture(link, dir, status, o.compile_timeout_seconds);
   }
-  if (o.race_instrumented) {
+  if (!instrumentation(o).empty()) {
     std::error_code ignored;
     fs::remove(dir / launcher, ignored);
   }
@@ -278,7 +287,8 @@ SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
   support::OutputSet files = module_sources(kernel);
   fs::path cache = cache_dir(options);
   fs::path dir = cache / "sim" /
-                fmt::format("{}-{}{}{}", kernel.name, options.race_instrumented ? "races-" : "",
+                fmt::format("{}-{}{}{}{}", kernel.name, options.race_instrumented ? "races-" : "",
+                            options.access_counted ? "counted-" : "",
                             options.private_init == ModuleOptions::PrivateInit::zero ? "zeroed-" : "",
                             module_key(files, options));
   path_ = fs::absolute(dir / (kernel.name + ".so"));  // absolute: race reports find it by dladdr()

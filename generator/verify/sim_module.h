@@ -31,6 +31,10 @@ struct ModuleOptions {
   // without libtsan: the simulator runtime takes the instrumentation calls) and line tables, so
   // DispatchOptions::detect_races works and reports source lines. A separate cache entry.
   bool race_instrumented = false;
+  // For the advisor's counters: the kernel's code calls mtlsim_count_access before every load and
+  // store (g++ -fsanitize=kernel-address, no sanitizer runtime; mtlsim/access_counter.h) and
+  // counts barriers and simd functions (-DMTLSIM_COUNTERS). A separate cache entry.
+  bool access_counted = false;
   // What private (thread) variables hold before the kernel writes them (g++
   // -ftrivial-auto-var-init): 0xFE bytes by default, the same in every run, so that a kernel
   // reading one is not mistaken for a racy one; zeros in the module verify builds to tell

@@ -17,6 +17,7 @@
 
 #include <cstring>
 
+#include "mtlsim/counter_hooks.h"
 #include "mtlsim/exec.h"
 #include "mtlsim/msl_math.h"
 
@@ -167,6 +168,7 @@ PoisonHit complete_collective(SimdGroup& sg, const PoisonSet& ps) {
   T in[kSimdWidth];
   R out[kSimdWidth];
   std::memcpy(in, sg.in, sizeof in);
+  MTLSIM_COUNT_SIMD(sg.op, sg.line, uint32_t(__builtin_popcount(sg.arrived)));
   Policy::run(in, out, sg.arg, sg.arrived);
   PoisonHit hit{};
   if constexpr (is_poisonable_v<T> && is_poisonable_v<R>) {
@@ -363,6 +365,7 @@ namespace metal {
 
 inline void threadgroup_barrier(mem_flags flags = mem_none, int line = __builtin_LINE()) {
   using namespace mtlsim::detail;
+  MTLSIM_COUNT_BARRIER(line);
   threadgroup_barrier(current_lane(Op::threadgroup_barrier, line), line, uint32_t(flags));
 }
 inline void simdgroup_barrier(mem_flags flags = mem_none, int line = __builtin_LINE()) {

@@ -1,0 +1,71 @@
+// The advisor's machine-readable form (report.json beside the page; docs/report.md lists the keys).
+#include "advisor/advisor.h"
+
+namespace mtlgen::advisor {
+
+namespace {
+
+using Json = nlohmann::json;
+
+Json prediction_json(const Chip& chip, const Prediction& p) {
+  return {{"chip", chip.name},
+          {"time_us", p.time_us},
+          {"floor_us", p.floor_us},
+          {"compute_us", p.compute_us},
+          {"parallelism", p.parallelism},
+          {"coalescing", p.coalescing},
+          {"threadgroups_per_core", p.threadgroups_per_core},
+          {"resident_threads", p.resident_threads},
+          {"bandwidth_gbs", p.bandwidth_gbs},
+          {"percent_of_peak", 100 * p.bandwidth_gbs / chip.bandwidth_gbs},
+          {"gflops", p.gflops}};
+}
+
+Json point_json(const Point& p) {
+  Json j = {{"label", p.label},
+            {"entry_point", p.variant->entry_point},
+            {"counted", p.counted},
+            {"unique_bytes", p.workload.unique_bytes},
+            {"flops", p.workload.flops},
+            {"threadgroups", p.workload.threadgroups},
+            {"threads_per_threadgroup", p.workload.threads_per_threadgroup},
+            {"threadgroup_memory_bytes", p.workload.threadgroup_memory_bytes}};
+  j["predictions"] = Json::array();
+  for (size_t i = 0; i < p.per_chip.size(); ++i) j["predictions"].push_back(prediction_json(chips()[i], p.per_chip[i]));
+  return j;
+}
+
+Json finding_json(const Finding& f) {
+  return {{"lint", f.lint},       {"kernel", f.kernel},   {"variant", f.variant},
+          {"file", f.at.file},    {"line", f.at.line},    {"message", f.message},
+          {"fix", f.fix},         {"text", f.text()}};
+}
+
+Json cost_json(const CostCheck& c) {
+  Json j = {{"term", c.term}, {"counted", c.counted}, {"agrees", c.agrees}, {"message", c.message}};
+  j["declared"] = c.declared < 0 ? Json(nullptr) : Json(c.declared);
+  return j;
+}
+
+}  // namespace
+
+Json to_json(const KernelAdvice& a) {
+  const ir::Kernel& k = *a.kernel;
+  Json j = {{"kernel", k.name}, {"spec", k.spec_path}, {"summary", k.summary}};
+  if (!a.skipped.empty()) {
+    j["skipped"] = a.skipped;
+    return j;
+  }
+  j["case"] = {{"name", a.test->name}, {"dims", a.test->dims}};
+  j["counted_variant"] = a.counted_variant->entry_point;
+  j["counters"] = a.counters ? to_json(*a.counters) : Json(nullptr);
+  j["cost"] = Json::array();
+  for (const auto& c : a.cost) j["cost"].push_back(cost_json(c));
+  j["points"] = Json::array();
+  for (const auto& p : a.points) j["points"].push_back(point_json(p));
+  j["findings"] = Json::array();
+  for (const auto& f : a.findings) j["findings"].push_back(finding_json(f));
+  return j;
+}
+
+}  // namespace mtlgen::advisor

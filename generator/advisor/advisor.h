@@ -1,0 +1,77 @@
+#pragma once
+// The performance advisor: for each kernel, the realistic test case (the one moving the most
+// bytes), the simulator's counters of its default variant there, the spec's cost model checked
+// against them, a predicted time per tune point and chip (model.h), and lints that each name the
+// kernel, variant, source line and fix (lints.h). Pure analysis; `mtlgen report` renders it.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "advisor/counters.h"
+#include "advisor/model.h"
+#include "ir/kernel.h"
+#include "support/diagnostics.h"
+
+namespace mtlgen::advisor {
+
+struct Finding {
+  std::string lint;     // "reduction-one-simdgroup", "uncoalesced", "few-threadgroups", ...
+  std::string kernel, variant;  // variant: its entry point
+  support::SourceLoc at;        // the spec (or .metal) line the fix goes to
+  std::string message;          // what was found, with numbers
+  std::string fix;
+  std::string text() const;     // "file:line: warning: [lint] kernel variant: message; fix"
+};
+
+// The spec's cost model against the counted unique bytes.
+struct CostCheck {
+  std::string term;  // "bytes_read" or "bytes_written"
+  int64_t declared = -1;  // -1: the spec has no such term
+  uint64_t counted = 0;
+  bool agrees = true;     // within kCostMargin
+  std::string message;    // empty when it agrees
+};
+inline constexpr double kCostMargin = 0.10;  // relative difference the cost model may have
+
+// One tune point at the realistic case.
+struct Point {
+  const ir::Variant* variant = nullptr;
+  std::string label;  // "TG=1024" or, where the types differ from the default's, with them
+  Workload workload;
+  std::vector<Prediction> per_chip;  // in chips() order
+  bool counted = false;  // the variant the counters are of
+};
+
+struct KernelAdvice {
+  const ir::Kernel* kernel = nullptr;
+  std::string skipped;  // why the kernel was not analysed ("" when it was)
+  const ir::TestCase* test = nullptr;  // the realistic case
+  const ir::Variant* counted_variant = nullptr;
+  std::optional<Counters> counters;
+  std::vector<CostCheck> cost;
+  std::vector<Point> points;
+  std::vector<Finding> findings;
+};
+
+// Counts one case (verify::count_case in `mtlgen report`; a fake in tests).
+using CountFn = std::function<nlohmann::json(const ir::Kernel&, const ir::Variant&, const ir::TestCase&)>;
+
+// `count` may be empty: no counters, predictions from the spec alone.
+KernelAdvice advise(const ir::Kernel& kernel, const CountFn& count);
+
+// The realistic case: of the cases the default variant of the first types accepts, the one whose
+// buffers hold the most bytes (the first of equals); null when none is accepted.
+const ir::TestCase* realistic_case(const ir::Kernel& kernel);
+// The variant counted: the default tuning of the first types.
+const ir::Variant& counted_variant(const ir::Kernel& kernel);
+// The model's view of `variant` at `test` (coalescing 1: the caller sets the measured one).
+Workload workload(const ir::Kernel& kernel, const ir::Variant& variant, const ir::TestCase& test);
+std::vector<CostCheck> check_cost(const ir::Kernel& kernel, const ir::Variant& variant, const ir::TestCase& test,
+                                  const Counters& counters);
+
+nlohmann::json to_json(const KernelAdvice& advice);
+
+}  // namespace mtlgen::advisor

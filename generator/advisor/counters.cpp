@@ -1,0 +1,140 @@
+#include "advisor/counters.h"
+
+#include <stdexcept>
+
+namespace mtlgen::advisor {
+
+namespace {
+
+using Json = nlohmann::json;
+
+const Json& field(const Json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key)) throw std::runtime_error(std::string("counters: `") + key + "` is missing");
+  return j.at(key);
+}
+
+uint64_t count(const Json& j, const char* key) {
+  const Json& v = field(j, key);
+  if (!v.is_number_unsigned()) throw std::runtime_error(std::string("counters: `") + key + "` is not a count");
+  return v.get<uint64_t>();
+}
+
+int line(const Json& j, const char* key) {
+  const Json& v = field(j, key);
+  if (!v.is_number_integer()) throw std::runtime_error(std::string("counters: `") + key + "` is not a line");
+  return v.get<int>();
+}
+
+std::string text(const Json& j, const char* key) {
+  const Json& v = field(j, key);
+  if (!v.is_string()) throw std::runtime_error(std::string("counters: `") + key + "` is not text");
+  return v.get<std::string>();
+}
+
+void triple(const Json& j, const char* key, uint64_t (&out)[3]) {
+  const Json& v = field(j, key);
+  if (!v.is_array() || v.size() != 3) throw std::runtime_error(std::string("counters: `") + key + "` is not 3 counts");
+  for (size_t i = 0; i < 3; ++i) {
+    if (!v[i].is_number_unsigned()) throw std::runtime_error(std::string("counters: `") + key + "` is not 3 counts");
+    out[i] = v[i].get<uint64_t>();
+  }
+}
+
+BufferCounts buffer_from(const Json& j) {
+  return {text(j, "name"), count(j, "bytes"), count(j, "loaded"), count(j, "stored"), count(j, "unique_loaded"),
+          count(j, "unique_stored")};
+}
+
+SiteCounts site_from(const Json& j) {
+  SiteCounts s;
+  s.buffer = text(j, "buffer");
+  const Json& store = field(j, "store");
+  if (!store.is_boolean()) throw std::runtime_error("counters: `store` is not a boolean");
+  s.store = store.get<bool>();
+  s.line = line(j, "line");
+  s.spec_line = line(j, "spec_line");
+  s.accesses = count(j, "accesses");
+  s.bytes = count(j, "bytes");
+  s.simd_accesses = count(j, "simd_accesses");
+  s.lanes = count(j, "lanes");
+  s.distinct_bytes = count(j, "distinct_bytes");
+  s.segments32 = count(j, "segments32");
+  s.segments64 = count(j, "segments64");
+  s.segments128 = count(j, "segments128");
+  return s;
+}
+
+SimdFunctionCounts simd_from(const Json& j) {
+  return {text(j, "function"), line(j, "line"), line(j, "spec_line"), count(j, "calls"), count(j, "active_lanes")};
+}
+
+const Json& list(const Json& j, const char* key) {
+  const Json& v = field(j, key);
+  if (!v.is_array()) throw std::runtime_error(std::string("counters: `") + key + "` is not a list");
+  return v;
+}
+
+}  // namespace
+
+uint64_t Counters::unique_bytes() const {
+  uint64_t total = 0;
+  for (const auto& b : buffers) total += b.unique_loaded + b.unique_stored;
+  return total;
+}
+
+double Counters::coalescing() const {
+  double weighted = 0, bytes = 0;
+  for (const auto& s : sites) {
+    weighted += s.coalescing() * double(s.bytes);
+    bytes += double(s.bytes);
+  }
+  return bytes > 0 ? weighted / bytes : 1;
+}
+
+double Counters::barriers_per_thread() const {
+  const uint64_t threads = threadgroup_count() * threads_per_group();
+  return threads ? double(barriers) / double(threads) : 0;
+}
+
+Counters counters_from_json(const Json& j) {
+  Counters c;
+  triple(j, "threadgroups", c.threadgroups);
+  triple(j, "threads_per_threadgroup", c.threads_per_threadgroup);
+  c.threadgroup_memory_bytes = count(j, "threadgroup_memory_bytes");
+  for (const auto& b : list(j, "buffers")) c.buffers.push_back(buffer_from(b));
+  for (const auto& s : list(j, "sites")) c.sites.push_back(site_from(s));
+  for (const auto& s : list(j, "simd")) c.simd.push_back(simd_from(s));
+  c.barriers = count(j, "barriers");
+  return c;
+}
+
+Json to_json(const Counters& c) {
+  Json j = {{"threadgroups", c.threadgroups},
+            {"threads_per_threadgroup", c.threads_per_threadgroup},
+            {"threadgroup_memory_bytes", c.threadgroup_memory_bytes},
+            {"barriers", c.barriers},
+            {"barriers_per_thread", c.barriers_per_thread()},
+            {"unique_bytes", c.unique_bytes()},
+            {"coalescing", c.coalescing()}};
+  j["buffers"] = Json::array();
+  for (const auto& b : c.buffers) {
+    j["buffers"].push_back({{"name", b.name}, {"bytes", b.bytes}, {"loaded", b.loaded}, {"stored", b.stored},
+                            {"unique_loaded", b.unique_loaded}, {"unique_stored", b.unique_stored},
+                            {"rereads", b.rereads()}});
+  }
+  j["sites"] = Json::array();
+  for (const auto& s : c.sites) {
+    j["sites"].push_back({{"buffer", s.buffer}, {"store", s.store}, {"line", s.line}, {"spec_line", s.spec_line},
+                          {"accesses", s.accesses}, {"bytes", s.bytes}, {"mean_lanes", s.mean_lanes()},
+                          {"segments32", s.segments32}, {"segments64", s.segments64}, {"segments128", s.segments128},
+                          {"simd_accesses", s.simd_accesses}, {"coalescing", s.coalescing()}});
+  }
+  j["simd"] = Json::array();
+  for (const auto& s : c.simd) {
+    j["simd"].push_back({{"function", s.function}, {"line", s.line}, {"spec_line", s.spec_line}, {"calls", s.calls},
+                         {"mean_active_lanes", s.mean_active_lanes()}});
+  }
+  return j;
+}
+
+}  // namespace mtlgen::advisor
