@@ -14,6 +14,8 @@ packages=(
   libclang-dev libseccomp-dev  # the MSL front end; the verify sandbox
   libarchive-dev libssl-dev  # `mtlgen package`: the tar.gz, sha256 of every file
   libblocksruntime-dev  # blocks for the test that runs the generated Objective-C++ glue
+  libjs-chart.js  # `mtlgen report` inlines Chart.js into its page
+  chromium-headless-shell  # the report page's headless-browser test
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers)

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "cli/driver.h"
+#include "report/report.h"
 #include "support/version.h"
 #include "verify/gpu_cuda.h"
 #include "verify/verify.h"
@@ -184,6 +185,22 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--json", bo.json_path, "Also write the sweep to this JSON file");
   bench_cmd->add_option("--cache-dir", bo.module.cache_dir, "Where compiled modules are kept");
 
+  report::ReportOptions ro;
+  bool no_counters = false;
+  auto* report_cmd = app.add_subcommand(
+      "report", "Write DIR/index.html and DIR/report.json: per kernel the predicted roofline and tune-point sweep per "
+                "Apple chip, bytes and coalescing counted by the simulator, the cost model checked, and lints");
+  report_cmd->add_option("specs", ro.inputs, "Spec files or directories of *.yaml")->required();
+  report_cmd->add_option("-o,--out", ro.out_dir, "Output directory")->required();
+  report_cmd->add_flag("--no-counters", no_counters,
+                       "Predict from the specs alone, without running the kernels in the simulator");
+  report_cmd->add_option("--chart-library", ro.chart_library,
+                         std::string("Chart.js to inline (default ") + report::kChartLibrary + ", libjs-chart.js)");
+  report_cmd->add_option("--timeout", ro.timeout_seconds, "Watchdog per counted case, seconds (default 120)")
+      ->check(positive_seconds());
+  report_cmd->add_option("--cache-dir", ro.module.cache_dir, "Where compiled simulator modules are kept");
+  report_cmd->add_flag("-q,--quiet", ro.quiet, "Print the lints only");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -199,6 +216,10 @@ int main(int argc, char** argv) {
   if (*import_cmd) {
     io.include_dirs.assign(include_dirs.begin(), include_dirs.end());
     return driver::run_import(io, std::cout, std::cerr);
+  }
+  if (*report_cmd) {
+    ro.counters = !no_counters;
+    return report::run_report(ro, std::cout, std::cerr);
   }
   if (*bench_cmd) return verify::run_gpu_bench(bo, std::cout, std::cerr);
   if (*verify_cmd) {

@@ -1,0 +1,128 @@
+#include "report/report.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "advisor/simulate.h"
+#include "spec/library.h"
+#include "support/exit_code.h"
+#include "support/templates.h"
+#include "support/version.h"
+
+namespace mtlgen::report {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// The roofline draws these chips' roofs (the table's extremes and the seeds' chip).
+const std::vector<std::string> kRooflineChips = {"M1", "M3 Max", "M4 Max"};
+
+Json chips_json() {
+  Json out = Json::array();
+  for (const auto& c : advisor::chips()) {
+    out.push_back({{"name", c.name}, {"bandwidth_gbs", c.bandwidth_gbs}, {"gpu_cores", c.gpu_cores},
+                   {"clock_ghz", c.clock_ghz}, {"peak_gflops", c.peak_gflops()}});
+  }
+  return out;
+}
+
+// JSON inside <script>: "</" would end the element early.
+std::string script_safe(const std::string& json) {
+  std::string out;
+  for (size_t i = 0; i < json.size(); ++i) {
+    out += json[i];
+    if (json[i] == '<' && i + 1 < json.size() && json[i + 1] == '/') out += "\\";
+  }
+  return out;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string title_of(const std::vector<std::string>& inputs) {
+  std::string title;
+  for (const auto& i : inputs) title += (title.empty() ? "" : " ") + i;
+  return title;
+}
+
+// Counts and analyses every kernel; false (with the error printed) when one could not be counted.
+bool analyse(const std::vector<ir::Kernel>& kernels, const ReportOptions& o, std::vector<advisor::KernelAdvice>& out,
+             std::ostream& progress, std::ostream& err) {
+  advisor::CountFn count = o.counters ? advisor::simulator_counter(o.module, o.timeout_seconds) : advisor::CountFn();
+  for (const auto& k : kernels) {
+    try {
+      out.push_back(advisor::advise(k, count));
+    } catch (const std::exception& e) {
+      fmt::print(err, "{}: error: counting {} failed: {}\n", k.spec_path, k.name, e.what());
+      return false;
+    }
+    if (!o.quiet) fmt::print(progress, "{}: {} lint(s)\n", k.name, out.back().findings.size());
+  }
+  return true;
+}
+
+}  // namespace
+
+Json report_json(const std::vector<advisor::KernelAdvice>& advice) {
+  Json j = {{"mtlgen", mtlgen::kVersion}, {"chips", chips_json()}, {"roofline_chips", kRooflineChips}};
+  j["kernels"] = Json::array();
+  for (const auto& a : advice) j["kernels"].push_back(advisor::to_json(a));
+  return j;
+}
+
+support::OutputSet render_report(const std::vector<advisor::KernelAdvice>& advice, const std::string& title,
+                                 const std::string& chart_library) {
+  const Json j = report_json(advice);
+  support::TemplateData data;
+  data.set("title", title);
+  data.set("version", mtlgen::kVersion);
+  data.set("kernel_count", std::to_string(advice.size()));
+  data.set("css", std::string(support::template_file("report/report.css")));
+  data.set("chart_library_note", "Chart.js from Debian's libjs-chart.js (MIT), inlined so the page works offline");
+  data.set("chart_library", chart_library);
+  data.set("report_json", script_safe(j.dump()));
+  data.set("page_script", std::string(support::template_file("report/report.js")));
+  support::OutputSet files;
+  files.add("index.html", support::render_template("report/report.html.mustache", data));
+  files.add("report.json", j.dump(2) + "\n");
+  return files;
+}
+
+int run_report(const ReportOptions& o, std::ostream& out, std::ostream& err) {
+  support::Diagnostics diags;
+  auto kernels = spec::load_library(spec::collect_spec_files(o.inputs, diags), diags);
+  fmt::print(err, "{}", diags.format_all());
+  if (diags.has_errors()) return support::kSpecErrors;
+  const std::string chart_library = read_file(o.chart_library);
+  if (chart_library.empty()) {
+    fmt::print(err, "{}: error: cannot read the charting library\n  hint: apt-get install libjs-chart.js\n",
+               o.chart_library.string());
+    return support::kIoError;
+  }
+  std::vector<advisor::KernelAdvice> advice;
+  if (!analyse(kernels, o, advice, out, err)) return support::kVerifyFailed;
+  try {
+    support::write_outputs(render_report(advice, title_of(o.inputs), chart_library), o.out_dir);
+  } catch (const std::exception& e) {
+    fmt::print(err, "{}: error: {}\n", o.out_dir.string(), e.what());
+    return support::kIoError;
+  }
+  size_t findings = 0;
+  for (const auto& a : advice) findings += a.findings.size();
+  for (const auto& a : advice) {
+    for (const auto& f : a.findings) fmt::print(err, "{}\n", f.text());
+  }
+  if (!o.quiet) fmt::print(out, "{} kernels, {} lint(s) -> {}\n", advice.size(), findings, (o.out_dir / "index.html").string());
+  return support::kOk;
+}
+
+}  // namespace mtlgen::report

@@ -1,0 +1,166 @@
+// Builds the report page from the JSON in #report-data with Chart.js (inlined above from Debian's
+// libjs-chart.js). Every chart it creates is counted in body[data-charts-rendered] once Chart.js
+// drew it; errors are counted in body[data-errors] (the headless-browser test reads both).
+(function () {
+  "use strict";
+  var body = document.body;
+  function fail(message) {
+    body.dataset.errors = String(Number(body.dataset.errors) + 1);
+    var box = document.getElementById("errors");
+    box.hidden = false;
+    box.textContent += message + " ";
+  }
+  window.addEventListener("error", function (e) { fail(String(e.message)); });
+  var console_error = console.error;
+  console.error = function () {
+    fail(Array.prototype.join.call(arguments, " "));
+    console_error.apply(console, arguments);
+  };
+
+  var data = JSON.parse(document.getElementById("report-data").textContent);
+  var palette = ["#0a84ff", "#ff9f0a", "#30d158", "#bf5af2", "#ff375f", "#64d2ff", "#8e8e93"];
+
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function fmt(x, digits) { return Number(x).toPrecision(digits || 3); }
+  // Log-axis ticks at powers of ten only, written plainly (0.01, 100, 1e+4).
+  function tick(value) {
+    var e = Math.log10(value);
+    return Math.abs(e - Math.round(e)) < 1e-9 ? (Math.abs(e) < 4 ? String(Number(value)) : value.toExponential(0)) : "";
+  }
+
+  function chart(parent, title, config) {
+    var box = el("div", {"class": "chart"});
+    var canvas = el("canvas", {"aria-label": title, "role": "img"});
+    box.appendChild(canvas);
+    parent.appendChild(box);
+    body.dataset.chartsExpected = String(Number(body.dataset.chartsExpected) + 1);
+    config.options = Object.assign({responsive: true, maintainAspectRatio: false, animation: false}, config.options);
+    config.options.plugins = Object.assign({title: {display: true, text: title}}, config.options.plugins);
+    config.plugins = [{id: "counted", afterRender: function (c) {
+      if (!c.$counted) { c.$counted = true; body.dataset.chartsRendered = String(Number(body.dataset.chartsRendered) + 1); }
+    }}];
+    new Chart(canvas, config);
+  }
+
+  // Roofline: every tune point's predicted (intensity, GFLOP/s) under each chip's two roofs.
+  function roofline(parent, k) {
+    var chips = data.chips.filter(function (c) { return data.roofline_chips.indexOf(c.name) >= 0; });
+    var datasets = [];
+    chips.forEach(function (c, i) {
+      var ridge = c.peak_gflops / c.bandwidth_gbs, pts = [];
+      [1e-3, ridge, 1e3].forEach(function (x) { pts.push({x: x, y: Math.min(c.peak_gflops, x * c.bandwidth_gbs)}); });
+      datasets.push({type: "line", label: c.name + " roof", data: pts, borderColor: palette[i], pointRadius: 0, borderWidth: 1});
+      datasets.push({type: "scatter", label: c.name + " variants", pointRadius: 4, backgroundColor: palette[i],
+        data: k.points.map(function (p) {
+          var q = p.predictions.find(function (r) { return r.chip === c.name; });
+          var flops = Math.max(p.flops, 1);
+          return {x: flops / Math.max(p.unique_bytes, 1), y: Math.max(flops / (q.time_us * 1e3), 1e-6), label: p.label};
+        })});
+    });
+    chart(parent, "Roofline (predicted, log-log)", {data: {datasets: datasets}, options: {
+      scales: {x: {type: "logarithmic", min: 1e-3, max: 1e3, title: {display: true, text: "flops per unique byte"}, ticks: {callback: tick}},
+               y: {type: "logarithmic", title: {display: true, text: "GFLOP/s"}, ticks: {callback: tick}}},
+      plugins: {tooltip: {callbacks: {label: function (ctx) { return ctx.raw.label ? ctx.raw.label + ": " + fmt(ctx.raw.y) + " GFLOP/s" : ""; }}}}}});
+  }
+
+  // The tune points of the counted types, predicted time per chip.
+  function sweep(parent, k) {
+    var points = k.points.filter(function (p) { return p.label.indexOf("=") >= 0 || p.counted || k.points.length === 1; });
+    var datasets = data.chips.map(function (c, i) {
+      return {label: c.name, borderColor: palette[i], backgroundColor: palette[i],
+        data: points.map(function (p) { return p.predictions[i].time_us; })};
+    });
+    chart(parent, "Predicted time per tune point, case " + k["case"].name + " (us, log)", {type: "line",
+      data: {labels: points.map(function (p) { return p.label; }), datasets: datasets},
+      options: {scales: {y: {type: "logarithmic", title: {display: true, text: "us"}, ticks: {callback: tick}}}}});
+  }
+
+  function bytes_per_element(parent, k) {
+    var b = k.counters.buffers.filter(function (x) { return x.unique_loaded + x.unique_stored > 0; });
+    chart(parent, "Bytes moved per unique byte, per buffer", {type: "bar",
+      data: {labels: b.map(function (x) { return x.name; }), datasets: [
+        {label: "loaded / unique loaded", backgroundColor: palette[0],
+         data: b.map(function (x) { return x.unique_loaded ? x.loaded / x.unique_loaded : 0; })},
+        {label: "stored / unique stored", backgroundColor: palette[1],
+         data: b.map(function (x) { return x.unique_stored ? x.stored / x.unique_stored : 0; })}]},
+      options: {scales: {y: {beginAtZero: true}}}});
+  }
+
+  function coalescing(parent, k) {
+    var s = k.counters.sites.filter(function (x) { return x.simd_accesses > 0; });
+    chart(parent, "Coalescing per access site (bytes moved in 32-byte segments per byte used)", {type: "bar",
+      data: {labels: s.map(function (x) { return (x.store ? "store " : "load ") + x.buffer + " @" + (x.spec_line || ("msl " + x.line)) +
+          " (" + fmt(x.mean_lanes, 2) + " lanes)"; }),
+        datasets: [{label: "coalescing factor (1 is ideal)", backgroundColor: palette[2], data: s.map(function (x) { return x.coalescing; })}]},
+      options: {indexAxis: "y", scales: {x: {beginAtZero: true, suggestedMax: 2}}}});
+  }
+
+  function table(parent, head, rows) {
+    var t = el("table"), tr = el("tr");
+    head.forEach(function (h) { tr.appendChild(el("th", {}, h)); });
+    t.appendChild(tr);
+    rows.forEach(function (r) {
+      var row = el("tr");
+      r.forEach(function (c, i) { row.appendChild(el("td", i === 0 ? {"class": "text"} : {}, String(c))); });
+      t.appendChild(row);
+    });
+    parent.appendChild(t);
+  }
+
+  function cost(parent, k) {
+    if (!k.cost.length) return;
+    parent.appendChild(el("h3", {}, "Cost model against the counters"));
+    table(parent, ["term", "declared (B)", "counted unique (B)", "agrees"], k.cost.map(function (c) {
+      return [c.term, c.declared === null ? "none" : c.declared, c.counted, c.declared === null ? "-" : c.agrees ? "yes" : "NO"];
+    }));
+  }
+
+  function findings(parent, k) {
+    parent.appendChild(el("h3", {}, "Lints (" + k.findings.length + ")"));
+    if (!k.findings.length) parent.appendChild(el("p", {"class": "ok"}, "No lint fired."));
+    k.findings.forEach(function (f) {
+      var d = el("div", {"class": "finding"});
+      d.appendChild(el("code", {}, f.text));
+      parent.appendChild(d);
+    });
+  }
+
+  function predictions_table(parent, k) {
+    var counted = k.points.find(function (p) { return p.counted; }) || k.points[0];
+    parent.appendChild(el("h3", {}, "Counted variant " + counted.entry_point + " per chip"));
+    table(parent, ["chip", "predicted us", "floor us", "parallelism x", "coalescing x", "% of peak"], counted.predictions.map(function (q) {
+      return [q.chip, fmt(q.time_us), fmt(q.floor_us), fmt(q.parallelism), fmt(q.coalescing), fmt(q.percent_of_peak, 2)];
+    }));
+  }
+
+  function kernel(k) {
+    var s = el("section", {id: "k-" + k.kernel});
+    s.appendChild(el("h2", {}, k.kernel));
+    s.appendChild(el("p", {}, k.summary + " (" + k.spec + ")"));
+    document.getElementById("toc").appendChild(el("a", {href: "#k-" + k.kernel}, k.kernel));
+    document.getElementById("kernels").appendChild(s);
+    if (k.skipped) { s.appendChild(el("p", {}, "Not analysed: " + k.skipped)); return; }
+    s.appendChild(el("p", {}, "Realistic case `" + k["case"].name + "` " + JSON.stringify(k["case"].dims) +
+      (k.counters ? "; counters of " + k.counted_variant + ": " + k.counters.unique_bytes + " unique bytes, " +
+        fmt(k.counters.barriers_per_thread) + " barriers per thread" : "; no counters")));
+    findings(s, k);
+    var charts = el("div", {"class": "charts"});
+    s.appendChild(charts);
+    roofline(charts, k);
+    sweep(charts, k);
+    if (k.counters) { bytes_per_element(charts, k); coalescing(charts, k); }
+    predictions_table(s, k);
+    cost(s, k);
+  }
+
+  try {
+    data.kernels.forEach(kernel);
+  } catch (e) {
+    fail(String(e && e.stack || e));
+  }
+})();
