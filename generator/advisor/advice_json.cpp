@@ -58,6 +58,8 @@ Json to_json(const KernelAdvice& a) {
   }
   j["case"] = {{"name", a.test->name}, {"dims", a.test->dims}};
   j["counted_variant"] = a.counted_variant->entry_point;
+  if (a.counted_test) j["counted_case"] = {{"name", a.counted_test->name}, {"dims", a.counted_test->dims}};
+  if (!a.count_error.empty()) j["count_error"] = a.count_error;
   j["counters"] = a.counters ? to_json(*a.counters) : Json(nullptr);
   j["cost"] = Json::array();
   for (const auto& c : a.cost) j["cost"].push_back(cost_json(c));

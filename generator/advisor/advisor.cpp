@@ -96,8 +96,14 @@ void add_findings(std::vector<Finding>& to, std::vector<Finding> more) {
 
 void count_default(KernelAdvice& a, const CountFn& count) {
   const ir::Kernel& k = *a.kernel;
-  a.counters = counters_from_json(count(k, *a.counted_variant, *a.test));
-  a.cost = check_cost(k, *a.counted_variant, *a.test, *a.counters);
+  a.counted_test = counted_case(k);
+  try {
+    a.counters = counters_from_json(count(k, *a.counted_variant, *a.counted_test));
+  } catch (const std::exception& e) {
+    a.count_error = e.what();
+    return;
+  }
+  a.cost = check_cost(k, *a.counted_variant, *a.counted_test, *a.counters);
   for (const auto& c : a.cost) {
     if (c.agrees) continue;
     const auto& e = c.term == "bytes_read" ? k.cost.bytes_read : k.cost.bytes_written;
@@ -131,6 +137,20 @@ const ir::TestCase* realistic_case(const ir::Kernel& k) {
     if (bytes > best_bytes) best = &t, best_bytes = bytes;
   }
   return best;
+}
+
+const ir::TestCase* counted_case(const ir::Kernel& k) {
+  const ir::Variant& v = counted_variant(k);
+  const ir::TestCase *best = nullptr, *smallest = nullptr;
+  int64_t best_bytes = -1, smallest_bytes = -1;
+  for (const auto& t : k.tests.cases) {
+    if (!accepts(k, v, t)) continue;
+    const expr::Env env = ir::Kernel::env_for(t.dims, v);
+    const int64_t bytes = total_buffer_bytes(k, v, env), flops = evaluate(k.cost.flops, env).value_or(0);
+    if (smallest_bytes < 0 || bytes < smallest_bytes) smallest = &t, smallest_bytes = bytes;
+    if (bytes <= kCountedBytes && flops <= kCountedFlops && bytes > best_bytes) best = &t, best_bytes = bytes;
+  }
+  return best ? best : smallest;
 }
 
 Workload workload(const ir::Kernel& k, const ir::Variant& v, const ir::TestCase& t) {

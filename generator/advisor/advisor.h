@@ -48,9 +48,11 @@ struct Point {
 struct KernelAdvice {
   const ir::Kernel* kernel = nullptr;
   std::string skipped;  // why the kernel was not analysed ("" when it was)
-  const ir::TestCase* test = nullptr;  // the realistic case
+  const ir::TestCase* test = nullptr;  // the realistic case: predictions and static lints
   const ir::Variant* counted_variant = nullptr;
+  const ir::TestCase* counted_test = nullptr;  // the case counted (counted_case)
   std::optional<Counters> counters;
+  std::string count_error;  // why counting failed (then no counters); "" otherwise
   std::vector<CostCheck> cost;
   std::vector<Point> points;
   std::vector<Finding> findings;
@@ -59,12 +61,19 @@ struct KernelAdvice {
 // Counts one case (verify::count_case in `mtlgen report`; a fake in tests).
 using CountFn = std::function<nlohmann::json(const ir::Kernel&, const ir::Variant&, const ir::TestCase&)>;
 
-// `count` may be empty: no counters, predictions from the spec alone.
+// `count` may be empty: no counters, predictions from the spec alone. A count that throws leaves
+// the kernel without counters, its message in KernelAdvice::count_error.
 KernelAdvice advise(const ir::Kernel& kernel, const CountFn& count);
 
 // The realistic case: of the cases the default variant of the first types accepts, the one whose
 // buffers hold the most bytes (the first of equals); null when none is accepted.
 const ir::TestCase* realistic_case(const ir::Kernel& kernel);
+// The case the simulator counts: the largest accepted case within kCountedBytes of buffers and
+// kCountedFlops of cost flops (the counted run costs ~10x a plain simulation per access), else
+// the smallest accepted case; null when none is accepted.
+inline constexpr int64_t kCountedBytes = 1 << 20;
+inline constexpr int64_t kCountedFlops = 16 << 20;
+const ir::TestCase* counted_case(const ir::Kernel& kernel);
 // The variant counted: the default tuning of the first types.
 const ir::Variant& counted_variant(const ir::Kernel& kernel);
 // The model's view of `variant` at `test` (coalescing 1: the caller sets the measured one).

@@ -54,20 +54,22 @@ std::string title_of(const std::vector<std::string>& inputs) {
   return title;
 }
 
-// Counts and analyses every kernel; false (with the error printed) when one could not be counted.
+// Counts and analyses every kernel; false (with the errors printed) when one could not be counted:
+// the page is written anyway, that kernel predicted from its spec alone.
 bool analyse(const std::vector<ir::Kernel>& kernels, const ReportOptions& o, std::vector<advisor::KernelAdvice>& out,
              std::ostream& progress, std::ostream& err) {
   advisor::CountFn count = o.counters ? advisor::simulator_counter(o.module, o.timeout_seconds) : advisor::CountFn();
+  bool counted = true;
   for (const auto& k : kernels) {
-    try {
-      out.push_back(advisor::advise(k, count));
-    } catch (const std::exception& e) {
-      fmt::print(err, "{}: error: counting {} failed: {}\n", k.spec_path, k.name, e.what());
-      return false;
+    out.push_back(advisor::advise(k, count));
+    const advisor::KernelAdvice& a = out.back();
+    if (!a.count_error.empty()) {
+      fmt::print(err, "{}: error: counting {} failed: {}\n", k.spec_path, k.name, a.count_error);
+      counted = false;
     }
-    if (!o.quiet) fmt::print(progress, "{}: {} lint(s)\n", k.name, out.back().findings.size());
+    if (!o.quiet) fmt::print(progress, "{}: {} lint(s)\n", k.name, a.findings.size());
   }
-  return true;
+  return counted;
 }
 
 }  // namespace
@@ -109,7 +111,7 @@ int run_report(const ReportOptions& o, std::ostream& out, std::ostream& err) {
     return support::kIoError;
   }
   std::vector<advisor::KernelAdvice> advice;
-  if (!analyse(kernels, o, advice, out, err)) return support::kVerifyFailed;
+  const bool counted = analyse(kernels, o, advice, out, err);
   try {
     support::write_outputs(render_report(advice, title_of(o.inputs), chart_library), o.out_dir);
   } catch (const std::exception& e) {
@@ -122,7 +124,7 @@ int run_report(const ReportOptions& o, std::ostream& out, std::ostream& err) {
     for (const auto& f : a.findings) fmt::print(err, "{}\n", f.text());
   }
   if (!o.quiet) fmt::print(out, "{} kernels, {} lint(s) -> {}\n", advice.size(), findings, (o.out_dir / "index.html").string());
-  return support::kOk;
+  return counted ? support::kOk : support::kVerifyFailed;
 }
 
 }  // namespace mtlgen::report

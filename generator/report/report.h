@@ -33,7 +33,8 @@ support::OutputSet render_report(const std::vector<advisor::KernelAdvice>& advic
                                  const std::string& chart_library);
 
 // Returns a support::ExitCode: 0, 1 spec errors, 3 the chart library or the output could not be
-// read or written, 4 a kernel could not be counted (its case failed in the simulator).
+// read or written, 4 a kernel could not be counted (its case failed in the simulator; the page is
+// written anyway, that kernel predicted from its spec alone).
 int run_report(const ReportOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace mtlgen::report

@@ -146,8 +146,10 @@
     document.getElementById("kernels").appendChild(s);
     if (k.skipped) { s.appendChild(el("p", {}, "Not analysed: " + k.skipped)); return; }
     s.appendChild(el("p", {}, "Realistic case `" + k["case"].name + "` " + JSON.stringify(k["case"].dims) +
-      (k.counters ? "; counters of " + k.counted_variant + ": " + k.counters.unique_bytes + " unique bytes, " +
+      (k.counters ? "; counters of " + k.counted_variant + " at case `" + k.counted_case.name + "` " +
+        JSON.stringify(k.counted_case.dims) + ": " + k.counters.unique_bytes + " unique bytes, " +
         fmt(k.counters.barriers_per_thread) + " barriers per thread" : "; no counters")));
+    if (k.count_error) s.appendChild(el("p", {"class": "bad"}, "Counting failed: " + k.count_error));
     findings(s, k);
     var charts = el("div", {"class": "charts"});
     s.appendChild(charts);
