@@ -85,6 +85,13 @@ TEST_F(CliCheck, GoodSpecExitsZero) {
   EXPECT_EQ(r.err, "");
 }
 
+TEST_F(CliCheck, BenchmarkCasesAreCounted) {
+  write("spec.yaml", std::string(kGood) + "    - {name: full_size, dims: {n: 1048576}, benchmark: true}\n");
+  Result r = run("check spec.yaml");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "spec.yaml: ok (2 variants, 2 test cases, 1 of them benchmark only)\n");
+}
+
 TEST_F(CliCheck, MisspelledKeyIsLocatedWithDidYouMeanAndExitsOne) {
   std::string text = kGood;
   text.replace(text.find("threads_per_threadgroup"), 23, "threads_per_threadgrop");
