@@ -142,13 +142,16 @@ const ir::TestCase* realistic_case(const ir::Kernel& k) {
 const ir::TestCase* counted_case(const ir::Kernel& k) {
   const ir::Variant& v = counted_variant(k);
   const ir::TestCase *best = nullptr, *smallest = nullptr;
-  int64_t best_bytes = -1, smallest_bytes = -1;
+  int64_t best_traffic = -1, smallest_bytes = -1;
   for (const auto& t : k.tests.cases) {
     if (!accepts(k, v, t)) continue;
     const expr::Env env = ir::Kernel::env_for(t.dims, v);
     const int64_t bytes = total_buffer_bytes(k, v, env), flops = evaluate(k.cost.flops, env).value_or(0);
     if (smallest_bytes < 0 || bytes < smallest_bytes) smallest = &t, smallest_bytes = bytes;
-    if (bytes <= kCountedBytes && flops <= kCountedFlops && bytes > best_bytes) best = &t, best_bytes = bytes;
+    // By the bytes the cost model says move (a cache update moves a row, not the cache), the
+    // first of equals: cases written later tend to be the edge cases.
+    const int64_t traffic = k.cost.bytes_read || k.cost.bytes_written ? int64_t(workload(k, v, t).unique_bytes) : bytes;
+    if (bytes <= kCountedBytes && flops <= kCountedFlops && traffic > best_traffic) best = &t, best_traffic = traffic;
   }
   return best ? best : smallest;
 }
@@ -172,7 +175,11 @@ std::vector<CostCheck> check_cost(const ir::Kernel& k, const ir::Variant& v, con
   const expr::Env env = ir::Kernel::env_for(t.dims, v);
   std::vector<std::pair<std::string, uint64_t>> read, written;
   for (const auto& b : c.buffers) {
-    if (b.unique_loaded) read.emplace_back(b.name, b.unique_loaded);
+    // A write-only output read back (a value kept past a register chunk) is not an input.
+    const ir::Buffer* decl = nullptr;
+    for (const auto& kb : k.buffers) decl = kb.name == b.name ? &kb : decl;
+    const bool input = !decl || decl->access != ir::Access::write;
+    if (b.unique_loaded && input) read.emplace_back(b.name, b.unique_loaded);
     if (b.unique_stored) written.emplace_back(b.name, b.unique_stored);
   }
   return {check_term("bytes_read", evaluate(k.cost.bytes_read, env), read),
@@ -191,7 +198,8 @@ KernelAdvice advise(const ir::Kernel& k, const CountFn& count) {
   for (const auto& v : k.variants) {
     if (!accepts(k, v, *a.test)) continue;
     a.points.push_back(make_point(k, v, *a.counted_variant, *a.test, coalescing));
-    add_findings(a.findings, static_lints(k, a.points.back(), *a.test));
+    // Per tune point, of the counted types only: the other types' tune points repeat the findings.
+    if (v.types == a.counted_variant->types) add_findings(a.findings, static_lints(k, a.points.back(), *a.test));
   }
   add_findings(a.findings, case_lints(k, *a.test));
   return a;

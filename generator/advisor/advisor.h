@@ -68,10 +68,11 @@ KernelAdvice advise(const ir::Kernel& kernel, const CountFn& count);
 // The realistic case: of the cases the default variant of the first types accepts, the one whose
 // buffers hold the most bytes (the first of equals); null when none is accepted.
 const ir::TestCase* realistic_case(const ir::Kernel& kernel);
-// The case the simulator counts: the largest accepted case within kCountedBytes of buffers and
-// kCountedFlops of cost flops (the counted run costs ~10x a plain simulation per access), else
+// The case the simulator counts: of the accepted cases within kCountedBytes of buffers and
+// kCountedFlops of cost flops (the counted run costs ~10x a plain simulation per access), the one
+// whose cost model moves the most bytes (buffer bytes without a cost), the first of equals; else
 // the smallest accepted case; null when none is accepted.
-inline constexpr int64_t kCountedBytes = 1 << 20;
+inline constexpr int64_t kCountedBytes = 4 << 20;
 inline constexpr int64_t kCountedFlops = 16 << 20;
 const ir::TestCase* counted_case(const ir::Kernel& kernel);
 // The variant counted: the default tuning of the first types.

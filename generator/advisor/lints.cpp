@@ -102,7 +102,7 @@ std::optional<Finding> tiny(const ir::Kernel& k, const ir::Variant& v, const ir:
 }
 
 std::optional<Finding> uncoalesced(const ir::Kernel& k, const ir::Variant& v, const SiteCounts& s) {
-  if (s.coalescing() < kUncoalesced || s.mean_lanes() < 8 || s.spec_line == 0) return std::nullopt;
+  if (s.coalescing() <= kUncoalesced || s.mean_lanes() < 8 || s.spec_line == 0) return std::nullopt;
   return Finding{"uncoalesced", k.name, v.entry_point, site_loc(k, s.spec_line),
                  fmt::format("the {} of `{}` here touches {:.1f} 32-byte segments per simdgroup access for {:.0f} "
                              "bytes used: {:.1f}x the traffic (adjacent lanes touch non-adjacent addresses)",

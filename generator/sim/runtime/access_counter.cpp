@@ -34,23 +34,27 @@ std::vector<uint32_t> copy_counts(const std::atomic<uint32_t>* counts, size_t by
 
 // ---- access sites ----
 
-// One simdgroup's k-th execution of a site: the byte ranges its lanes touched.
+// One simdgroup access: window k of each lane's accesses to one watched range, a window being
+// kAccessWindow consecutive accesses of the lane (a thread's N_READS consecutive loads count
+// together, as the hardware's caches merge them): the byte ranges its lanes touched.
+constexpr uint32_t kAccessWindow = 4;
 struct GroupKey {
-  uintptr_t pc;
+  uintptr_t range;     // begin of the watched range
   uint64_t simdgroup;  // threadgroup linear index * 32 + simdgroup index
   uint32_t k;
   bool operator==(const GroupKey&) const = default;
 };
 struct LaneKey {
-  uintptr_t pc;
+  uintptr_t range;
   uint64_t thread;  // threadgroup linear index * 1024 + thread index
   bool operator==(const LaneKey&) const = default;
 };
 struct KeyHash {
-  size_t operator()(const GroupKey& g) const { return std::hash<uint64_t>()(g.pc * 0x9E3779B97F4A7C15ull ^ g.simdgroup * 31 ^ g.k); }
-  size_t operator()(const LaneKey& l) const { return std::hash<uint64_t>()(l.pc * 0x9E3779B97F4A7C15ull ^ l.thread); }
+  size_t operator()(const GroupKey& g) const { return std::hash<uint64_t>()(g.range * 0x9E3779B97F4A7C15ull ^ g.simdgroup * 31 ^ g.k); }
+  size_t operator()(const LaneKey& l) const { return std::hash<uint64_t>()(l.range * 0x9E3779B97F4A7C15ull ^ l.thread); }
 };
 struct Group {
+  uintptr_t pc = 0;    // the site that opened the window: the group counts for it
   uint32_t lanes = 0;  // bit per lane
   std::vector<std::pair<uintptr_t, uintptr_t>> spans;
 };
@@ -95,8 +99,9 @@ void record_site(uintptr_t pc, uintptr_t lo, uintptr_t hi, bool store, const Wat
   if (!c) return;
   const uint64_t tg = linear_threadgroup(*c);
   if (tg >= s.sampled) return;
-  const uint32_t k = s.executions[LaneKey{pc, tg * 1024 + c->thread_index_in_threadgroup}]++;
-  Group& g = s.groups[GroupKey{pc, tg * 32 + c->simdgroup_index_in_threadgroup, k}];
+  const uint32_t k = s.executions[LaneKey{r.begin, tg * 1024 + c->thread_index_in_threadgroup}]++ / kAccessWindow;
+  Group& g = s.groups[GroupKey{r.begin, tg * 32 + c->simdgroup_index_in_threadgroup, k}];
+  if (!g.pc) g.pc = pc;
   g.lanes |= 1u << (c->thread_index_in_simdgroup & 31);
   g.spans.emplace_back(lo, hi);
 }
@@ -123,7 +128,7 @@ uint64_t distinct_bytes(std::vector<std::pair<uintptr_t, uintptr_t>> spans) {
 
 void fold_groups(SiteState& s) {
   for (const auto& [key, g] : s.groups) {
-    SiteCounts& site = s.sites[s.index.at(key.pc)];
+    SiteCounts& site = s.sites[s.index.at(g.pc)];
     ++site.simd_accesses;
     site.lanes += uint64_t(__builtin_popcount(g.lanes));
     site.distinct_bytes += distinct_bytes(g.spans);

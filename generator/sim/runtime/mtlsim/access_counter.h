@@ -45,10 +45,12 @@ struct SiteCounts {
   const void* range = nullptr;  // base of the watched range it touched (its first, if several)
   bool store = false;
   uint64_t accesses = 0, bytes = 0;  // every thread of every threadgroup
-  // Over the sampled threadgroups: one "simdgroup access" is the k-th execution of the site by
-  // the lanes of one simdgroup (lanes run one after another, so lane l's k-th access pairs with
-  // lane m's k-th). Sums over those accesses of the lanes taking part, the distinct bytes touched
-  // and the distinct aligned 32/64/128-byte segments touched.
+  // Over the sampled threadgroups: one "simdgroup access" is window k of the accesses the lanes of
+  // one simdgroup make to one watched range, a window being 4 consecutive accesses of each lane
+  // (lanes run one after another, so lane l's window k pairs with lane m's; a thread's N_READS
+  // consecutive loads fall in one window, as caches merge them); it counts for the site that
+  // opened it. Sums over those accesses of the lanes taking part, the distinct bytes touched and
+  // the distinct aligned 32/64/128-byte segments touched.
   uint64_t simd_accesses = 0, lanes = 0, distinct_bytes = 0, segments32 = 0, segments64 = 0, segments128 = 0;
 };
 
