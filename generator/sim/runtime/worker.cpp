@@ -8,18 +8,10 @@
 
 namespace mtlsim::detail {
 
-namespace ctx = boost::context;
-
 thread_local constinit Lane* tls_lane MTLSIM_TLS_FAST = nullptr;
 thread_local constinit ReturnMark* tls_return_marks MTLSIM_TLS_FAST = nullptr;
 namespace {
 thread_local constinit Worker* tls_worker MTLSIM_TLS_FAST = nullptr;
-
-// Stacks come from the StackPool via boost's `preallocated`; nothing to allocate or free.
-struct PooledStack {
-  ctx::stack_context allocate() { std::abort(); }
-  void deallocate(ctx::stack_context&) noexcept {}
-};
 
 uint64_t splitmix64(uint64_t& state) {
   uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -28,12 +20,6 @@ uint64_t splitmix64(uint64_t& state) {
   return z ^ (z >> 31);
 }
 }  // namespace
-
-struct Worker::LaneEntry {
-  Worker* worker;
-  Lane* lane;
-  ctx::fiber operator()(ctx::fiber&& from) { return worker->lane_main(*lane, std::move(from)); }
-};
 
 Worker::Worker()
     : stacks_(kMaxThreads, kStackBytes) {}
@@ -147,61 +133,103 @@ void Worker::reset_threadgroup(uint64_t linear) {
   std::memcpy(queue_, order_, size_ * sizeof(uint16_t));
   queue_head_ = 0;
   queue_tail_ = size_;
+  // Every stack is free again (an abandoned threadgroup's suspended lanes are simply dropped);
+  // stack 0 is handed out first.
+  free_count_ = size_;
+  for (uint32_t i = 0; i < size_; ++i) free_stacks_[i] = uint16_t(size_ - 1 - i);
 }
 
 void Worker::run_threadgroup(uint64_t linear) {
   reset_threadgroup(linear);
-  while (!abandoned_) {
-    const int next = pop();
-    if (next < 0) break;
-    switch_to(next, nullptr);
-  }
+  resume(pop(), &main_sp_);  // back when no lane is ready any more, or the threadgroup is abandoned
+  running_stack_ = -1;
+  tls_lane = nullptr;
   if (!abandoned_ && done_ != size_) report_stall();
   commit_compares(0, true);
-  // Fibers stopped inside the kernel are dropped (never resumed); finished ones stay parked.
-  for (uint32_t i = 0; i < size_; ++i) {
-    const LaneState st = states_[i];
-    if (st != LaneState::done && st != LaneState::not_started) fibers_[i].forget();
-  }
   ++threadgroups_run_;
 }
 
-// ---- fiber switching ----
-// Protocol: whoever switches sets prev_ to itself (null for the scheduler) just before
-// resuming; the resumed side stores the context it got back into prev_'s slot.
+// ---- stacks and switches ----
+// A stack is not tied to a lane. A runner (runner_main) runs lanes one after another as plain
+// calls on its stack: a lane that returns without blocking costs no switch, and the runner takes
+// the next ready lane. A lane that blocks (barrier, simd function) keeps the runner's stack, and
+// the next ready lane is either resumed on its own stack or, if it has not started yet, started
+// by a fresh runner on a free stack. So a threadgroup whose threads never block runs as one loop
+// on one stack (fibers start lazily, at the first block), and the lane order is exactly that of
+// one fiber per thread: run until blocked or returned, then the next ready lane in queue order.
+// Whoever switches marks the target running; the resumed side sets tls_lane.
 
-inline ctx::fiber Worker::take_target(int next) {
-  if (next < 0) return std::move(scheduler_);
-  const bool fresh = states_[next] == LaneState::not_started;
-  states_[next] = LaneState::running;
-  ctx::fiber f = fibers_[next].take();
-  if (f || !fresh) return f;  // suspended in the kernel, or parked by an earlier threadgroup
-  return start_fiber(lanes_[next]);
+// Where a runner's frames start on `stack`. Stacks lie 132 KiB apart, so their tops fall on only
+// 16 distinct offsets modulo 64 KiB (the span of the L2's set index): unstaggered, 32 of 512
+// lanes' hot frames compete for each 16-way set and every switch missed L2. Staggering the top
+// by 256-byte steps within the page, a different step for each run of 16 stacks, gives 256
+// distinct offsets.
+inline char* Worker::stack_top(uint32_t stack) const {
+  return static_cast<char*>(stacks_.top(stack)) - (stack / 16 % 16) * 256;
 }
 
-// Stack tops are staggered by 256-byte steps within a page: otherwise every fiber's hot
-// frames sit at the same page offset and compete for the same few cache sets.
-ctx::fiber Worker::start_fiber(Lane& lane) {
-  char* top = static_cast<char*>(stacks_.top(lane.index)) - (lane.index % 16) * 256;
-  ctx::stack_context sc;
-  sc.sp = top;
-  sc.size = stacks_.stack_bytes() - 4096;  // what remains below the staggered top
-  return ctx::fiber(std::allocator_arg, ctx::preallocated(top, sc.size, sc), PooledStack{},
-                    LaneEntry{this, &lane});
+// A suspended lane's stack is cold by the time it runs again (hundreds of lanes ran since): the
+// switch into it stalled on its first load. The lane after the next one is known, so its top
+// frames (the switch's saved registers up to the kernel's frame, a few hundred bytes) are
+// fetched one switch ahead; for a lane yet to start, the top of the stack it will get.
+// `taking`: stacks the next lane takes from the free list (1 if it starts now).
+inline void Worker::prefetch_queued(uint32_t taking) const {
+  if (queue_head_ == queue_tail_) return;
+  const uint16_t later = queue_[queue_head_ & (kMaxThreads - 1)];
+  const char* sp = nullptr;
+  if (states_[later] == LaneState::ready) {
+    sp = static_cast<const char*>(lane_sp_[later]);
+  } else if (states_[later] == LaneState::not_started && free_count_ > taking) {
+    const uint16_t stack = free_stacks_[free_count_ - 1 - taking];
+    sp = stack_top(stack) - 384;
+  }
+  if (sp == nullptr) return;
+  for (int line = 0; line < 4; ++line) __builtin_prefetch(sp + 64 * line);
 }
 
-inline void Worker::stash(ctx::fiber&& from) {
-  if (prev_ != nullptr) fibers_[prev_->index].put(std::move(from));
-  else scheduler_ = std::move(from);
-}
-
-void Worker::switch_to(int next, Lane* self) {
-  ctx::fiber target = take_target(next);
-  prev_ = self;
+// Leaves the running context (saving it in *save) for lane `next`, or for the worker thread's
+// own context when next < 0.
+inline void Worker::resume(int next, void** save) {
   ++switches_;
-  ctx::fiber from = std::move(target).resume();
-  stash(std::move(from));
-  tls_lane = self;
+  if (next < 0) {
+    running_stack_ = -1;
+    return context_switch(save, main_sp_);
+  }
+  const bool fresh = states_[next] == LaneState::not_started;
+  prefetch_queued(fresh ? 1 : 0);
+  states_[next] = LaneState::running;
+  if (!fresh) {
+    running_stack_ = lane_stack_[next];
+    return context_switch(save, lane_sp_[next]);
+  }
+  const uint16_t stack = free_stacks_[--free_count_];
+  char* top = stack_top(stack);
+  starting_ = uint16_t(next);
+  running_stack_ = stack;
+  context_switch(save, make_context(top, stacks_.stack_bytes() - 4096, &Worker::runner_entry, this));
+}
+
+void Worker::runner_entry(void* worker) { static_cast<Worker*>(worker)->runner_main(); }
+
+void Worker::runner_main() {
+  const uint16_t stack = uint16_t(running_stack_);
+  int next = starting_;
+  for (;;) {
+    Lane& me = lanes_[next];
+    states_[next] = LaneState::running;
+    lane_stack_[next] = stack;
+    tls_lane = &me;
+    returns_[next] = {};
+    job_->fn(start_context(me), job_->user);
+    lane_returned(me);
+    next = pop();
+    if (next >= 0 && states_[next] == LaneState::not_started) continue;  // no switch
+    // The next lane runs elsewhere: this stack is free once we have left it (one OS thread).
+    free_stacks_[free_count_++] = stack;
+    void* gone;
+    resume(next, &gone);
+    std::abort();  // nobody resumes a runner that gave its stack back
+  }
 }
 
 // The calling lane has queued itself or registered as waiting; run whoever is next.
@@ -211,7 +239,8 @@ inline void Worker::yield(Lane& me) {
     states_[me.index] = LaneState::running;
     return;
   }
-  switch_to(next, &me);
+  resume(next, &lane_sp_[me.index]);
+  tls_lane = &me;
 }
 
 // The builtins that depend on the threadgroup, filled in as the thread starts (rather than for
@@ -223,20 +252,6 @@ const ThreadContext& Worker::start_context(const Lane& me) {
                                tg_origin_.y + c.thread_position_in_threadgroup.y,
                                tg_origin_.z + c.thread_position_in_threadgroup.z};
   return c;
-}
-
-// A lane's fiber runs that lane in every threadgroup the worker runs: after the kernel returns
-// it parks (switches away as a finished lane) and is resumed as the same lane of a later
-// threadgroup. That saves creating and destroying a context per thread and threadgroup.
-ctx::fiber Worker::lane_main(Lane& me, ctx::fiber&& from) {
-  stash(std::move(from));
-  for (;;) {
-    tls_lane = &me;
-    returns_[me.index] = {};
-    job_->fn(start_context(me), job_->user);
-    lane_returned(me);
-    switch_to(pop(), &me);
-  }
 }
 
 // The first thread of the threadgroup to reach a variable's declaration.
@@ -270,9 +285,10 @@ bool Worker::describe_threadgroup_address(uintptr_t address, char* out, size_t s
 
 void Worker::abandon(Lane& me) {
   abandoned_ = true;
-  states_[me.index] = LaneState::running;  // not `done`: its fiber is dropped, not parked
-  switch_to(-1, &me);
-  std::abort();  // an abandoned fiber is never resumed
+  states_[me.index] = LaneState::running;  // not `done`: it is dropped where it stands
+  void* gone;
+  resume(-1, &gone);
+  std::abort();  // an abandoned threadgroup's lanes are never resumed
 }
 
 // ---- rendezvous ----
@@ -304,13 +320,14 @@ void Worker::complete_simd(SimdGroup& sg, Lane& me, uint32_t runs_on) {
   if (hit.lane >= 0) note_poison(sg, hit);
   const uint32_t queued = sg.arrived & ~runs_on;
   sg.arrived = 0;
+  // The released lanes run next, ahead of lanes still to reach this point, in lane order: a
+  // simdgroup moves on as a unit, as on hardware, while its stacks are still in cache.
   const uint16_t* seq = &simd_order_[sg.index * kSimdWidth];
-  const uint32_t n = uint32_t(__builtin_popcount(sg.members));
-  for (uint32_t k = 0; k < n; ++k) {
+  for (uint32_t k = uint32_t(__builtin_popcount(sg.members)); k-- > 0;) {
     const uint16_t t = seq[k];
     if (queued >> (t % kSimdWidth) & 1u) {
       states_[t] = LaneState::ready;
-      push(t);
+      push_front(t);
     }
   }
 }

@@ -8,8 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <boost/context/fiber.hpp>
-
+#include "context_switch.h"
 #include "mtlsim/exec.h"
 #include "mtlsim/runtime.h"
 #include "race_detector.h"
@@ -37,26 +36,6 @@ struct DispatchJob {
   std::atomic<uint64_t> fiber_switches{0}, threadgroups_run{0};
 };
 
-// A suspended fiber that can be dropped without unwinding it. boost::context::fiber's
-// destructor resumes a suspended fiber to unwind its stack; an abandoned threadgroup's fibers
-// must never run again, so we end the handle's lifetime without its destructor.
-class FiberSlot {
- public:
-  FiberSlot() { new (&fiber_) boost::context::fiber(); }
-  ~FiberSlot() {}
-  FiberSlot(const FiberSlot&) = delete;
-  FiberSlot& operator=(const FiberSlot&) = delete;
-
-  void put(boost::context::fiber&& f) { new (&fiber_) boost::context::fiber(std::move(f)); }
-  boost::context::fiber take() { return std::move(fiber_); }
-  void forget() { new (&fiber_) boost::context::fiber(); }
-
- private:
-  union {
-    boost::context::fiber fiber_;
-  };
-};
-
 enum class LaneState : uint8_t { not_started, ready, running, at_barrier, at_simd, done };
 
 class Worker {
@@ -78,7 +57,7 @@ class Worker {
   bool describe_threadgroup_address(uintptr_t address, char* out, size_t size) const noexcept;
   // The highest address of the running lane's fiber stack (exclusive); 0 outside a lane.
   uintptr_t running_stack_top() const noexcept {
-    return tls_lane ? reinterpret_cast<uintptr_t>(stacks_.top(tls_lane->index)) : 0;
+    return tls_lane && running_stack_ >= 0 ? reinterpret_cast<uintptr_t>(stacks_.top(uint32_t(running_stack_))) : 0;
   }
   // This threadgroup's storage for a threadgroup variable site (see ThreadgroupVariables).
   void* threadgroup_variable(const ThreadgroupVariableSite& site) {
@@ -99,18 +78,19 @@ class Worker {
   void reset_threadgroup(uint64_t threadgroup_linear);
   void run_threadgroup(uint64_t threadgroup_linear);
 
-  // Fiber switching: switch_to(-1) goes to the scheduler context.
-  [[gnu::always_inline]] inline boost::context::fiber take_target(int next);
-  boost::context::fiber start_fiber(Lane& lane);
-  void switch_to(int next, Lane* self);
-  [[gnu::always_inline]] inline void stash(boost::context::fiber&& from);
+  // Fiber switching (see "Stacks and switches" in worker.cpp).
+  static void runner_entry(void* worker);
+  [[noreturn]] void runner_main();
+  [[gnu::always_inline]] inline void resume(int next, void** save);
   [[gnu::always_inline]] inline void yield(Lane& me);
-  boost::context::fiber lane_main(Lane& me, boost::context::fiber&& from);
+  [[gnu::always_inline]] inline void prefetch_queued(uint32_t taking) const;
+  [[gnu::always_inline]] inline char* stack_top(uint32_t stack) const;
   const ThreadContext& start_context(const Lane& me);
   [[noreturn]] void abandon(Lane& me);
   void* enter_variable(const ThreadgroupVariableSite& site);
 
   void push(uint32_t lane) { queue_[queue_tail_++ & (kMaxThreads - 1)] = uint16_t(lane); }
+  void push_front(uint32_t lane) { queue_[--queue_head_ & (kMaxThreads - 1)] = uint16_t(lane); }
   int pop() { return queue_head_ == queue_tail_ ? -1 : queue_[queue_head_++ & (kMaxThreads - 1)]; }
 
   void complete_simd(SimdGroup& sg, Lane& me, uint32_t runs_on);
@@ -153,7 +133,10 @@ class Worker {
   int wait_lines_[kMaxThreads];    // source line each lane waits at (or last waited at)
   ReturnMark returns_[kMaxThreads];  // the `return` each lane executed last (kernel_source_begin.h)
   LaneState states_[kMaxThreads];  // dense, apart from Lane: rewritten at every release
-  FiberSlot fibers_[kMaxThreads];
+  void* lane_sp_[kMaxThreads];          // a suspended lane's saved context
+  uint16_t lane_stack_[kMaxThreads];     // the stack a started lane runs on
+  uint16_t free_stacks_[kMaxThreads];    // stacks no lane holds (a LIFO: the warmest first)
+  uint32_t free_count_ = 0;
   SimdGroup simds_[kMaxSimdgroups];
   uint16_t order_[kMaxThreads], simd_order_[kMaxThreads], queue_[kMaxThreads];
   uint32_t queue_head_ = 0, queue_tail_ = 0;
@@ -169,9 +152,9 @@ class Worker {
   ThreadgroupVariables variables_;
   std::vector<void*> tg_pointers_;
 
-  boost::context::fiber scheduler_;  // the worker thread's own context while a fiber runs
-  Lane* prev_ = nullptr;             // who switched last (null: the scheduler)
-
+  void* main_sp_ = nullptr;  // the worker thread's own context while a lane runs
+  int running_stack_ = -1;   // the stack executing now; -1: the worker thread's own
+  uint16_t starting_ = 0;    // the lane a fresh runner starts with
   uint32_t size_ = 0, simdgroups_ = 0;
   uint32_t alive_ = 0, done_ = 0, barrier_waiting_ = 0;
   int barrier_line_ = 0;

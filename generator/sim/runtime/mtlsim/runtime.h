@@ -6,19 +6,18 @@
 // * dispatch() runs a grid of threadgroups. Threadgroups are handed out through an atomic
 //   counter to `workers` OS threads (the calling thread is worker 0; the others come from a
 //   persistent pool). A threadgroup runs entirely on one OS thread.
-// * Each thread of a threadgroup is a fiber (Boost.Context), created fresh per threadgroup on
-//   a stack from the worker's preallocated pool (128 KiB + a guard page each; every worker
-//   thread also has a sigaltstack, so a SIGSEGV handler can run after a stack overflow).
-// * Lane order: initially every thread is queued in the dispatch's LaneOrder (forward =
-//   thread index order, reverse, or a seeded per-threadgroup shuffle). A fiber runs until it
-//   blocks (barrier, simd-group function) or returns, then switches directly to the next
-//   ready fiber (no scheduler fiber in between); threads released by a barrier or collective
-//   are re-queued in lane order, except that the last lane to reach a collective runs on.
-//   Races on threadgroup memory are thus deterministic per order: run a kernel with several
-//   orders (and seeds) and compare results.
-// * A lane's fiber is reused for that lane in every threadgroup the worker runs (it parks
-//   after the kernel returns); only fibers of abandoned threadgroups are dropped and made
-//   afresh on the same stack.
+// * Threads start lazily: a thread runs as a plain call on a runner stack from the worker's
+//   preallocated pool (128 KiB + a guard page each; every worker thread also has a
+//   sigaltstack, so a SIGSEGV handler can run after a stack overflow). Only a thread that blocks
+//   (barrier, simd-group function) keeps that stack as its fiber; the next thread then starts on
+//   a free stack. A thread that returns without blocking costs no switch, so a threadgroup whose
+//   threads never block runs as one loop on one stack. Switches go directly from fiber to fiber.
+// * Lane order: threads start in the dispatch's LaneOrder (forward = thread index order,
+//   reverse, or a seeded per-threadgroup shuffle). A thread runs until it blocks or returns,
+//   then the next ready thread runs. When a simd-group function completes, the last lane to
+//   arrive runs on and the simdgroup's other lanes run next, in lane order, before threads yet
+//   to reach it; a barrier re-queues every thread in lane order. Races on threadgroup memory are
+//   thus deterministic per order: run a kernel with several orders (and seeds) and compare.
 // * Simdgroups are 32 consecutive linear thread indices. A simd-group function is a
 //   rendezvous of the simdgroup's active lanes (lanes that returned from the kernel are
 //   inactive); the last lane to arrive computes every lane's result.
