@@ -3,6 +3,10 @@
 // `sim_over_serial` is median(simulated) / median(serial) over the same iterations, each
 // iteration timing one of each back to back, so machine load drifting during the run (this
 // runs on shared machines) affects both sides alike. Reported time: the simulated dispatch.
+// `sim_cpu_over_serial` is the same ratio of CPU times (the process's for the dispatch, the
+// thread's for the serial loop): on a loaded machine wall time also counts the time slices other
+// processes took from the longer side, CPU time does not. With one worker it compares like for
+// like; with two it is total work, not speed. PoCL's `pocl_cpu_over_serial` likewise.
 //
 // BM_RmsNormExactRaces: the cost of `mtlgen verify --races exact` on rms_norm (one worker): per
 // iteration a plain dispatch, one of the -fsanitize=thread build with the detector off (what the
@@ -21,6 +25,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <functional>
 #include <random>
 #include <vector>
@@ -47,6 +52,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+double cpu_seconds(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
+}
+double process_cpu() { return cpu_seconds(CLOCK_PROCESS_CPUTIME_ID); }
+double thread_cpu() { return cpu_seconds(CLOCK_THREAD_CPUTIME_ID); }
+
 std::vector<float> random_floats(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> dist(0.0f, 1.0f);
@@ -64,15 +77,19 @@ double median(std::vector<double> v) {
 // run right after it, so both see the same machine load; the ratio is of the two medians.
 template <class Sim, class Serial>
 void run_against_serial(benchmark::State& state, Sim&& sim, Serial&& serial) {
-  std::vector<double> sim_s, serial_s;
+  std::vector<double> sim_s, serial_s, sim_cpu, serial_cpu;
   uint64_t switches = 0;
   for (auto _ : state) {
     auto start = Clock::now();
+    double cpu = process_cpu();
     const mtlsim::DispatchResult r = sim();
+    sim_cpu.push_back(process_cpu() - cpu);
     sim_s.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     state.SetIterationTime(sim_s.back());
     start = Clock::now();
+    cpu = thread_cpu();
     serial();
+    serial_cpu.push_back(thread_cpu() - cpu);
     serial_s.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     switches += r.fiber_switches;
     if (!r.ok()) state.SkipWithError(r.issues.front().message.c_str());
@@ -81,6 +98,7 @@ void run_against_serial(benchmark::State& state, Sim&& sim, Serial&& serial) {
   state.counters["serial_us"] = serial_med * 1e6;
   state.counters["sim_us"] = sim_med * 1e6;
   state.counters["sim_over_serial"] = sim_med / serial_med;
+  state.counters["sim_cpu_over_serial"] = median(sim_cpu) / median(serial_cpu);
   state.counters["switches"] = double(switches) / double(state.iterations());
 }
 
@@ -225,7 +243,7 @@ struct PoclRequest {
   int op, which;
 };
 struct PoclReply {
-  double cl_s = 0, serial_s = 0;
+  double cl_s = 0, serial_s = 0, cl_cpu = 0, serial_cpu = 0;
   char error[160] = {};
 };
 
@@ -350,14 +368,18 @@ bool read_all(int fd, void* p, size_t n) {
     const PoclKernelRun& r = runs[req.which];
     if (req.op == kPoclIterate) {
       auto start = Clock::now();
+      double cpu = process_cpu();
       clEnqueueNDRangeKernel(queue, r.k, 1, nullptr, &r.global, &r.local, 0, nullptr, nullptr);
       clFinish(queue);
+      rep.cl_cpu = process_cpu() - cpu;
       rep.cl_s = std::chrono::duration<double>(Clock::now() - start).count();
       start = Clock::now();
+      cpu = thread_cpu();
       if (req.which == kPoclRmsNorm)
         serial_rms_norm(rx.data(), rw.data(), ry_ref.data(), kRows, kCols, kEps);
       else
         benchmark::DoNotOptimize(aref = serial_argmax(ax.data(), kVocab));
+      rep.serial_cpu = thread_cpu() - cpu;
       rep.serial_s = std::chrono::duration<double>(Clock::now() - start).count();
     } else if (req.which == kPoclRmsNorm) {  // check: PoCL output vs the serial loop
       serial_rms_norm(rx.data(), rw.data(), ry_ref.data(), kRows, kCols, kEps);
@@ -414,7 +436,7 @@ PoclHelper& pocl_helper_for(int threads) {
 void run_pocl_against_serial(benchmark::State& state, PoclKernelId which) {
   PoclHelper& h = pocl_helper_for(int(state.range(0)));
   if (!h.error.empty()) return state.SkipWithError(h.error.c_str());
-  std::vector<double> cl_s, serial_s;
+  std::vector<double> cl_s, serial_s, cl_cpu, serial_cpu;
   PoclReply rep;
   for (auto _ : state) {
     const PoclRequest req{kPoclIterate, which};
@@ -425,6 +447,8 @@ void run_pocl_against_serial(benchmark::State& state, PoclKernelId which) {
     }
     cl_s.push_back(rep.cl_s);
     serial_s.push_back(rep.serial_s);
+    cl_cpu.push_back(rep.cl_cpu);
+    serial_cpu.push_back(rep.serial_cpu);
     state.SetIterationTime(rep.cl_s);
   }
   if (!h.error.empty()) return;
@@ -436,6 +460,7 @@ void run_pocl_against_serial(benchmark::State& state, PoclKernelId which) {
   state.counters["serial_us"] = serial_med * 1e6;
   state.counters["pocl_us"] = cl_med * 1e6;
   state.counters["pocl_over_serial"] = cl_med / serial_med;
+  state.counters["pocl_cpu_over_serial"] = median(cl_cpu) / median(serial_cpu);
 }
 
 void BM_PoclRmsNorm(benchmark::State& state) { run_pocl_against_serial(state, kPoclRmsNorm); }
