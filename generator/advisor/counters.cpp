@@ -61,6 +61,7 @@ SiteCounts site_from(const Json& j) {
   s.segments32 = count(j, "segments32");
   s.segments64 = count(j, "segments64");
   s.segments128 = count(j, "segments128");
+  s.ideal_segments32 = count(j, "ideal_segments32");
   return s;
 }
 
@@ -126,7 +127,7 @@ Json to_json(const Counters& c) {
   for (const auto& s : c.sites) {
     j["sites"].push_back({{"buffer", s.buffer}, {"store", s.store}, {"line", s.line}, {"spec_line", s.spec_line},
                           {"accesses", s.accesses}, {"bytes", s.bytes}, {"mean_lanes", s.mean_lanes()},
-                          {"segments32", s.segments32}, {"segments64", s.segments64}, {"segments128", s.segments128},
+                          {"segments32", s.segments32}, {"segments64", s.segments64}, {"segments128", s.segments128}, {"ideal_segments32", s.ideal_segments32},
                           {"simd_accesses", s.simd_accesses}, {"coalescing", s.coalescing()}});
   }
   j["simd"] = Json::array();

@@ -24,9 +24,11 @@ struct SiteCounts {
   int spec_line = 0;  // of the spec (or hand-written .metal); 0: outside the spec's code
   uint64_t accesses = 0, bytes = 0;
   uint64_t simd_accesses = 0, lanes = 0, distinct_bytes = 0, segments32 = 0, segments64 = 0, segments128 = 0;
-  // Bytes in the 32-byte segments a simdgroup's access touches per byte it uses (1: perfectly
-  // coalesced; 8: each lane's float in a segment of its own). 1 when nothing was sampled.
-  double coalescing() const { return distinct_bytes ? double(segments32 * 32) / double(distinct_bytes) : 1; }
+  uint64_t ideal_segments32 = 0;  // the fewest 32-byte segments that hold the distinct bytes
+  // The 32-byte segments a simdgroup's access touches per segment its bytes need (1: perfectly
+  // coalesced, a broadcast included; 8: each lane's float in a segment of its own). 1 when
+  // nothing was sampled.
+  double coalescing() const { return ideal_segments32 ? double(segments32) / double(ideal_segments32) : 1; }
   double mean_lanes() const { return simd_accesses ? double(lanes) / double(simd_accesses) : 0; }
 };
 

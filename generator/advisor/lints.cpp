@@ -105,7 +105,7 @@ std::optional<Finding> uncoalesced(const ir::Kernel& k, const ir::Variant& v, co
   if (s.coalescing() <= kUncoalesced || s.mean_lanes() < 8 || s.spec_line == 0) return std::nullopt;
   return Finding{"uncoalesced", k.name, v.entry_point, site_loc(k, s.spec_line),
                  fmt::format("the {} of `{}` here touches {:.1f} 32-byte segments per simdgroup access for {:.0f} "
-                             "bytes used: {:.1f}x the traffic (adjacent lanes touch non-adjacent addresses)",
+                             "bytes used: {:.1f}x the segments they need (adjacent lanes touch non-adjacent addresses)",
                              s.store ? "store" : "load", s.buffer, double(s.segments32) / double(s.simd_accesses),
                              double(s.distinct_bytes) / double(s.simd_accesses), s.coalescing()),
                  "index so that lane i touches element base + i (loop with a stride of the threads, not a block per "
@@ -113,7 +113,9 @@ std::optional<Finding> uncoalesced(const ir::Kernel& k, const ir::Variant& v, co
 }
 
 std::optional<Finding> reread(const ir::Kernel& k, const ir::Variant& v, const Counters& c, const BufferCounts& b) {
-  if (b.rereads() < kRereads || b.unique_stored) return std::nullopt;  // a read_write buffer re-reads by design
+  // A read_write buffer re-reads by design; a small one (a position, a scale) stays in cache.
+  if (b.rereads() < kRereads || b.unique_stored) return std::nullopt;
+  if (double(b.loaded - b.unique_loaded) < kRereadShare * double(c.unique_bytes())) return std::nullopt;
   std::string lines;
   int first = 0;
   for (const auto& s : c.sites) {

@@ -12,6 +12,7 @@ namespace mtlgen::advisor {
 inline constexpr double kReductionElementsPerLane = 16;  // one simdgroup reducing more per lane
 inline constexpr double kUncoalesced = 2;                // bytes moved per byte used at one site (above)
 inline constexpr double kRereads = 1.5;                  // loads per unique byte of an input
+inline constexpr double kRereadShare = 0.25;             // re-read bytes per unique byte of the kernel
 inline constexpr uint64_t kThreadgroupMemoryWarn = 8 * 1024;
 inline constexpr int64_t kTinyElements = 1000;           // launch overhead dominates below
 

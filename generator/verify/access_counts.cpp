@@ -53,7 +53,8 @@ Json site_counts(const mtlsim::SiteCounts& s, const std::vector<CountedBuffer>& 
           {"distinct_bytes", s.distinct_bytes},
           {"segments32", s.segments32},
           {"segments64", s.segments64},
-          {"segments128", s.segments128}};
+          {"segments128", s.segments128},
+          {"ideal_segments32", s.ideal_segments32}};
 }
 
 Json dispatch_shape(const mtlsim::HostDispatch& host) {

@@ -93,10 +93,10 @@
 
   function coalescing(parent, k) {
     var s = k.counters.sites.filter(function (x) { return x.simd_accesses > 0; });
-    chart(parent, "Coalescing per access site (bytes moved in 32-byte segments per byte used)", {type: "bar",
+    chart(parent, "Coalescing per access site (32-byte segments touched per segment needed)", {type: "bar",
       data: {labels: s.map(function (x) { return (x.store ? "store " : "load ") + x.buffer + " @" + (x.spec_line || ("msl " + x.line)) +
           " (" + fmt(x.mean_lanes, 2) + " lanes)"; }),
-        datasets: [{label: "coalescing factor (1 is ideal)", backgroundColor: palette[2], data: s.map(function (x) { return x.coalescing; })}]},
+        datasets: [{label: "segments touched per segment needed (1 is ideal)", backgroundColor: palette[2], data: s.map(function (x) { return x.coalescing; })}]},
       options: {indexAxis: "y", scales: {x: {beginAtZero: true, suggestedMax: 2}}}});
   }
 

@@ -131,7 +131,9 @@ void fold_groups(SiteState& s) {
     SiteCounts& site = s.sites[s.index.at(g.pc)];
     ++site.simd_accesses;
     site.lanes += uint64_t(__builtin_popcount(g.lanes));
-    site.distinct_bytes += distinct_bytes(g.spans);
+    const uint64_t bytes = distinct_bytes(g.spans);
+    site.distinct_bytes += bytes;
+    site.ideal_segments32 += (bytes + 31) / 32;
     site.segments32 += distinct_segments(g.spans, 32);
     site.segments64 += distinct_segments(g.spans, 64);
     site.segments128 += distinct_segments(g.spans, 128);

@@ -50,8 +50,10 @@ struct SiteCounts {
   // (lanes run one after another, so lane l's window k pairs with lane m's; a thread's N_READS
   // consecutive loads fall in one window, as caches merge them); it counts for the site that
   // opened it. Sums over those accesses of the lanes taking part, the distinct bytes touched and
-  // the distinct aligned 32/64/128-byte segments touched.
+  // the distinct aligned 32/64/128-byte segments touched, and the fewest 32-byte segments that
+  // could hold the distinct bytes (what a perfectly coalesced access of them would touch).
   uint64_t simd_accesses = 0, lanes = 0, distinct_bytes = 0, segments32 = 0, segments64 = 0, segments128 = 0;
+  uint64_t ideal_segments32 = 0;
 };
 
 // A simd function (or simdgroup_barrier) at one source line: how often a simdgroup completed it
