@@ -272,7 +272,7 @@ TEST(RotlruScan, UnitGatesAndNoInputPreserveEachPairsNorm) {
     }
   }
   EXPECT_LT(worst, 1e-5);  // rounding of 64 rotations in f32, not a drift
-  EXPECT_GT(max_abs(Tensor(f.y.begin(), f.y.end())), 0.1);
+  EXPECT_GT(max_abs(f.y), 0.1);  // the states are not trivially small
 }
 
 // ---- backward references against central differences ----
