@@ -58,7 +58,8 @@ std::string title_of(const std::vector<std::string>& inputs) {
 // the page is written anyway, that kernel predicted from its spec alone.
 bool analyse(const std::vector<ir::Kernel>& kernels, const ReportOptions& o, std::vector<advisor::KernelAdvice>& out,
              std::ostream& progress, std::ostream& err) {
-  advisor::CountFn count = o.counters ? advisor::simulator_counter(o.module, o.timeout_seconds) : advisor::CountFn();
+  advisor::CountFn count =
+      o.counters ? advisor::simulator_counter(o.module, o.timeout_seconds, kernels) : advisor::CountFn();
   bool counted = true;
   for (const auto& k : kernels) {
     out.push_back(advisor::advise(k, count));

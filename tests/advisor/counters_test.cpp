@@ -14,7 +14,7 @@ KernelAdvice counted(const std::string& path) {
   keep.push_back(test::load(path));
   verify::ModuleOptions o;
   o.cache_dir = MTLGEN_TEST_CACHE_DIR;
-  KernelAdvice a = advise(keep.back().at(0), simulator_counter(o, 120));
+  KernelAdvice a = advise(keep.back().at(0), simulator_counter(o, 120, keep.back()));
   EXPECT_TRUE(a.counters.has_value());
   return a;
 }
