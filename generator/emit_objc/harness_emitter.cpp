@@ -64,6 +64,8 @@ support::TemplateData tolerance_item(const ir::Tolerance& t) {
   item.set("max_rel", bound(t.max_rel));
   item.set("nmse", bound(t.nmse));
   item.set("exact", t.exact ? "true" : "false");
+  // Appended only when set: td::Tolerance's last member, so other kernels' files stay as they were.
+  item.set("peak_rel_arg", t.peak_rel ? ", " + double_literal(*t.peak_rel) : std::string());
   return item;
 }
 

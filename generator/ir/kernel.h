@@ -200,6 +200,7 @@ struct Tolerance {
   std::optional<double> max_rel;
   std::optional<double> nmse;
   bool exact = false;
+  std::optional<double> peak_rel;  // |got - want| <= peak_rel * max |want| of the buffer
 };
 
 enum class Distribution { normal, uniform, constant, choice, iota, bits };

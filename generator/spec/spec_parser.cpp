@@ -796,12 +796,13 @@ void Parser::tolerance(const YAML::Node& key, const YAML::Node& value) {
                        "give tolerances to outputs (access: write or read_write)");
     return;
   }
-  MapReader r(ctx_, value, fmt::format("tolerance for {}", type_name), {"max_abs", "max_rel", "nmse", "exact"});
+  MapReader r(ctx_, value, fmt::format("tolerance for {}", type_name), {"max_abs", "max_rel", "nmse", "exact", "peak_rel"});
   if (!r.ok()) return;
   ir::Tolerance t;
   if (auto v = r.optional("max_abs"); v.IsDefined()) t.max_abs = non_negative(v, "max_abs");
   if (auto v = r.optional("max_rel"); v.IsDefined()) t.max_rel = non_negative(v, "max_rel");
   if (auto v = r.optional("nmse"); v.IsDefined()) t.nmse = non_negative(v, "nmse");
+  if (auto v = r.optional("peak_rel"); v.IsDefined()) t.peak_rel = non_negative(v, "peak_rel");
   if (auto v = r.optional("exact"); v.IsDefined()) t.exact = ctx_.boolean(v, "exact").value_or(false);
   if (output) k_.tests.output_tolerances[type_name] = t;
   else k_.tests.tolerances[*type] = t;

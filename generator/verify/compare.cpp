@@ -11,9 +11,9 @@ namespace td = mtlgen::testdata;
 
 namespace {
 
-td::Tolerance to_testdata(const ir::Tolerance& t) { return {t.max_abs, t.max_rel, t.nmse, t.exact}; }
+td::Tolerance to_testdata(const ir::Tolerance& t) { return {t.max_abs, t.max_rel, t.nmse, t.exact, t.peak_rel}; }
 
-ir::Tolerance from_testdata(const td::Tolerance& t) { return {t.max_abs, t.max_rel, t.nmse, t.exact}; }
+ir::Tolerance from_testdata(const td::Tolerance& t) { return {t.max_abs, t.max_rel, t.nmse, t.exact, t.peak_rel}; }
 
 std::string value_text(double v) { return fmt::format("{:.9g}", v); }
 

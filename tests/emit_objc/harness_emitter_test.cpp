@@ -4,6 +4,7 @@
 // CMakeLists.txt builds every kernel the way DESIGN says.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "emit_objc/objc_emitter.h"
@@ -64,6 +65,26 @@ TEST(HarnessEmitter, TestDataGivesEveryCaseWithItsOwnSeed) {
     EXPECT_EQ(count(data, "all.emplace_back(types, tuning);"), k.variants.size()) << k.name;
     EXPECT_EQ(data.find("#import"), std::string::npos) << "plain C++: " << k.name;
   }
+}
+
+// A peak_rel bound travels as td::Tolerance's fifth member, written only where a spec sets it, so
+// the Mac programs judge gradients as verify does and other kernels' files stay as they were.
+TEST(HarnessEmitter, TestDataCarriesPeakRelWhereTheSpecSetsIt) {
+  size_t with_peak = 0;
+  for (const auto& k : kernels()) {
+    const std::string data = run_emitter("harness", {k}).files().at(k.name + "/" + k.name + "_test_data.h");
+    size_t expected = 0;
+    for (const auto& [type, t] : k.tests.tolerances) expected += t.peak_rel.has_value();
+    for (const auto& [output, t] : k.tests.output_tolerances) expected += t.peak_rel.has_value();
+    size_t five_members = 0;  // `return {max_abs, max_rel, nmse, exact, peak_rel};`
+    for (size_t at = data.find("return {"); at != std::string::npos; at = data.find("return {", at + 1)) {
+      const std::string init = data.substr(at, data.find('}', at) - at);
+      if (std::count(init.begin(), init.end(), ',') == 4) ++five_members;
+    }
+    EXPECT_EQ(five_members, expected) << k.name;
+    with_peak += expected;
+  }
+  EXPECT_GT(with_peak, 0u) << "no shipped spec uses peak_rel: this test checks nothing";
 }
 
 TEST(HarnessEmitter, BuildsEachKernelWithItsMslVersionAndSafeMath) {

@@ -207,6 +207,29 @@ TEST(TestDataJudge, CountsMismatchesAndNmseOverFinitePairs) {
   EXPECT_FALSE(j.ok());
 }
 
+// peak_rel bounds every difference by a share of the buffer's largest finite |want| (the
+// max|d| / max|ref| of gradient parity): an element near 0 may be off by what a large one may.
+TEST(TestDataJudge, PeakRelScalesWithTheLargestExpectedMagnitude) {
+  const std::vector<float> want = {100, 0.01f, -50, std::nanf(""), INFINITY};
+  std::vector<float> got = {100.05f, 0.08f, -50, std::nanf(""), INFINITY};
+  Tolerance t;
+  t.peak_rel = 1e-3;  // 1e-3 * 100: 0.1
+  EXPECT_TRUE(judge(DType::f32, got.data(), want.data(), want.size(), t).ok());
+  got[1] = 0.12f;  // 0.11 off: above 0.1
+  const Judgement j = judge(DType::f32, got.data(), want.data(), want.size(), t);
+  EXPECT_EQ(j.mismatches, 1u);
+  EXPECT_EQ(j.first_mismatches, (std::vector<uint64_t>{1}));
+  // max_rel alone fails the small element that peak_rel accepts; any one bound suffices.
+  Tolerance rel;
+  rel.max_rel = 1e-3;
+  got[1] = 0.08f;
+  EXPECT_EQ(judge(DType::f32, got.data(), want.data(), want.size(), rel).first_mismatches, (std::vector<uint64_t>{1}));
+  rel.peak_rel = 1e-3;
+  EXPECT_TRUE(judge(DType::f32, got.data(), want.data(), want.size(), rel).ok());
+  EXPECT_TRUE(element_ok(0.5, 0.45, t, 100));
+  EXPECT_FALSE(element_ok(0.5, 0.45, t, 10));
+}
+
 TEST(TestDataJudge, DefaultsFollowDesign) {
   EXPECT_EQ(default_tolerance(DType::f32).max_abs, 1e-6);
   EXPECT_EQ(default_tolerance(DType::f16).max_abs, 1e-3);

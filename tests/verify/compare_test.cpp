@@ -25,6 +25,19 @@ TEST(CompareOutput, WithinToleranceIsNoMismatch) {
   EXPECT_LT(s.max_abs, 1e-6);
 }
 
+TEST(CompareOutput, PeakRelIsRelativeToTheOutputsLargestValue) {
+  ir::Tolerance tol;
+  tol.peak_rel = 1e-3;
+  const std::vector<float> want = {200.0f, 0.0f, -3.0f};
+  const std::vector<float> near = {200.1f, 0.15f, -3.1f};  // each within 1e-3 * 200
+  EXPECT_EQ(compare_output("dA", ir::ScalarType::f32, {3}, near.data(), want.data(), 3, tol).mismatches, 0u);
+  const std::vector<float> far = {200.0f, 0.25f, -3.0f};
+  OutputStats s = compare_output("dA", ir::ScalarType::f32, {3}, far.data(), want.data(), 3, tol);
+  EXPECT_EQ(s.mismatches, 1u);
+  ASSERT_EQ(s.examples.size(), 1u);
+  EXPECT_EQ(s.examples[0], "dA[1] = 0.25, expected 0");
+}
+
 TEST(CompareOutput, NaNWhereTheReferenceHasANumberIsAnUnboundedError) {
   OutputStats s = compare({kNaN, 2.0f}, {1.0f, 2.0f});
   EXPECT_EQ(s.mismatches, 1u);
