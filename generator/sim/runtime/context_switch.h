@@ -1,6 +1,6 @@
 // The fiber switch under the scheduler: a suspended context is its saved stack pointer.
 //
-// On x86-64 the switch is eight instructions of our own (context_switch.cpp): it saves the
+// On x86-64 the switch is fifteen instructions of our own (context_switch.cpp): it saves the
 // callee-saved registers on the old stack and pops them from the new one. Unlike Boost's
 // jump_fcontext it leaves MXCSR and the x87 control word alone: they are state of the OS thread
 // that no kernel changes (MSL has no floating-point environment), and saving and reloading them
