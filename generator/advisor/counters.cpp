@@ -62,6 +62,7 @@ SiteCounts site_from(const Json& j) {
   s.segments64 = count(j, "segments64");
   s.segments128 = count(j, "segments128");
   s.ideal_segments32 = count(j, "ideal_segments32");
+  s.sampled_bytes = count(j, "sampled_bytes");
   return s;
 }
 
@@ -90,6 +91,16 @@ double Counters::coalescing() const {
     bytes += double(s.bytes);
   }
   return bytes > 0 ? weighted / bytes : 1;
+}
+
+double Counters::memory_loaded(const BufferCounts& b) const {
+  double distinct = 0, requested = 0;
+  for (const auto& s : sites) {
+    if (s.buffer != b.name || s.store) continue;
+    distinct += double(s.distinct_bytes);
+    requested += double(s.sampled_bytes);
+  }
+  return requested > 0 ? double(b.loaded) * distinct / requested : double(b.loaded);
 }
 
 double Counters::barriers_per_thread() const {
@@ -121,13 +132,13 @@ Json to_json(const Counters& c) {
   for (const auto& b : c.buffers) {
     j["buffers"].push_back({{"name", b.name}, {"bytes", b.bytes}, {"loaded", b.loaded}, {"stored", b.stored},
                             {"unique_loaded", b.unique_loaded}, {"unique_stored", b.unique_stored},
-                            {"rereads", b.rereads()}});
+                            {"rereads", b.rereads()}, {"memory_loaded", c.memory_loaded(b)}});
   }
   j["sites"] = Json::array();
   for (const auto& s : c.sites) {
     j["sites"].push_back({{"buffer", s.buffer}, {"store", s.store}, {"line", s.line}, {"spec_line", s.spec_line},
                           {"accesses", s.accesses}, {"bytes", s.bytes}, {"mean_lanes", s.mean_lanes()},
-                          {"segments32", s.segments32}, {"segments64", s.segments64}, {"segments128", s.segments128}, {"ideal_segments32", s.ideal_segments32},
+                          {"segments32", s.segments32}, {"segments64", s.segments64}, {"segments128", s.segments128}, {"ideal_segments32", s.ideal_segments32}, {"sampled_bytes", s.sampled_bytes},
                           {"simd_accesses", s.simd_accesses}, {"coalescing", s.coalescing()}});
   }
   j["simd"] = Json::array();

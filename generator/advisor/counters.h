@@ -25,6 +25,7 @@ struct SiteCounts {
   uint64_t accesses = 0, bytes = 0;
   uint64_t simd_accesses = 0, lanes = 0, distinct_bytes = 0, segments32 = 0, segments64 = 0, segments128 = 0;
   uint64_t ideal_segments32 = 0;  // the fewest 32-byte segments that hold the distinct bytes
+  uint64_t sampled_bytes = 0;     // bytes the lanes requested in the sampled simdgroup accesses
   // The 32-byte segments a simdgroup's access touches per segment its bytes need (1: perfectly
   // coalesced, a broadcast included; 8: each lane's float in a segment of its own). 1 when
   // nothing was sampled.
@@ -56,6 +57,9 @@ struct Counters {
   // Bytes-weighted mean of the sites' coalescing factors (1 without sites).
   double coalescing() const;
   double barriers_per_thread() const;
+  // Loads of buffer `b` as the memory sees them: lanes of a simdgroup access that load the same
+  // bytes (a broadcast) count once, at the share the sampled load sites measured.
+  double memory_loaded(const BufferCounts& b) const;
 };
 
 // Throws std::runtime_error naming the first missing or mistyped field (the JSON came from a

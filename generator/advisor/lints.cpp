@@ -113,9 +113,14 @@ std::optional<Finding> uncoalesced(const ir::Kernel& k, const ir::Variant& v, co
 }
 
 std::optional<Finding> reread(const ir::Kernel& k, const ir::Variant& v, const Counters& c, const BufferCounts& b) {
-  // A read_write buffer re-reads by design; a small one (a position, a scale) stays in cache.
-  if (b.rereads() < kRereads || b.unique_stored) return std::nullopt;
-  if (double(b.loaded - b.unique_loaded) < kRereadShare * double(c.unique_bytes())) return std::nullopt;
+  // A read_write buffer re-reads by design. Lanes of one simdgroup loading the same bytes are one
+  // load (a broadcast); up to one read per simdgroup is sharing between simdgroups (matvec's x),
+  // not a copy a register could keep; a small buffer (a position, a scale) stays in cache.
+  if (b.unique_stored || !b.unique_loaded) return std::nullopt;
+  const double loaded = c.memory_loaded(b), rereads = loaded / double(b.unique_loaded);
+  const uint64_t simdgroups = c.threadgroup_count() * ((c.threads_per_group() + 31) / 32);
+  if (rereads < kRereads || rereads <= double(simdgroups)) return std::nullopt;
+  if (loaded - double(b.unique_loaded) < kRereadShare * double(c.unique_bytes())) return std::nullopt;
   std::string lines;
   int first = 0;
   for (const auto& s : c.sites) {
@@ -124,8 +129,8 @@ std::optional<Finding> reread(const ir::Kernel& k, const ir::Variant& v, const C
     if (!first) first = s.spec_line;
   }
   return Finding{"reread", k.name, v.entry_point, first ? site_loc(k, first) : k.name_loc,
-                 fmt::format("input `{}` is loaded {:.2f} times per byte ({} of {} bytes loaded){}", b.name,
-                             b.rereads(), b.loaded, b.unique_loaded, lines.empty() ? "" : " at lines " + lines),
+                 fmt::format("input `{}` is loaded {:.2f} times per byte ({:.0f} of {} bytes loaded by {} simdgroup(s)){}",
+                             b.name, rereads, loaded, b.unique_loaded, simdgroups, lines.empty() ? "" : " at lines " + lines),
                  "load each element once into registers (or threadgroup memory) and reuse that copy in later passes"};
 }
 

@@ -54,7 +54,8 @@ Json site_counts(const mtlsim::SiteCounts& s, const std::vector<CountedBuffer>& 
           {"segments32", s.segments32},
           {"segments64", s.segments64},
           {"segments128", s.segments128},
-          {"ideal_segments32", s.ideal_segments32}};
+          {"ideal_segments32", s.ideal_segments32},
+          {"sampled_bytes", s.sampled_bytes}};
 }
 
 Json dispatch_shape(const mtlsim::HostDispatch& host) {

@@ -99,6 +99,7 @@ void record_site(uintptr_t pc, uintptr_t lo, uintptr_t hi, bool store, const Wat
   if (!c) return;
   const uint64_t tg = linear_threadgroup(*c);
   if (tg >= s.sampled) return;
+  site.sampled_bytes += hi - lo;
   const uint32_t k = s.executions[LaneKey{r.begin, tg * 1024 + c->thread_index_in_threadgroup}]++ / kAccessWindow;
   Group& g = s.groups[GroupKey{r.begin, tg * 32 + c->simdgroup_index_in_threadgroup, k}];
   if (!g.pc) g.pc = pc;

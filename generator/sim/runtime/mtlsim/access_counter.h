@@ -54,6 +54,7 @@ struct SiteCounts {
   // could hold the distinct bytes (what a perfectly coalesced access of them would touch).
   uint64_t simd_accesses = 0, lanes = 0, distinct_bytes = 0, segments32 = 0, segments64 = 0, segments128 = 0;
   uint64_t ideal_segments32 = 0;
+  uint64_t sampled_bytes = 0;  // bytes the sampled threadgroups' lanes requested here
 };
 
 // A simd function (or simdgroup_barrier) at one source line: how often a simdgroup completed it
