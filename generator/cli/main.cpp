@@ -134,7 +134,8 @@ int main(int argc, char** argv) {
   verify_cmd->add_option("specs", vo.inputs, "Spec files or directories of *.yaml")->required();
   verify_cmd->add_option("--variant", variant, "default: each dtype at its default tuning; all: every tune point")
       ->check(CLI::IsMember({"default", "all"}));
-  verify_cmd->add_option("--case", vo.case_filter, "Run only the test case with this name");
+  verify_cmd->add_option("--case", vo.case_filter,
+                         "Run only the test case with this name (the only way to run a benchmark case)");
   verify_cmd->add_option("--seed", vo.seed, "Seed of the shuffled lane order (default 1)");
   verify_cmd->add_option("--races", races,
                          "orders: find races by comparing outputs across lane orders (default); exact: also run a "
