@@ -42,7 +42,8 @@ namespace {
 
 // -lineinfo: compute-sanitizer names the .metal line of each access. -arch=native: the GPU of the
 // machine that compiles is the one that runs.
-const char* kNvccFlags = "-std=c++20 -O3 -arch=native -lineinfo --expt-relaxed-constexpr -Xcompiler -Wno-attributes "
+// -fmad=false: no a*b+c contracted into one rounding, as in the simulator and the reference.
+const char* kNvccFlags = "-std=c++20 -O3 -arch=native -lineinfo -fmad=false --expt-relaxed-constexpr -Xcompiler -Wno-attributes "
                          "-diag-suppress 177,550,20012";
 const char* kSanitizerTools[] = {"memcheck", "racecheck", "synccheck", "initcheck"};
 
@@ -252,7 +253,7 @@ std::string describe_case(const GpuCase& c) {
 
 // "… in /cache/cuda/argmax-…/cuda/argmax/argmax.metal:45" -> "… at line 45 (specs/argmax.yaml:38)".
 std::string located(const ir::Kernel& k, const std::string& msl, const std::string& text) {
-  static const std::regex kWhere(R"(\S*/([A-Za-z0-9_]+\.metal):(\d+))");
+  static const std::regex kWhere(R"((?:\S*/)?([A-Za-z0-9_.-]+\.metal):(\d+))");
   std::string out;
   auto begin = std::sregex_iterator(text.begin(), text.end(), kWhere);
   size_t at = 0;
@@ -265,18 +266,33 @@ std::string located(const ir::Kernel& k, const std::string& msl, const std::stri
   return out + text.substr(at);
 }
 
-// compute-sanitizer's findings: its `=========` lines, without the banner and the summary of none.
+// A line of a report worth showing: not the banner, a summary of none, host backtraces, saved
+// values or the generated wrapper's frame (the kernel's own frames name the .metal lines).
+bool worth_showing(const std::string& body) {
+  for (const char* noise : {"COMPUTE-SANITIZER", "ERROR SUMMARY: 0 ", "SUMMARY: 0 hazards", "Host Frame",
+                            "Saved host backtrace", "Current Value", "Device Frame: mtlcu_kernel_"})
+    if (body.find(noise) != std::string::npos) return false;
+  return body.find_first_not_of(' ') != std::string::npos;
+}
+
+// compute-sanitizer's findings, its `=========` lines: the kernel's mangled signature shortened to
+// "at", and lines that differ only in addresses shown once (a hazard repeats per byte), at most 16.
 std::string sanitizer_findings(const std::string& output) {
+  static const std::regex kFrame(R"(at (void )?\S.*\+0x[0-9a-f]+ in )"), kAddress("0x[0-9a-f]+");
+  std::vector<std::string> seen;
   std::string found;
+  size_t more = 0;
   std::istringstream in(output);
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind("========= ", 0) != 0) continue;
-    std::string body = line.substr(10);
-    if (body.rfind("COMPUTE-SANITIZER", 0) == 0 || body.rfind("ERROR SUMMARY: 0 ", 0) == 0 ||
-        body.find("SUMMARY: 0 hazards") != std::string::npos || body.empty())
-      continue;
-    found += "      " + body + "\n";
+    if (line.rfind("========= ", 0) != 0 || !worth_showing(line.substr(10))) continue;
+    std::string body = std::regex_replace(line.substr(10), kFrame, "at ");
+    std::string key = std::regex_replace(body, kAddress, "0x");
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+    seen.push_back(key);
+    if (seen.size() > 16) ++more;
+    else found += "      " + body + "\n";
   }
+  if (more) found += fmt::format("      ({} more lines)\n", more);
   return found;
 }
 
@@ -305,7 +321,7 @@ void sanitize(const GpuCase& c, const fs::path& exe, const fs::path& dir, double
                                      "--print-limit", "10", exe.string(), dir.string()};
     if (std::string(tool) == "racecheck") argv.insert(argv.begin() + 3, {"--racecheck-report", "hazard"});
     int status = 0;
-    std::string output = run_program(argv, dir, status, timeout * 10);
+    std::string output = run_program(argv, dir, status, timeout * 3);  // the tools slow a kernel down
     std::string found = sanitizer_findings(output);
     if (status == 0 && found.empty()) continue;
     o.problems.push_back(fmt::format("compute-sanitizer {} (exit {}):\n{}", tool, status, located(*c.kernel, msl, found)));
@@ -324,6 +340,11 @@ Outcome run_gpu_case(const GpuCase& c, const GpuModule& m, const fs::path& dir, 
   int status = 0;
   std::string output = run_program({m.executable.string(), dir.string()}, dir, status, opts.timeout_seconds);
   auto result = read_result(dir);
+  if (status == -1 && !result.count("ok")) {  // killed at the timeout: the sanitizers would hang too
+    o.problems.push_back(fmt::format("hang: the kernel did not finish within {:g} s (--timeout); it was killed",
+                                     opts.timeout_seconds));
+    return o;
+  }
   if (status != 0 || !result.count("ok")) {
     std::string why = result.count("error") ? result["error"] : fmt::format("exit status {}", status);
     o.problems.push_back(fmt::format("error: {}{}", why, output.empty() ? "" : "\n" + output.substr(0, 2000)));
@@ -412,7 +433,7 @@ int run_gpu_verify(const std::vector<ir::Kernel>& kernels, const VerifyOptions& 
   std::mutex mutex;
   std::atomic<size_t> done{0};
   // The GPU runs one case at a time well; sanitizer runs are mostly host time, so jobs help there.
-  parallel_for(cases.size(), o.sanitize ? job_count(o.jobs) : std::min(job_count(o.jobs), 4), [&](size_t i) {
+  parallel_for(cases.size(), o.sanitize ? job_count(o.jobs) : std::min(job_count(o.jobs), 8), [&](size_t i) {
     const GpuModule& m = modules.at(cases[i].kernel->name);
     Outcome r;
     if (!m.error.empty()) r.problems.push_back("error: its CUDA module did not compile (above)");
@@ -424,6 +445,7 @@ int run_gpu_verify(const std::vector<ir::Kernel>& kernels, const VerifyOptions& 
       fmt::print(out, "[{}/{}] {} {}{}\n", n, cases.size(), r.skipped ? "SKIP" : r.passed ? "PASS" : "FAIL",
                  cases[i].kernel->name, " " + describe_case(cases[i]));
     for (const auto& p : r.problems) fmt::print(out, "    {}\n", p);
+    out.flush();  // a run stopped from outside keeps what it printed
     outcomes[i] = std::move(r);
   });
   std::error_code ignored;

@@ -53,9 +53,11 @@ msl::Unit parse_file(const fs::path& file) {
   return unit;
 }
 
+// Banners name the spec relative to the working directory: load from the source root, as `mtlgen` runs.
 ir::Kernel load_spec(const std::string& name) {
   support::Diagnostics diags;
-  auto kernels = spec::load_library({fs::path(MTLGEN_SOURCE_DIR) / "specs" / (name + ".yaml")}, diags);
+  fs::current_path(MTLGEN_SOURCE_DIR);
+  auto kernels = spec::load_library({fs::path("specs") / (name + ".yaml")}, diags);
   EXPECT_FALSE(diags.has_errors()) << diags.format_all();
   for (auto& k : kernels)
     if (k.name == name) return std::move(k);

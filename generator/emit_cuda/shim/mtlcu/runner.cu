@@ -116,6 +116,8 @@ void write_file(const std::string& name, const void* data, size_t bytes) {
 
 // Device memory for every slot, filled: inputs from mtlgen's files, write-only outputs with 0xFF
 // bytes (NaN, or the largest integer) so that elements no thread writes show in the comparison.
+// Each allocation is exactly the buffer's bytes (Metal would round to 16): compute-sanitizer's
+// memcheck then reports any access past the last element.
 struct DeviceSlots {
   mtlcu::Slots slots{};
   std::vector<void*> owned;
@@ -124,7 +126,7 @@ struct DeviceSlots {
   }
   void* add(const void* data, size_t bytes, int at) {
     void* p = nullptr;
-    size_t size = std::max<size_t>((bytes + 15) / 16 * 16, 16);
+    size_t size = std::max<size_t>(bytes, 1);
     check(cudaMalloc(&p, size), "cudaMalloc");
     owned.push_back(p);
     if (data) check(cudaMemcpy(p, data, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the device");
