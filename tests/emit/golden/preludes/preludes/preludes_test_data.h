@@ -80,10 +80,10 @@ inline std::vector<std::pair<Types, Tuning>> variants() {
 
 // An output's tolerance: its own, else its element type's, else the default.
 inline td::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) {
-  if (output == "out") return {0.0001, 1e-05, std::nullopt, false};
+  if (output == "out") return {0.0001, 1e-05, std::nullopt, false, std::nullopt};
   switch (type) {
     case mtlgen::DType::f32:
-      return {1e-06, 1e-06, std::nullopt, false};
+      return {1e-06, 1e-06, std::nullopt, false, std::nullopt};
     default:
       return td::default_tolerance(type);
   }

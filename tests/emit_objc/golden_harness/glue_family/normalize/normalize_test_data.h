@@ -80,9 +80,9 @@ inline std::vector<std::pair<Types, Tuning>> variants() {
 inline td::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) {
   switch (type) {
     case mtlgen::DType::f32:
-      return {0, std::nullopt, std::nullopt, false};
+      return {0, std::nullopt, std::nullopt, false, std::nullopt};
     case mtlgen::DType::f16:
-      return {0, std::nullopt, std::nullopt, false};
+      return {0, std::nullopt, std::nullopt, false, std::nullopt};
     default:
       return td::default_tolerance(type);
   }
