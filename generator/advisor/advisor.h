@@ -65,8 +65,9 @@ using CountFn = std::function<nlohmann::json(const ir::Kernel&, const ir::Varian
 // the kernel without counters, its message in KernelAdvice::count_error.
 KernelAdvice advise(const ir::Kernel& kernel, const CountFn& count);
 
-// The realistic case: of the cases the default variant of the first types accepts, the one whose
-// buffers hold the most bytes (the first of equals); null when none is accepted.
+// The realistic case: of the cases the default variant of the first types accepts (of those only
+// the benchmark cases, where the spec marks any), the one whose buffers hold the most bytes (the
+// first of equals); null when none is accepted.
 const ir::TestCase* realistic_case(const ir::Kernel& kernel);
 // The case the simulator counts: of the accepted cases within kCountedBytes of buffers and
 // kCountedFlops of cost flops (the counted run costs ~10x a plain simulation per access), the one

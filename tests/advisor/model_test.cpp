@@ -3,6 +3,8 @@
 // rms_norm (tests/advisor/specs/) with the shipped TG 1,024 / 512 versions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "advisor/lints.h"
 #include "advisor_test_util.h"
 
@@ -133,6 +135,19 @@ TEST(RealisticCase, IsTheCaseMovingTheMostBytes) {
   const ir::TestCase* t = realistic_case(kernels[0]);
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->dims.at("n"), 151936);
+}
+
+TEST(RealisticCase, IsTheLargestBenchmarkCaseWhereTheSpecMarksAny) {
+  auto kernels = test::load("specs/argmax.yaml");
+  ir::Kernel& k = kernels[0];
+  auto named = [&](const std::string& name) -> ir::TestCase& {
+    return *std::find_if(k.tests.cases.begin(), k.tests.cases.end(), [&](const auto& t) { return t.name == name; });
+  };
+  for (auto& t : k.tests.cases) t.benchmark = false;
+  named("one").benchmark = named("ragged_tail").benchmark = true;  // n = 1 and 4097, not the 151936 ones
+  EXPECT_EQ(realistic_case(k), &named("ragged_tail"));
+  named("one").benchmark = named("ragged_tail").benchmark = false;
+  EXPECT_EQ(realistic_case(k)->dims.at("n"), 151936);  // none marked: the largest by bytes again
 }
 
 }  // namespace
