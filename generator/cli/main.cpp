@@ -201,6 +201,12 @@ int main(int argc, char** argv) {
       ->check(positive_seconds());
   report_cmd->add_option("--cache-dir", ro.module.cache_dir, "Where compiled simulator modules are kept");
   report_cmd->add_flag("-q,--quiet", ro.quiet, "Print the lints only");
+  report_cmd->add_option("--measured", ro.measured,
+                         "Times to plot beside the predictions (repeatable): the tuning file autotune_<kernel> writes "
+                         "on a Mac, or `mtlgen bench --gpu cuda --json` output; a kernel or variant the library lacks "
+                         "is a warning, an unreadable or malformed file an error (exit 3)")
+      ->allow_extra_args(false)
+      ->type_name("FILE");
 
   try {
     app.parse(argc, argv);

@@ -73,18 +73,43 @@ bool analyse(const std::vector<ir::Kernel>& kernels, const ReportOptions& o, std
   return counted;
 }
 
+// Every --measured file, matched against the library (warnings printed); false, with
+// "FILE: error: ..." printed, when a file cannot be read or is in neither format.
+bool load_measured(const ReportOptions& o, const std::vector<ir::Kernel>& kernels, std::vector<MeasuredSet>& out,
+                   std::ostream& err) {
+  std::vector<MeasuredSet> all;
+  for (const auto& file : o.measured) {
+    try {
+      for (auto& set : read_measured(file)) all.push_back(std::move(set));
+    } catch (const MeasuredError& e) {
+      fmt::print(err, "{}: error: {}\n", file.string(), e.what());
+      return false;
+    }
+  }
+  std::vector<std::string> warnings;
+  out = match_library(std::move(all), kernels, warnings);
+  for (const auto& w : warnings) fmt::print(err, "{}\n", w);
+  return true;
+}
+
 }  // namespace
 
-Json report_json(const std::vector<advisor::KernelAdvice>& advice) {
+Json report_json(const std::vector<advisor::KernelAdvice>& advice, const std::vector<MeasuredSet>& measured) {
   Json j = {{"mtlgen", mtlgen::kVersion}, {"chips", chips_json()}, {"roofline_chips", kRooflineChips}};
   j["kernels"] = Json::array();
-  for (const auto& a : advice) j["kernels"].push_back(advisor::to_json(a));
+  for (const auto& a : advice) {
+    Json k = advisor::to_json(a);
+    k["measured"] = Json::array();
+    for (const auto& m : measured)
+      if (m.kernel == a.kernel->name) k["measured"].push_back(to_json(m));
+    j["kernels"].push_back(std::move(k));
+  }
   return j;
 }
 
 support::OutputSet render_report(const std::vector<advisor::KernelAdvice>& advice, const std::string& title,
-                                 const std::string& chart_library) {
-  const Json j = report_json(advice);
+                                 const std::string& chart_library, const std::vector<MeasuredSet>& measured) {
+  const Json j = report_json(advice, measured);
   support::TemplateData data;
   data.set("title", title);
   data.set("version", mtlgen::kVersion);
@@ -111,10 +136,12 @@ int run_report(const ReportOptions& o, std::ostream& out, std::ostream& err) {
                o.chart_library.string());
     return support::kIoError;
   }
+  std::vector<MeasuredSet> measured;
+  if (!load_measured(o, kernels, measured, err)) return support::kIoError;
   std::vector<advisor::KernelAdvice> advice;
   const bool counted = analyse(kernels, o, advice, out, err);
   try {
-    support::write_outputs(render_report(advice, title_of(o.inputs), chart_library), o.out_dir);
+    support::write_outputs(render_report(advice, title_of(o.inputs), chart_library, measured), o.out_dir);
   } catch (const std::exception& e) {
     fmt::print(err, "{}: error: {}\n", o.out_dir.string(), e.what());
     return support::kIoError;

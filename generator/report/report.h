@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "advisor/advisor.h"
+#include "report/measured.h"
 #include "support/output_set.h"
 #include "verify/sim_module.h"
 
@@ -23,17 +24,19 @@ struct ReportOptions {
   bool counters = true;  // false: predictions from the specs alone (no simulator run)
   double timeout_seconds = 120;
   bool quiet = false;
+  std::vector<std::filesystem::path> measured;  // --measured: times to plot beside the predictions
   verify::ModuleOptions module;
 };
 
-// The whole library's JSON (report.json): chips, then one entry per kernel (advisor::to_json).
-nlohmann::json report_json(const std::vector<advisor::KernelAdvice>& advice);
+// The whole library's JSON (report.json): chips, then one entry per kernel (advisor::to_json), with
+// the measured sets of that kernel under `measured`.
+nlohmann::json report_json(const std::vector<advisor::KernelAdvice>& advice, const std::vector<MeasuredSet>& measured = {});
 // index.html and report.json; `chart_library` is the text of Chart.js.
 support::OutputSet render_report(const std::vector<advisor::KernelAdvice>& advice, const std::string& title,
-                                 const std::string& chart_library);
+                                 const std::string& chart_library, const std::vector<MeasuredSet>& measured = {});
 
-// Returns a support::ExitCode: 0, 1 spec errors, 3 the chart library or the output could not be
-// read or written, 4 a kernel could not be counted (its case failed in the simulator; the page is
+// Returns a support::ExitCode: 0, 1 spec errors, 3 the chart library, a --measured file or the
+// output could not be read or written (a measured entry the library lacks is only a warning), 4 a kernel could not be counted (its case failed in the simulator; the page is
 // written anyway, that kernel predicted from its spec alone).
 int run_report(const ReportOptions& options, std::ostream& out, std::ostream& err);
 

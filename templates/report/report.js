@@ -1,6 +1,7 @@
 // Builds the report page from the JSON in #report-data with Chart.js (inlined above from Debian's
 // libjs-chart.js). Every chart it creates is counted in body[data-charts-rendered] once Chart.js
-// drew it; errors are counted in body[data-errors] (the headless-browser test reads both).
+// drew it, its datasets of measured times in body[data-measured-drawn]; errors are counted in
+// body[data-errors] (the headless-browser test reads all three).
 (function () {
   "use strict";
   var body = document.body;
@@ -19,6 +20,8 @@
 
   var data = JSON.parse(document.getElementById("report-data").textContent);
   var palette = ["#0a84ff", "#ff9f0a", "#30d158", "#bf5af2", "#ff375f", "#64d2ff", "#8e8e93"];
+  // Measured datasets: dark colours, so that none is taken for one of the seven chips' predictions.
+  var measured_palette = ["#000000", "#a0522d", "#5e5ce6", "#2e7d32"];
 
   function el(tag, attrs, text) {
     var e = document.createElement(tag);
@@ -42,7 +45,12 @@
     config.options = Object.assign({responsive: true, maintainAspectRatio: false, animation: false}, config.options);
     config.options.plugins = Object.assign({title: {display: true, text: title}}, config.options.plugins);
     config.plugins = [{id: "counted", afterRender: function (c) {
-      if (!c.$counted) { c.$counted = true; body.dataset.chartsRendered = String(Number(body.dataset.chartsRendered) + 1); }
+      if (c.$counted) return;
+      c.$counted = true;
+      body.dataset.chartsRendered = String(Number(body.dataset.chartsRendered) + 1);
+      // The measured datasets Chart.js drew, for the headless-browser test.
+      var measured = c.data.datasets.filter(function (d) { return String(d.label).indexOf("measured: ") === 0; }).length;
+      body.dataset.measuredDrawn = String(Number(body.dataset.measuredDrawn) + measured);
     }}];
     new Chart(canvas, config);
   }
@@ -68,14 +76,28 @@
       plugins: {tooltip: {callbacks: {label: function (ctx) { return ctx.raw.label ? ctx.raw.label + ": " + fmt(ctx.raw.y) + " GFLOP/s" : ""; }}}}}});
   }
 
-  // The tune points of the counted types, predicted time per chip.
+  // One --measured set as a dataset over the sweep's tune points (null where it has no time).
+  function measured_dataset(points, m, i) {
+    var at = m["case"] ? "case " + m["case"] : "dims " + JSON.stringify(m.dims);
+    var color = measured_palette[i % measured_palette.length];
+    return {label: m.label + " (" + at + ")", borderColor: color, backgroundColor: color, borderDash: [6, 3],
+      pointStyle: "rectRot", pointRadius: 6, spanGaps: true,
+      data: points.map(function (p) {
+        var t = m.points.find(function (q) { return q.entry_point === p.entry_point; });
+        return t ? t.median_us : null;
+      })};
+  }
+
+  // The tune points of the counted types, predicted time per chip, and the measured times.
   function sweep(parent, k) {
     var points = k.points.filter(function (p) { return p.label.indexOf("=") >= 0 || p.counted || k.points.length === 1; });
     var datasets = data.chips.map(function (c, i) {
       return {label: c.name, borderColor: palette[i], backgroundColor: palette[i],
         data: points.map(function (p) { return p.predictions[i].time_us; })};
     });
-    chart(parent, "Predicted time per tune point, case " + k["case"].name + " (us, log)", {type: "line",
+    (k.measured || []).forEach(function (m, i) { datasets.push(measured_dataset(points, m, i)); });
+    var title = k.measured && k.measured.length ? "Predicted and measured time" : "Predicted time";
+    chart(parent, title + " per tune point, case " + k["case"].name + " (us, log)", {type: "line",
       data: {labels: points.map(function (p) { return p.label; }), datasets: datasets},
       options: {scales: {y: {type: "logarithmic", title: {display: true, text: "us"}, ticks: {callback: tick}}}}});
   }

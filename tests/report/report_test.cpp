@@ -9,6 +9,7 @@
 
 #include "report/report.h"
 #include "spec/library.h"
+#include "support/templates.h"
 
 namespace mtlgen::report {
 namespace {
@@ -63,6 +64,97 @@ TEST(Run, AMissingChartLibraryIsAnIoErrorWithAHint) {
   std::ostringstream out, err;
   EXPECT_EQ(run_report(o, out, err), 3);
   EXPECT_NE(err.str().find("apt-get install libjs-chart.js"), std::string::npos);
+}
+
+std::string fixture(const std::string& name) { return std::string(MTLGEN_SOURCE_DIR) + "/tests/report/measured/" + name; }
+
+// A report of specs/argmax.yaml without counters, with these --measured fixtures.
+ReportOptions argmax_report(const std::string& dir, const std::vector<std::string>& measured) {
+  ReportOptions o;
+  o.inputs = {std::string(MTLGEN_SOURCE_DIR) + "/specs/argmax.yaml"};
+  o.out_dir = std::string(MTLGEN_BINARY_DIR) + "/" + dir;
+  std::filesystem::remove_all(o.out_dir);
+  o.chart_library = std::string(MTLGEN_SOURCE_DIR) + "/tests/report/CMakeLists.txt";  // any readable text
+  o.counters = false;
+  o.quiet = true;
+  for (const auto& m : measured) o.measured.push_back(fixture(m));
+  return o;
+}
+
+// The fixture is written as autotune_<kernel> writes its file: these keys, this format name.
+TEST(Measured, TheMacFixtureHasTheKeysTheGeneratedAutotuneProgramWrites) {
+  const std::string_view harness = support::template_file("objc/harness_support.mm.mustache");
+  for (const char* key : {"@\"format\"] = @\"mtlgen-tuning-1\"", "@\"devices\"", "@\"entry_point\" :",
+                          "@\"median_us\" :", "@\"dims\" :"})
+    EXPECT_NE(harness.find(key), std::string_view::npos) << key;
+  const nlohmann::json doc = nlohmann::json::parse(file_text(fixture("m3max_tuning.json")));
+  const auto& entry = doc["devices"]["Apple M3 Max"]["argmax"]["T=float"];
+  for (const char* key : {"dims", "entry_point", "gbps", "median_us", "tuning"}) EXPECT_TRUE(entry.contains(key)) << key;
+}
+
+TEST(Measured, TheMacTuningFileIsOneSetPerDeviceAndKernelLabelledWithTheDevice) {
+  const auto sets = read_measured(fixture("m3max_tuning.json"));
+  ASSERT_EQ(sets.size(), 1u);
+  EXPECT_EQ(sets[0].kernel, "argmax");
+  EXPECT_EQ(sets[0].label, "measured: Apple M3 Max");
+  EXPECT_EQ(sets[0].dims["n"], 151936);
+  ASSERT_EQ(sets[0].points.size(), 2u);
+  EXPECT_EQ(sets[0].points[0].entry_point, "argmax_f32_tg1024");
+  EXPECT_DOUBLE_EQ(sets[0].points[0].median_us, 45);
+}
+
+TEST(Measured, TheCudaBenchFileIsLabelledARelativeGuideAndSkipsFailedPoints) {
+  const auto sets = read_measured(fixture("h200_bench.json"));
+  ASSERT_EQ(sets.size(), 1u);
+  EXPECT_EQ(sets[0].label, "measured: NVIDIA H200 (CUDA, relative guide only)");
+  EXPECT_EQ(sets[0].case_name, "vocab_151936");
+  ASSERT_EQ(sets[0].points.size(), 6u);  // the f16 point that failed has no time
+  EXPECT_DOUBLE_EQ(sets[0].points.back().median_us, 68.0);
+}
+
+TEST(Run, MeasuredSetsGoToTheirKernelInReportJsonAndThePage) {
+  ReportOptions o = argmax_report("report-measured", {"m3max_tuning.json", "h200_bench.json"});
+  std::ostringstream out, err;
+  ASSERT_EQ(run_report(o, out, err), 0) << err.str();
+  EXPECT_EQ(err.str().find("measured"), std::string::npos) << err.str();
+  const nlohmann::json j = nlohmann::json::parse(file_text(o.out_dir / "report.json"));
+  const auto& measured = j["kernels"][0]["measured"];
+  ASSERT_EQ(measured.size(), 2u);
+  EXPECT_EQ(measured[0]["label"], "measured: Apple M3 Max");
+  EXPECT_EQ(measured[1]["label"], "measured: NVIDIA H200 (CUDA, relative guide only)");
+  EXPECT_EQ(measured[1]["case"], "vocab_151936");
+  EXPECT_EQ(measured[1]["points"].size(), 6u);
+  EXPECT_NE(file_text(o.out_dir / "index.html").find("\"label\":\"measured: Apple M3 Max\""), std::string::npos);
+}
+
+TEST(Run, AnEntryTheLibraryLacksIsAWarningNamingTheFileAndEntry) {
+  ReportOptions o = argmax_report("report-measured-unknown", {"unknown_entries.json"});
+  std::ostringstream out, err;
+  ASSERT_EQ(run_report(o, out, err), 0) << err.str();
+  const std::string file = fixture("unknown_entries.json");
+  EXPECT_NE(err.str().find(file + ": warning: kernel `no_such_kernel` (measured: Apple M4 Max) is not in the library"),
+            std::string::npos) << err.str();
+  EXPECT_NE(err.str().find(file + ": warning: kernel `argmax` has no variant `argmax_f32_tg4096`"), std::string::npos)
+      << err.str();
+  const nlohmann::json j = nlohmann::json::parse(file_text(o.out_dir / "report.json"));
+  EXPECT_TRUE(j["kernels"][0]["measured"].empty());
+}
+
+TEST(Run, AMalformedMeasuredFileIsAnIoErrorNamingItAndNoPageIsWritten) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"wrong_type.json", "error: results[0]: `median_us` must be a number"},
+      {"truncated.json", "error: not JSON"},
+      {"no_such_file.json", "error: cannot read the file"},
+      {"../CMakeLists.txt", "error: not JSON"}};
+  for (const auto& [name, message] : cases) {
+    ReportOptions o = argmax_report("report-measured-malformed", {name});
+    std::ostringstream out, err;
+    EXPECT_EQ(run_report(o, out, err), 3) << name;
+    EXPECT_NE(err.str().find(fixture(name) + ": " + message), std::string::npos) << err.str();
+    EXPECT_FALSE(std::filesystem::exists(o.out_dir / "index.html")) << name;
+  }
+  const nlohmann::json neither = {{"devices", nlohmann::json::object()}};
+  EXPECT_THROW(parse_measured(neither, "x.json"), MeasuredError);  // a tuning file without its format
 }
 
 // Done when: the page for the shipped library, and its cost models agree with the counters.
