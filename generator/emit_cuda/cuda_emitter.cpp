@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "emit_common/launch_args.h"
 #include "emit_msl/msl_emitter.h"
 #include "emit_sim/sim_emitter.h"
 #include "msl/msl_unit.h"
@@ -30,32 +31,15 @@ std::string builtin_arg(const std::string& type, ir::Builtin b) {
 
 // The arguments of a generated kernel, from its binding table (the simulator launcher's order).
 std::vector<std::string> generated_args(const ir::Kernel& k, const ir::Variant& v) {
-  std::vector<std::string> args;
-  for (const auto& p : k.params) {
-    switch (p.kind) {
-      case ir::KernelParam::Kind::buffer: {
-        const auto& b = k.buffers[p.ref];
-        std::string type = ir::info(b.type.resolve(v.types)).msl;
-        args.push_back(fmt::format("static_cast<{}{}*>(slot[{}])", b.is_output() ? "" : "const ", type, p.ref));
-        break;
-      }
-      case ir::KernelParam::Kind::params:
-        args.push_back(fmt::format("*static_cast<const {}*>(slot[{}])", k.params_struct_name(), k.buffers.size()));
-        break;
-      case ir::KernelParam::Kind::threadgroup_array: {
-        std::string type = ir::info(k.threadgroup_arrays[p.ref].type.resolve(v.types)).msl;
-        args.push_back(fmt::format("static_cast<{}*>(mtlcu::threadgroup_array(s, {}))", type, p.ref));
-        break;
-      }
-      case ir::KernelParam::Kind::builtin:
-        args.push_back(builtin_arg(ir::builtin_msl_type(p.builtin, k.dispatch.rank()), p.builtin));
-        break;
-      case ir::KernelParam::Kind::argument:
-      case ir::KernelParam::Kind::unbound:
-        throw std::logic_error("a generated kernel's binding table holds an argument or unbound parameter");
-    }
-  }
-  return args;
+  const LaunchArgSpelling cuda{
+      .params_qualifier = "const ",
+      .threadgroup_array =
+          [](const std::string& type, size_t i) {
+            return fmt::format("static_cast<{}*>(mtlcu::threadgroup_array(s, {}))", type, i);
+          },
+      .builtin = [](ir::Builtin b, const std::string& msl_type) { return builtin_arg(msl_type, b); },
+  };
+  return generated_launch_args(k, v, cuda);
 }
 
 // The arguments of a hand-written kernel: slots become whatever its parameters declare.

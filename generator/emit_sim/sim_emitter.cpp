@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "emit_common/launch_args.h"
 #include "emit_msl/msl_emitter.h"
 #include "emit_reference/reference_emitter.h"
 #include "mtlsim/msl_source.h"
@@ -23,37 +24,21 @@ TemplateData item(std::initializer_list<std::pair<std::string, std::string>> fie
   return d;
 }
 
-std::string builtin_arg(const ir::Kernel& k, ir::Builtin b) {
-  const auto& info = ir::info(b);
-  return fmt::format("mtlsim::as_builtin<{}>(tc.{})", ir::builtin_msl_type(b, k.dispatch.rank()), info.attribute);
-}
-
 std::vector<std::string> launcher_args(const ir::Kernel& k, const ir::Variant& v) {
-  std::vector<std::string> args;
-  for (const auto& p : k.params) {
-    switch (p.kind) {
-      case ir::KernelParam::Kind::buffer: {
-        const auto& b = k.buffers[p.ref];
-        std::string type = ir::info(b.type.resolve(v.types)).msl;
-        args.push_back(fmt::format("static_cast<{}{}*>(slot[{}])", b.is_output() ? "" : "const ", type, p.ref));
-        break;
-      }
-      case ir::KernelParam::Kind::params:
-        // Non-const: `constant` is an empty macro in the shim, so the parameter is a plain reference.
-        args.push_back(fmt::format("*static_cast<{}*>(slot[{}])", k.params_struct_name(), k.buffers.size()));
-        break;
-      case ir::KernelParam::Kind::threadgroup_array: {
-        std::string type = ir::info(k.threadgroup_arrays[p.ref].type.resolve(v.types)).msl;
-        args.push_back(fmt::format("static_cast<{}*>(tc.threadgroup_memory[{}])", type, p.ref));
-        break;
-      }
-      case ir::KernelParam::Kind::builtin: args.push_back(builtin_arg(k, p.builtin)); break;
-      // Only a hand-written kernel's Variant::source_params bind these; k.params never holds them.
-      case ir::KernelParam::Kind::argument:
-      case ir::KernelParam::Kind::unbound:
-        throw std::logic_error("a generated kernel's binding table holds an argument or unbound parameter");
-    }
-  }
+  // Non-const parameter struct: `constant` is an empty macro in the shim, so the parameter is a
+  // plain reference.
+  const LaunchArgSpelling sim{
+      .params_qualifier = "",
+      .threadgroup_array =
+          [](const std::string& type, size_t i) {
+            return fmt::format("static_cast<{}*>(tc.threadgroup_memory[{}])", type, i);
+          },
+      .builtin =
+          [](ir::Builtin b, const std::string& msl_type) {
+            return fmt::format("mtlsim::as_builtin<{}>(tc.{})", msl_type, ir::info(b).attribute);
+          },
+  };
+  std::vector<std::string> args = generated_launch_args(k, v, sim);
   for (size_t i = 0; i + 1 < args.size(); ++i) args[i] += ",";
   return args;
 }
