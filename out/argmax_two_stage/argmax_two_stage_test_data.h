@@ -114,7 +114,7 @@ inline std::vector<std::pair<Types, Tuning>> variants() {
 inline td::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) {
   switch (type) {
     case mtlgen::DType::u32:
-      return {std::nullopt, std::nullopt, std::nullopt, true};
+      return {std::nullopt, std::nullopt, std::nullopt, true, std::nullopt};
     default:
       return td::default_tolerance(type);
   }

@@ -120,11 +120,11 @@ inline std::vector<std::pair<Types, Tuning>> variants() {
 inline td::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) {
   switch (type) {
     case mtlgen::DType::f32:
-      return {1e-05, 1e-05, std::nullopt, false};
+      return {1e-05, 1e-05, std::nullopt, false, std::nullopt};
     case mtlgen::DType::f16:
-      return {0.001, 0.001, std::nullopt, false};
+      return {0.001, 0.001, std::nullopt, false, std::nullopt};
     case mtlgen::DType::bf16:
-      return {0.01, 0.008, std::nullopt, false};
+      return {0.01, 0.008, std::nullopt, false, std::nullopt};
     default:
       return td::default_tolerance(type);
   }

@@ -170,11 +170,11 @@ inline std::vector<std::pair<Types, Tuning>> variants() {
 inline td::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) {
   switch (type) {
     case mtlgen::DType::f32:
-      return {5e-05, 1e-05, 1e-10, false};
+      return {5e-05, 1e-05, 1e-10, false, std::nullopt};
     case mtlgen::DType::f16:
-      return {0.002, 0.002, 0.0005, false};
+      return {0.002, 0.002, 0.0005, false, std::nullopt};
     case mtlgen::DType::bf16:
-      return {0.016, 0.016, 0.0005, false};
+      return {0.016, 0.016, 0.0005, false, std::nullopt};
     default:
       return td::default_tolerance(type);
   }

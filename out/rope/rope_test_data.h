@@ -143,11 +143,11 @@ inline std::vector<std::pair<Types, Tuning>> variants() {
 inline td::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) {
   switch (type) {
     case mtlgen::DType::f32:
-      return {0.002, std::nullopt, 1e-07, false};
+      return {0.002, std::nullopt, 1e-07, false, std::nullopt};
     case mtlgen::DType::f16:
-      return {0.004, 0.002, std::nullopt, false};
+      return {0.004, 0.002, std::nullopt, false, std::nullopt};
     case mtlgen::DType::bf16:
-      return {0.02, 0.008, std::nullopt, false};
+      return {0.02, 0.008, std::nullopt, false, std::nullopt};
     default:
       return td::default_tolerance(type);
   }

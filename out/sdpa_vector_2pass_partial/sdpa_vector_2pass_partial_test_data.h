@@ -148,7 +148,7 @@ inline std::vector<std::pair<Types, Tuning>> variants() {
 inline td::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) {
   switch (type) {
     case mtlgen::DType::f32:
-      return {1e-05, 2e-06, std::nullopt, false};
+      return {1e-05, 2e-06, std::nullopt, false, std::nullopt};
     default:
       return td::default_tolerance(type);
   }

@@ -10,34 +10,62 @@
 
 #include "mtlgen_runtime.h"
 #import "../add_rms_norm/MTGAddRmsNorm.h"
+#import "../affine_matvec/MTGAffineMatvec.h"
 #import "../argmax/MTGArgmax.h"
 #import "../argmax_blocks/MTGArgmaxBlocks.h"
 #import "../argmax_merge/MTGArgmaxMerge.h"
+#import "../gla_scan/MTGGlaScan.h"
+#import "../gla_scan_checkpoints/MTGGlaScanCheckpoints.h"
+#import "../gla_scan_backward_segments/MTGGlaScanBackwardSegments.h"
+#import "../gla_scan_backward_reduce/MTGGlaScanBackwardReduce.h"
+#import "../gla_scan_state/MTGGlaScanState.h"
 #import "../kv_cache_update/MTGKvCacheUpdate.h"
 #import "../layer_norm/MTGLayerNorm.h"
 #import "../matvec/MTGMatvec.h"
+#import "../nvfp4_gate_up_matvec/MTGNvfp4GateUpMatvec.h"
+#import "../nvfp4_matvec/MTGNvfp4Matvec.h"
+#import "../nvfp4_qkv_matvec/MTGNvfp4QkvMatvec.h"
+#import "../q4_0_matvec/MTGQ4_0Matvec.h"
 #import "../q8_0_matvec/MTGQ8_0Matvec.h"
+#import "../rglru_scan/MTGRglruScan.h"
+#import "../rglru_scan_checkpoints/MTGRglruScanCheckpoints.h"
+#import "../rglru_scan_backward_segments/MTGRglruScanBackwardSegments.h"
+#import "../rglru_scan_state/MTGRglruScanState.h"
 #import "../rms_norm/MTGRmsNorm.h"
 #import "../rms_norm_matvec/MTGRmsNormMatvec.h"
 #import "../rms_norm_mlx/MTGRmsNormMlx.h"
+#import "../rms_norm_q4_0_matvec/MTGRmsNormQ4_0Matvec.h"
 #import "../rms_norm_single_row/MTGRmsNormSingleRow.h"
 #import "../rope/MTGRope.h"
+#import "../rotlru_scan/MTGRotlruScan.h"
+#import "../rotlru_scan_checkpoints/MTGRotlruScanCheckpoints.h"
+#import "../rotlru_scan_backward_segments/MTGRotlruScanBackwardSegments.h"
+#import "../rotlru_scan_state/MTGRotlruScanState.h"
 #import "../sdpa_vector/MTGSdpaVector.h"
 #import "../sdpa_vector_2pass_partial/MTGSdpaVector2passPartial.h"
 #import "../sdpa_vector_2pass_merge/MTGSdpaVector2passMerge.h"
 #import "../softmax/MTGSoftmax.h"
 #import "../softmax_online/MTGSoftmaxOnline.h"
 #import "../softmax_single_row/MTGSoftmaxSingleRow.h"
+#import "../ssd_scan/MTGSsdScan.h"
+#import "../ssd_scan_checkpoints/MTGSsdScanCheckpoints.h"
+#import "../ssd_scan_backward_segments/MTGSsdScanBackwardSegments.h"
+#import "../ssd_scan_backward_reduce/MTGSsdScanBackwardReduce.h"
+#import "../ssd_scan_state/MTGSsdScanState.h"
 #import "../argmax_two_stage/MTGArgmaxTwoStage.h"
+#import "../gla_scan_backward/MTGGlaScanBackward.h"
+#import "../rglru_scan_backward/MTGRglruScanBackward.h"
+#import "../rotlru_scan_backward/MTGRotlruScanBackward.h"
 #import "../sdpa_vector_2pass/MTGSdpaVector2pass.h"
+#import "../ssd_scan_backward/MTGSsdScanBackward.h"
 
 NS_ASSUME_NONNULL_BEGIN
 
-/// 19 kernels: add_rms_norm, argmax, argmax_blocks, argmax_merge, kv_cache_update, layer_norm, matvec, q8_0_matvec, rms_norm, rms_norm_matvec, rms_norm_mlx, rms_norm_single_row, rope, sdpa_vector, sdpa_vector_2pass_partial, sdpa_vector_2pass_merge, softmax, softmax_online, softmax_single_row. Kernels with function constants use the spec's values;
+/// 43 kernels: add_rms_norm, affine_matvec, argmax, argmax_blocks, argmax_merge, gla_scan, gla_scan_checkpoints, gla_scan_backward_segments, gla_scan_backward_reduce, gla_scan_state, kv_cache_update, layer_norm, matvec, nvfp4_gate_up_matvec, nvfp4_matvec, nvfp4_qkv_matvec, q4_0_matvec, q8_0_matvec, rglru_scan, rglru_scan_checkpoints, rglru_scan_backward_segments, rglru_scan_state, rms_norm, rms_norm_matvec, rms_norm_mlx, rms_norm_q4_0_matvec, rms_norm_single_row, rope, rotlru_scan, rotlru_scan_checkpoints, rotlru_scan_backward_segments, rotlru_scan_state, sdpa_vector, sdpa_vector_2pass_partial, sdpa_vector_2pass_merge, softmax, softmax_online, softmax_single_row, ssd_scan, ssd_scan_checkpoints, ssd_scan_backward_segments, ssd_scan_backward_reduce, ssd_scan_state. Kernels with function constants use the spec's values;
 /// create their classes directly for others. Share one instance across threads: each kernel creates
 /// a variant's pipeline once, on its first use, unless a prewarm did.
 /// Kernel families, whose encode calls record their kernels' dispatches through the objects above
-/// them: argmax_two_stage, sdpa_vector_2pass.
+/// them: argmax_two_stage, gla_scan_backward, rglru_scan_backward, rotlru_scan_backward, sdpa_vector_2pass, ssd_scan_backward.
 @interface MTGKernelLibrary : NSObject
 
 /// The entry points of every variant of every kernel.
@@ -77,26 +105,54 @@ NS_ASSUME_NONNULL_BEGIN
 
 @property (readonly) id<MTLDevice> device;
 @property (readonly) MTGAddRmsNorm* addRmsNorm;
+@property (readonly) MTGAffineMatvec* affineMatvec;
 @property (readonly) MTGArgmax* argmax;
 @property (readonly) MTGArgmaxBlocks* argmaxBlocks;
 @property (readonly) MTGArgmaxMerge* argmaxMerge;
+@property (readonly) MTGGlaScan* glaScan;
+@property (readonly) MTGGlaScanCheckpoints* glaScanCheckpoints;
+@property (readonly) MTGGlaScanBackwardSegments* glaScanBackwardSegments;
+@property (readonly) MTGGlaScanBackwardReduce* glaScanBackwardReduce;
+@property (readonly) MTGGlaScanState* glaScanState;
 @property (readonly) MTGKvCacheUpdate* kvCacheUpdate;
 @property (readonly) MTGLayerNorm* layerNorm;
 @property (readonly) MTGMatvec* matvec;
+@property (readonly) MTGNvfp4GateUpMatvec* nvfp4GateUpMatvec;
+@property (readonly) MTGNvfp4Matvec* nvfp4Matvec;
+@property (readonly) MTGNvfp4QkvMatvec* nvfp4QkvMatvec;
+@property (readonly) MTGQ4_0Matvec* q4_0Matvec;
 @property (readonly) MTGQ8_0Matvec* q8_0Matvec;
+@property (readonly) MTGRglruScan* rglruScan;
+@property (readonly) MTGRglruScanCheckpoints* rglruScanCheckpoints;
+@property (readonly) MTGRglruScanBackwardSegments* rglruScanBackwardSegments;
+@property (readonly) MTGRglruScanState* rglruScanState;
 @property (readonly) MTGRmsNorm* rmsNorm;
 @property (readonly) MTGRmsNormMatvec* rmsNormMatvec;
 @property (readonly) MTGRmsNormMlx* rmsNormMlx;
+@property (readonly) MTGRmsNormQ4_0Matvec* rmsNormQ4_0Matvec;
 @property (readonly) MTGRmsNormSingleRow* rmsNormSingleRow;
 @property (readonly) MTGRope* rope;
+@property (readonly) MTGRotlruScan* rotlruScan;
+@property (readonly) MTGRotlruScanCheckpoints* rotlruScanCheckpoints;
+@property (readonly) MTGRotlruScanBackwardSegments* rotlruScanBackwardSegments;
+@property (readonly) MTGRotlruScanState* rotlruScanState;
 @property (readonly) MTGSdpaVector* sdpaVector;
 @property (readonly) MTGSdpaVector2passPartial* sdpaVector2passPartial;
 @property (readonly) MTGSdpaVector2passMerge* sdpaVector2passMerge;
 @property (readonly) MTGSoftmax* softmax;
 @property (readonly) MTGSoftmaxOnline* softmaxOnline;
 @property (readonly) MTGSoftmaxSingleRow* softmaxSingleRow;
+@property (readonly) MTGSsdScan* ssdScan;
+@property (readonly) MTGSsdScanCheckpoints* ssdScanCheckpoints;
+@property (readonly) MTGSsdScanBackwardSegments* ssdScanBackwardSegments;
+@property (readonly) MTGSsdScanBackwardReduce* ssdScanBackwardReduce;
+@property (readonly) MTGSsdScanState* ssdScanState;
 @property (readonly) MTGArgmaxTwoStage* argmaxTwoStage;
+@property (readonly) MTGGlaScanBackward* glaScanBackward;
+@property (readonly) MTGRglruScanBackward* rglruScanBackward;
+@property (readonly) MTGRotlruScanBackward* rotlruScanBackward;
 @property (readonly) MTGSdpaVector2pass* sdpaVector2pass;
+@property (readonly) MTGSsdScanBackward* ssdScanBackward;
 
 @end
 

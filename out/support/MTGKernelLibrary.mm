@@ -17,26 +17,50 @@ struct KernelSource {
   MTLLanguageVersion languageVersion;
 };
 
-constexpr std::array<KernelSource, 19> kKernels = {{
+constexpr std::array<KernelSource, 43> kKernels = {{
     {"add_rms_norm", MTLLanguageVersion3_1},
+    {"affine_matvec", MTLLanguageVersion3_1},
     {"argmax", MTLLanguageVersion3_1},
     {"argmax_blocks", MTLLanguageVersion3_1},
     {"argmax_merge", MTLLanguageVersion3_0},
+    {"gla_scan", MTLLanguageVersion3_1},
+    {"gla_scan_checkpoints", MTLLanguageVersion3_1},
+    {"gla_scan_backward_segments", MTLLanguageVersion3_1},
+    {"gla_scan_backward_reduce", MTLLanguageVersion3_0},
+    {"gla_scan_state", MTLLanguageVersion3_1},
     {"kv_cache_update", MTLLanguageVersion3_1},
     {"layer_norm", MTLLanguageVersion3_1},
     {"matvec", MTLLanguageVersion3_1},
-    {"q8_0_matvec", MTLLanguageVersion3_0},
+    {"nvfp4_gate_up_matvec", MTLLanguageVersion3_1},
+    {"nvfp4_matvec", MTLLanguageVersion3_1},
+    {"nvfp4_qkv_matvec", MTLLanguageVersion3_1},
+    {"q4_0_matvec", MTLLanguageVersion3_1},
+    {"q8_0_matvec", MTLLanguageVersion3_1},
+    {"rglru_scan", MTLLanguageVersion3_1},
+    {"rglru_scan_checkpoints", MTLLanguageVersion3_1},
+    {"rglru_scan_backward_segments", MTLLanguageVersion3_1},
+    {"rglru_scan_state", MTLLanguageVersion3_1},
     {"rms_norm", MTLLanguageVersion3_1},
     {"rms_norm_matvec", MTLLanguageVersion3_1},
     {"rms_norm_mlx", MTLLanguageVersion3_1},
+    {"rms_norm_q4_0_matvec", MTLLanguageVersion3_1},
     {"rms_norm_single_row", MTLLanguageVersion3_1},
     {"rope", MTLLanguageVersion3_1},
+    {"rotlru_scan", MTLLanguageVersion3_1},
+    {"rotlru_scan_checkpoints", MTLLanguageVersion3_1},
+    {"rotlru_scan_backward_segments", MTLLanguageVersion3_1},
+    {"rotlru_scan_state", MTLLanguageVersion3_1},
     {"sdpa_vector", MTLLanguageVersion3_1},
     {"sdpa_vector_2pass_partial", MTLLanguageVersion3_1},
     {"sdpa_vector_2pass_merge", MTLLanguageVersion3_1},
     {"softmax", MTLLanguageVersion3_1},
     {"softmax_online", MTLLanguageVersion3_1},
     {"softmax_single_row", MTLLanguageVersion3_1},
+    {"ssd_scan", MTLLanguageVersion3_1},
+    {"ssd_scan_checkpoints", MTLLanguageVersion3_1},
+    {"ssd_scan_backward_segments", MTLLanguageVersion3_1},
+    {"ssd_scan_backward_reduce", MTLLanguageVersion3_0},
+    {"ssd_scan_state", MTLLanguageVersion3_1},
 }};
 
 }  // namespace
@@ -69,6 +93,33 @@ constexpr std::array<KernelSource, 19> kKernels = {{
     @"add_rms_norm_bf16_tg256",
     @"add_rms_norm_bf16_tg512",
     @"add_rms_norm_bf16_tg1024",
+    @"affine_matvec_f32_tg32_rps2",
+    @"affine_matvec_f32_tg32_rps4",
+    @"affine_matvec_f32_tg32_rps8",
+    @"affine_matvec_f32_tg64_rps2",
+    @"affine_matvec_f32_tg64_rps4",
+    @"affine_matvec_f32_tg64_rps8",
+    @"affine_matvec_f32_tg128_rps2",
+    @"affine_matvec_f32_tg128_rps4",
+    @"affine_matvec_f32_tg128_rps8",
+    @"affine_matvec_f16_tg32_rps2",
+    @"affine_matvec_f16_tg32_rps4",
+    @"affine_matvec_f16_tg32_rps8",
+    @"affine_matvec_f16_tg64_rps2",
+    @"affine_matvec_f16_tg64_rps4",
+    @"affine_matvec_f16_tg64_rps8",
+    @"affine_matvec_f16_tg128_rps2",
+    @"affine_matvec_f16_tg128_rps4",
+    @"affine_matvec_f16_tg128_rps8",
+    @"affine_matvec_bf16_tg32_rps2",
+    @"affine_matvec_bf16_tg32_rps4",
+    @"affine_matvec_bf16_tg32_rps8",
+    @"affine_matvec_bf16_tg64_rps2",
+    @"affine_matvec_bf16_tg64_rps4",
+    @"affine_matvec_bf16_tg64_rps8",
+    @"affine_matvec_bf16_tg128_rps2",
+    @"affine_matvec_bf16_tg128_rps4",
+    @"affine_matvec_bf16_tg128_rps8",
     @"argmax_f32_tg32",
     @"argmax_f32_tg64",
     @"argmax_f32_tg128",
@@ -105,6 +156,25 @@ constexpr std::array<KernelSource, 19> kKernels = {{
     @"argmax_merge_tg256",
     @"argmax_merge_tg512",
     @"argmax_merge_tg1024",
+    @"gla_scan_f32_tg32",
+    @"gla_scan_f32_tg64",
+    @"gla_scan_f16_tg32",
+    @"gla_scan_f16_tg64",
+    @"gla_scan_bf16_tg32",
+    @"gla_scan_bf16_tg64",
+    @"gla_scan_checkpoints_f32",
+    @"gla_scan_checkpoints_f16",
+    @"gla_scan_checkpoints_bf16",
+    @"gla_scan_backward_segments_f32",
+    @"gla_scan_backward_segments_f16",
+    @"gla_scan_backward_segments_bf16",
+    @"gla_scan_backward_reduce",
+    @"gla_scan_state_f32_tg32",
+    @"gla_scan_state_f32_tg64",
+    @"gla_scan_state_f16_tg32",
+    @"gla_scan_state_f16_tg64",
+    @"gla_scan_state_bf16_tg32",
+    @"gla_scan_state_bf16_tg64",
     @"kv_cache_update_f32_f16_tg32",
     @"kv_cache_update_f32_f16_tg256",
     @"kv_cache_update_f32_f16_tg1024",
@@ -165,12 +235,165 @@ constexpr std::array<KernelSource, 19> kKernels = {{
     @"matvec_bf16_tg128_rows8",
     @"matvec_bf16_tg256_rows4",
     @"matvec_bf16_tg256_rows8",
-    @"q8_0_matvec_f32_tg32",
-    @"q8_0_matvec_f32_tg64",
-    @"q8_0_matvec_f32_tg128",
-    @"q8_0_matvec_f16_tg32",
-    @"q8_0_matvec_f16_tg64",
-    @"q8_0_matvec_f16_tg128",
+    @"nvfp4_gate_up_matvec_f32_tg32_rps2",
+    @"nvfp4_gate_up_matvec_f32_tg32_rps4",
+    @"nvfp4_gate_up_matvec_f32_tg32_rps8",
+    @"nvfp4_gate_up_matvec_f32_tg64_rps2",
+    @"nvfp4_gate_up_matvec_f32_tg64_rps4",
+    @"nvfp4_gate_up_matvec_f32_tg64_rps8",
+    @"nvfp4_gate_up_matvec_f32_tg128_rps2",
+    @"nvfp4_gate_up_matvec_f32_tg128_rps4",
+    @"nvfp4_gate_up_matvec_f32_tg128_rps8",
+    @"nvfp4_gate_up_matvec_f16_tg32_rps2",
+    @"nvfp4_gate_up_matvec_f16_tg32_rps4",
+    @"nvfp4_gate_up_matvec_f16_tg32_rps8",
+    @"nvfp4_gate_up_matvec_f16_tg64_rps2",
+    @"nvfp4_gate_up_matvec_f16_tg64_rps4",
+    @"nvfp4_gate_up_matvec_f16_tg64_rps8",
+    @"nvfp4_gate_up_matvec_f16_tg128_rps2",
+    @"nvfp4_gate_up_matvec_f16_tg128_rps4",
+    @"nvfp4_gate_up_matvec_f16_tg128_rps8",
+    @"nvfp4_gate_up_matvec_bf16_tg32_rps2",
+    @"nvfp4_gate_up_matvec_bf16_tg32_rps4",
+    @"nvfp4_gate_up_matvec_bf16_tg32_rps8",
+    @"nvfp4_gate_up_matvec_bf16_tg64_rps2",
+    @"nvfp4_gate_up_matvec_bf16_tg64_rps4",
+    @"nvfp4_gate_up_matvec_bf16_tg64_rps8",
+    @"nvfp4_gate_up_matvec_bf16_tg128_rps2",
+    @"nvfp4_gate_up_matvec_bf16_tg128_rps4",
+    @"nvfp4_gate_up_matvec_bf16_tg128_rps8",
+    @"nvfp4_matvec_f32_tg32_rps2",
+    @"nvfp4_matvec_f32_tg32_rps4",
+    @"nvfp4_matvec_f32_tg32_rps8",
+    @"nvfp4_matvec_f32_tg64_rps2",
+    @"nvfp4_matvec_f32_tg64_rps4",
+    @"nvfp4_matvec_f32_tg64_rps8",
+    @"nvfp4_matvec_f32_tg128_rps2",
+    @"nvfp4_matvec_f32_tg128_rps4",
+    @"nvfp4_matvec_f32_tg128_rps8",
+    @"nvfp4_matvec_f16_tg32_rps2",
+    @"nvfp4_matvec_f16_tg32_rps4",
+    @"nvfp4_matvec_f16_tg32_rps8",
+    @"nvfp4_matvec_f16_tg64_rps2",
+    @"nvfp4_matvec_f16_tg64_rps4",
+    @"nvfp4_matvec_f16_tg64_rps8",
+    @"nvfp4_matvec_f16_tg128_rps2",
+    @"nvfp4_matvec_f16_tg128_rps4",
+    @"nvfp4_matvec_f16_tg128_rps8",
+    @"nvfp4_matvec_bf16_tg32_rps2",
+    @"nvfp4_matvec_bf16_tg32_rps4",
+    @"nvfp4_matvec_bf16_tg32_rps8",
+    @"nvfp4_matvec_bf16_tg64_rps2",
+    @"nvfp4_matvec_bf16_tg64_rps4",
+    @"nvfp4_matvec_bf16_tg64_rps8",
+    @"nvfp4_matvec_bf16_tg128_rps2",
+    @"nvfp4_matvec_bf16_tg128_rps4",
+    @"nvfp4_matvec_bf16_tg128_rps8",
+    @"nvfp4_qkv_matvec_f32_tg32_rps2",
+    @"nvfp4_qkv_matvec_f32_tg32_rps4",
+    @"nvfp4_qkv_matvec_f32_tg32_rps8",
+    @"nvfp4_qkv_matvec_f32_tg64_rps2",
+    @"nvfp4_qkv_matvec_f32_tg64_rps4",
+    @"nvfp4_qkv_matvec_f32_tg64_rps8",
+    @"nvfp4_qkv_matvec_f32_tg128_rps2",
+    @"nvfp4_qkv_matvec_f32_tg128_rps4",
+    @"nvfp4_qkv_matvec_f32_tg128_rps8",
+    @"nvfp4_qkv_matvec_f16_tg32_rps2",
+    @"nvfp4_qkv_matvec_f16_tg32_rps4",
+    @"nvfp4_qkv_matvec_f16_tg32_rps8",
+    @"nvfp4_qkv_matvec_f16_tg64_rps2",
+    @"nvfp4_qkv_matvec_f16_tg64_rps4",
+    @"nvfp4_qkv_matvec_f16_tg64_rps8",
+    @"nvfp4_qkv_matvec_f16_tg128_rps2",
+    @"nvfp4_qkv_matvec_f16_tg128_rps4",
+    @"nvfp4_qkv_matvec_f16_tg128_rps8",
+    @"nvfp4_qkv_matvec_bf16_tg32_rps2",
+    @"nvfp4_qkv_matvec_bf16_tg32_rps4",
+    @"nvfp4_qkv_matvec_bf16_tg32_rps8",
+    @"nvfp4_qkv_matvec_bf16_tg64_rps2",
+    @"nvfp4_qkv_matvec_bf16_tg64_rps4",
+    @"nvfp4_qkv_matvec_bf16_tg64_rps8",
+    @"nvfp4_qkv_matvec_bf16_tg128_rps2",
+    @"nvfp4_qkv_matvec_bf16_tg128_rps4",
+    @"nvfp4_qkv_matvec_bf16_tg128_rps8",
+    @"q4_0_matvec_f32_tg32_rps2",
+    @"q4_0_matvec_f32_tg32_rps4",
+    @"q4_0_matvec_f32_tg32_rps8",
+    @"q4_0_matvec_f32_tg64_rps2",
+    @"q4_0_matvec_f32_tg64_rps4",
+    @"q4_0_matvec_f32_tg64_rps8",
+    @"q4_0_matvec_f32_tg128_rps2",
+    @"q4_0_matvec_f32_tg128_rps4",
+    @"q4_0_matvec_f32_tg128_rps8",
+    @"q4_0_matvec_f16_tg32_rps2",
+    @"q4_0_matvec_f16_tg32_rps4",
+    @"q4_0_matvec_f16_tg32_rps8",
+    @"q4_0_matvec_f16_tg64_rps2",
+    @"q4_0_matvec_f16_tg64_rps4",
+    @"q4_0_matvec_f16_tg64_rps8",
+    @"q4_0_matvec_f16_tg128_rps2",
+    @"q4_0_matvec_f16_tg128_rps4",
+    @"q4_0_matvec_f16_tg128_rps8",
+    @"q4_0_matvec_bf16_tg32_rps2",
+    @"q4_0_matvec_bf16_tg32_rps4",
+    @"q4_0_matvec_bf16_tg32_rps8",
+    @"q4_0_matvec_bf16_tg64_rps2",
+    @"q4_0_matvec_bf16_tg64_rps4",
+    @"q4_0_matvec_bf16_tg64_rps8",
+    @"q4_0_matvec_bf16_tg128_rps2",
+    @"q4_0_matvec_bf16_tg128_rps4",
+    @"q4_0_matvec_bf16_tg128_rps8",
+    @"q8_0_matvec_f32_tg32_rps2",
+    @"q8_0_matvec_f32_tg32_rps4",
+    @"q8_0_matvec_f32_tg32_rps8",
+    @"q8_0_matvec_f32_tg64_rps2",
+    @"q8_0_matvec_f32_tg64_rps4",
+    @"q8_0_matvec_f32_tg64_rps8",
+    @"q8_0_matvec_f32_tg128_rps2",
+    @"q8_0_matvec_f32_tg128_rps4",
+    @"q8_0_matvec_f32_tg128_rps8",
+    @"q8_0_matvec_f16_tg32_rps2",
+    @"q8_0_matvec_f16_tg32_rps4",
+    @"q8_0_matvec_f16_tg32_rps8",
+    @"q8_0_matvec_f16_tg64_rps2",
+    @"q8_0_matvec_f16_tg64_rps4",
+    @"q8_0_matvec_f16_tg64_rps8",
+    @"q8_0_matvec_f16_tg128_rps2",
+    @"q8_0_matvec_f16_tg128_rps4",
+    @"q8_0_matvec_f16_tg128_rps8",
+    @"q8_0_matvec_bf16_tg32_rps2",
+    @"q8_0_matvec_bf16_tg32_rps4",
+    @"q8_0_matvec_bf16_tg32_rps8",
+    @"q8_0_matvec_bf16_tg64_rps2",
+    @"q8_0_matvec_bf16_tg64_rps4",
+    @"q8_0_matvec_bf16_tg64_rps8",
+    @"q8_0_matvec_bf16_tg128_rps2",
+    @"q8_0_matvec_bf16_tg128_rps4",
+    @"q8_0_matvec_bf16_tg128_rps8",
+    @"rglru_scan_f32_tg32",
+    @"rglru_scan_f32_tg64",
+    @"rglru_scan_f16_tg32",
+    @"rglru_scan_f16_tg64",
+    @"rglru_scan_bf16_tg32",
+    @"rglru_scan_bf16_tg64",
+    @"rglru_scan_checkpoints_f32_tg32",
+    @"rglru_scan_checkpoints_f32_tg64",
+    @"rglru_scan_checkpoints_f16_tg32",
+    @"rglru_scan_checkpoints_f16_tg64",
+    @"rglru_scan_checkpoints_bf16_tg32",
+    @"rglru_scan_checkpoints_bf16_tg64",
+    @"rglru_scan_backward_segments_f32_tg32",
+    @"rglru_scan_backward_segments_f32_tg64",
+    @"rglru_scan_backward_segments_f16_tg32",
+    @"rglru_scan_backward_segments_f16_tg64",
+    @"rglru_scan_backward_segments_bf16_tg32",
+    @"rglru_scan_backward_segments_bf16_tg64",
+    @"rglru_scan_state_f32_tg32",
+    @"rglru_scan_state_f32_tg64",
+    @"rglru_scan_state_f16_tg32",
+    @"rglru_scan_state_f16_tg64",
+    @"rglru_scan_state_bf16_tg32",
+    @"rglru_scan_state_bf16_tg64",
     @"rms_norm_f32_tg32",
     @"rms_norm_f32_tg64",
     @"rms_norm_f32_tg128",
@@ -216,6 +439,33 @@ constexpr std::array<KernelSource, 19> kKernels = {{
     @"rms_norm_mlx_f32_n_reads4",
     @"rms_norm_mlx_f16_n_reads4",
     @"rms_norm_mlx_bf16_n_reads4",
+    @"rms_norm_q4_0_matvec_f32_tg32_rps2",
+    @"rms_norm_q4_0_matvec_f32_tg32_rps4",
+    @"rms_norm_q4_0_matvec_f32_tg32_rps8",
+    @"rms_norm_q4_0_matvec_f32_tg64_rps2",
+    @"rms_norm_q4_0_matvec_f32_tg64_rps4",
+    @"rms_norm_q4_0_matvec_f32_tg64_rps8",
+    @"rms_norm_q4_0_matvec_f32_tg128_rps2",
+    @"rms_norm_q4_0_matvec_f32_tg128_rps4",
+    @"rms_norm_q4_0_matvec_f32_tg128_rps8",
+    @"rms_norm_q4_0_matvec_f16_tg32_rps2",
+    @"rms_norm_q4_0_matvec_f16_tg32_rps4",
+    @"rms_norm_q4_0_matvec_f16_tg32_rps8",
+    @"rms_norm_q4_0_matvec_f16_tg64_rps2",
+    @"rms_norm_q4_0_matvec_f16_tg64_rps4",
+    @"rms_norm_q4_0_matvec_f16_tg64_rps8",
+    @"rms_norm_q4_0_matvec_f16_tg128_rps2",
+    @"rms_norm_q4_0_matvec_f16_tg128_rps4",
+    @"rms_norm_q4_0_matvec_f16_tg128_rps8",
+    @"rms_norm_q4_0_matvec_bf16_tg32_rps2",
+    @"rms_norm_q4_0_matvec_bf16_tg32_rps4",
+    @"rms_norm_q4_0_matvec_bf16_tg32_rps8",
+    @"rms_norm_q4_0_matvec_bf16_tg64_rps2",
+    @"rms_norm_q4_0_matvec_bf16_tg64_rps4",
+    @"rms_norm_q4_0_matvec_bf16_tg64_rps8",
+    @"rms_norm_q4_0_matvec_bf16_tg128_rps2",
+    @"rms_norm_q4_0_matvec_bf16_tg128_rps4",
+    @"rms_norm_q4_0_matvec_bf16_tg128_rps8",
     @"rms_norm_single_row_f32_tg256_n_reads4",
     @"rms_norm_single_row_f32_tg256_n_reads8",
     @"rms_norm_single_row_f32_tg256_n_reads16",
@@ -261,6 +511,30 @@ constexpr std::array<KernelSource, 19> kKernels = {{
     @"rope_bf16_tg256",
     @"rope_bf16_tg512",
     @"rope_bf16_tg1024",
+    @"rotlru_scan_f32_tg32",
+    @"rotlru_scan_f32_tg64",
+    @"rotlru_scan_f16_tg32",
+    @"rotlru_scan_f16_tg64",
+    @"rotlru_scan_bf16_tg32",
+    @"rotlru_scan_bf16_tg64",
+    @"rotlru_scan_checkpoints_f32_tg32",
+    @"rotlru_scan_checkpoints_f32_tg64",
+    @"rotlru_scan_checkpoints_f16_tg32",
+    @"rotlru_scan_checkpoints_f16_tg64",
+    @"rotlru_scan_checkpoints_bf16_tg32",
+    @"rotlru_scan_checkpoints_bf16_tg64",
+    @"rotlru_scan_backward_segments_f32_tg32",
+    @"rotlru_scan_backward_segments_f32_tg64",
+    @"rotlru_scan_backward_segments_f16_tg32",
+    @"rotlru_scan_backward_segments_f16_tg64",
+    @"rotlru_scan_backward_segments_bf16_tg32",
+    @"rotlru_scan_backward_segments_bf16_tg64",
+    @"rotlru_scan_state_f32_tg32",
+    @"rotlru_scan_state_f32_tg64",
+    @"rotlru_scan_state_f16_tg32",
+    @"rotlru_scan_state_f16_tg64",
+    @"rotlru_scan_state_bf16_tg32",
+    @"rotlru_scan_state_bf16_tg64",
     @"sdpa_vector_f32_bf16_tg32_d32",
     @"sdpa_vector_f32_bf16_tg32_d64",
     @"sdpa_vector_f32_bf16_tg32_d96",
@@ -510,6 +784,25 @@ constexpr std::array<KernelSource, 19> kKernels = {{
     @"softmax_single_row_bf16_tg1024_n_reads4",
     @"softmax_single_row_bf16_tg1024_n_reads8",
     @"softmax_single_row_bf16_tg1024_n_reads16",
+    @"ssd_scan_f32_tg32",
+    @"ssd_scan_f32_tg64",
+    @"ssd_scan_f16_tg32",
+    @"ssd_scan_f16_tg64",
+    @"ssd_scan_bf16_tg32",
+    @"ssd_scan_bf16_tg64",
+    @"ssd_scan_checkpoints_f32",
+    @"ssd_scan_checkpoints_f16",
+    @"ssd_scan_checkpoints_bf16",
+    @"ssd_scan_backward_segments_f32",
+    @"ssd_scan_backward_segments_f16",
+    @"ssd_scan_backward_segments_bf16",
+    @"ssd_scan_backward_reduce",
+    @"ssd_scan_state_f32_tg32",
+    @"ssd_scan_state_f32_tg64",
+    @"ssd_scan_state_f16_tg32",
+    @"ssd_scan_state_f16_tg64",
+    @"ssd_scan_state_bf16_tg32",
+    @"ssd_scan_state_bf16_tg64",
   ];
 }
 
@@ -563,105 +856,235 @@ constexpr std::array<KernelSource, 19> kKernels = {{
                                            tuningTable:tuningTable
                                                  error:error];
   if (_addRmsNorm == nil) return nil;
-  _argmax = [[MTGArgmax alloc] initWithLibrary:libraries[1]
+  _affineMatvec = [[MTGAffineMatvec alloc] initWithLibrary:libraries[1]
+                                               tuningTable:tuningTable
+                                                     error:error];
+  if (_affineMatvec == nil) return nil;
+  _argmax = [[MTGArgmax alloc] initWithLibrary:libraries[2]
                                    tuningTable:tuningTable
                                          error:error];
   if (_argmax == nil) return nil;
-  _argmaxBlocks = [[MTGArgmaxBlocks alloc] initWithLibrary:libraries[2]
+  _argmaxBlocks = [[MTGArgmaxBlocks alloc] initWithLibrary:libraries[3]
                                                tuningTable:tuningTable
                                                      error:error];
   if (_argmaxBlocks == nil) return nil;
-  _argmaxMerge = [[MTGArgmaxMerge alloc] initWithLibrary:libraries[3]
+  _argmaxMerge = [[MTGArgmaxMerge alloc] initWithLibrary:libraries[4]
                                              tuningTable:tuningTable
                                                    error:error];
   if (_argmaxMerge == nil) return nil;
-  _kvCacheUpdate = [[MTGKvCacheUpdate alloc] initWithLibrary:libraries[4]
+  _glaScan = [[MTGGlaScan alloc] initWithLibrary:libraries[5]
+                                     tuningTable:tuningTable
+                                           error:error];
+  if (_glaScan == nil) return nil;
+  _glaScanCheckpoints = [[MTGGlaScanCheckpoints alloc] initWithLibrary:libraries[6]
+                                                           tuningTable:tuningTable
+                                                                 error:error];
+  if (_glaScanCheckpoints == nil) return nil;
+  _glaScanBackwardSegments = [[MTGGlaScanBackwardSegments alloc] initWithLibrary:libraries[7]
+                                                                     tuningTable:tuningTable
+                                                                           error:error];
+  if (_glaScanBackwardSegments == nil) return nil;
+  _glaScanBackwardReduce = [[MTGGlaScanBackwardReduce alloc] initWithLibrary:libraries[8]
+                                                                 tuningTable:tuningTable
+                                                                       error:error];
+  if (_glaScanBackwardReduce == nil) return nil;
+  _glaScanState = [[MTGGlaScanState alloc] initWithLibrary:libraries[9]
+                                               tuningTable:tuningTable
+                                                     error:error];
+  if (_glaScanState == nil) return nil;
+  _kvCacheUpdate = [[MTGKvCacheUpdate alloc] initWithLibrary:libraries[10]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_kvCacheUpdate == nil) return nil;
-  _layerNorm = [[MTGLayerNorm alloc] initWithLibrary:libraries[5]
+  _layerNorm = [[MTGLayerNorm alloc] initWithLibrary:libraries[11]
                                          tuningTable:tuningTable
                                                error:error];
   if (_layerNorm == nil) return nil;
-  _matvec = [[MTGMatvec alloc] initWithLibrary:libraries[6]
+  _matvec = [[MTGMatvec alloc] initWithLibrary:libraries[12]
                                    tuningTable:tuningTable
                                          error:error];
   if (_matvec == nil) return nil;
-  _q8_0Matvec = [[MTGQ8_0Matvec alloc] initWithLibrary:libraries[7]
+  _nvfp4GateUpMatvec = [[MTGNvfp4GateUpMatvec alloc] initWithLibrary:libraries[13]
+                                                         tuningTable:tuningTable
+                                                               error:error];
+  if (_nvfp4GateUpMatvec == nil) return nil;
+  _nvfp4Matvec = [[MTGNvfp4Matvec alloc] initWithLibrary:libraries[14]
+                                             tuningTable:tuningTable
+                                                   error:error];
+  if (_nvfp4Matvec == nil) return nil;
+  _nvfp4QkvMatvec = [[MTGNvfp4QkvMatvec alloc] initWithLibrary:libraries[15]
+                                                   tuningTable:tuningTable
+                                                         error:error];
+  if (_nvfp4QkvMatvec == nil) return nil;
+  _q4_0Matvec = [[MTGQ4_0Matvec alloc] initWithLibrary:libraries[16]
+                                           tuningTable:tuningTable
+                                                 error:error];
+  if (_q4_0Matvec == nil) return nil;
+  _q8_0Matvec = [[MTGQ8_0Matvec alloc] initWithLibrary:libraries[17]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_q8_0Matvec == nil) return nil;
-  _rmsNorm = [[MTGRmsNorm alloc] initWithLibrary:libraries[8]
+  _rglruScan = [[MTGRglruScan alloc] initWithLibrary:libraries[18]
+                                         tuningTable:tuningTable
+                                               error:error];
+  if (_rglruScan == nil) return nil;
+  _rglruScanCheckpoints = [[MTGRglruScanCheckpoints alloc] initWithLibrary:libraries[19]
+                                                               tuningTable:tuningTable
+                                                                     error:error];
+  if (_rglruScanCheckpoints == nil) return nil;
+  _rglruScanBackwardSegments = [[MTGRglruScanBackwardSegments alloc] initWithLibrary:libraries[20]
+                                                                         tuningTable:tuningTable
+                                                                               error:error];
+  if (_rglruScanBackwardSegments == nil) return nil;
+  _rglruScanState = [[MTGRglruScanState alloc] initWithLibrary:libraries[21]
+                                                   tuningTable:tuningTable
+                                                         error:error];
+  if (_rglruScanState == nil) return nil;
+  _rmsNorm = [[MTGRmsNorm alloc] initWithLibrary:libraries[22]
                                      tuningTable:tuningTable
                                            error:error];
   if (_rmsNorm == nil) return nil;
-  _rmsNormMatvec = [[MTGRmsNormMatvec alloc] initWithLibrary:libraries[9]
+  _rmsNormMatvec = [[MTGRmsNormMatvec alloc] initWithLibrary:libraries[23]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_rmsNormMatvec == nil) return nil;
-  _rmsNormMlx = [[MTGRmsNormMlx alloc] initWithLibrary:libraries[10]
+  _rmsNormMlx = [[MTGRmsNormMlx alloc] initWithLibrary:libraries[24]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_rmsNormMlx == nil) return nil;
-  _rmsNormSingleRow = [[MTGRmsNormSingleRow alloc] initWithLibrary:libraries[11]
+  _rmsNormQ4_0Matvec = [[MTGRmsNormQ4_0Matvec alloc] initWithLibrary:libraries[25]
+                                                         tuningTable:tuningTable
+                                                               error:error];
+  if (_rmsNormQ4_0Matvec == nil) return nil;
+  _rmsNormSingleRow = [[MTGRmsNormSingleRow alloc] initWithLibrary:libraries[26]
                                                        tuningTable:tuningTable
                                                              error:error];
   if (_rmsNormSingleRow == nil) return nil;
-  _rope = [[MTGRope alloc] initWithLibrary:libraries[12]
+  _rope = [[MTGRope alloc] initWithLibrary:libraries[27]
                                tuningTable:tuningTable
                                      error:error];
   if (_rope == nil) return nil;
-  _sdpaVector = [[MTGSdpaVector alloc] initWithLibrary:libraries[13]
+  _rotlruScan = [[MTGRotlruScan alloc] initWithLibrary:libraries[28]
+                                           tuningTable:tuningTable
+                                                 error:error];
+  if (_rotlruScan == nil) return nil;
+  _rotlruScanCheckpoints = [[MTGRotlruScanCheckpoints alloc] initWithLibrary:libraries[29]
+                                                                 tuningTable:tuningTable
+                                                                       error:error];
+  if (_rotlruScanCheckpoints == nil) return nil;
+  _rotlruScanBackwardSegments = [[MTGRotlruScanBackwardSegments alloc] initWithLibrary:libraries[30]
+                                                                           tuningTable:tuningTable
+                                                                                 error:error];
+  if (_rotlruScanBackwardSegments == nil) return nil;
+  _rotlruScanState = [[MTGRotlruScanState alloc] initWithLibrary:libraries[31]
+                                                     tuningTable:tuningTable
+                                                           error:error];
+  if (_rotlruScanState == nil) return nil;
+  _sdpaVector = [[MTGSdpaVector alloc] initWithLibrary:libraries[32]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_sdpaVector == nil) return nil;
-  _sdpaVector2passPartial = [[MTGSdpaVector2passPartial alloc] initWithLibrary:libraries[14]
+  _sdpaVector2passPartial = [[MTGSdpaVector2passPartial alloc] initWithLibrary:libraries[33]
                                                                    tuningTable:tuningTable
                                                                          error:error];
   if (_sdpaVector2passPartial == nil) return nil;
-  _sdpaVector2passMerge = [[MTGSdpaVector2passMerge alloc] initWithLibrary:libraries[15]
+  _sdpaVector2passMerge = [[MTGSdpaVector2passMerge alloc] initWithLibrary:libraries[34]
                                                                tuningTable:tuningTable
                                                                      error:error];
   if (_sdpaVector2passMerge == nil) return nil;
-  _softmax = [[MTGSoftmax alloc] initWithLibrary:libraries[16]
+  _softmax = [[MTGSoftmax alloc] initWithLibrary:libraries[35]
                                      tuningTable:tuningTable
                                            error:error];
   if (_softmax == nil) return nil;
-  _softmaxOnline = [[MTGSoftmaxOnline alloc] initWithLibrary:libraries[17]
+  _softmaxOnline = [[MTGSoftmaxOnline alloc] initWithLibrary:libraries[36]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_softmaxOnline == nil) return nil;
-  _softmaxSingleRow = [[MTGSoftmaxSingleRow alloc] initWithLibrary:libraries[18]
+  _softmaxSingleRow = [[MTGSoftmaxSingleRow alloc] initWithLibrary:libraries[37]
                                                        tuningTable:tuningTable
                                                              error:error];
   if (_softmaxSingleRow == nil) return nil;
+  _ssdScan = [[MTGSsdScan alloc] initWithLibrary:libraries[38]
+                                     tuningTable:tuningTable
+                                           error:error];
+  if (_ssdScan == nil) return nil;
+  _ssdScanCheckpoints = [[MTGSsdScanCheckpoints alloc] initWithLibrary:libraries[39]
+                                                           tuningTable:tuningTable
+                                                                 error:error];
+  if (_ssdScanCheckpoints == nil) return nil;
+  _ssdScanBackwardSegments = [[MTGSsdScanBackwardSegments alloc] initWithLibrary:libraries[40]
+                                                                     tuningTable:tuningTable
+                                                                           error:error];
+  if (_ssdScanBackwardSegments == nil) return nil;
+  _ssdScanBackwardReduce = [[MTGSsdScanBackwardReduce alloc] initWithLibrary:libraries[41]
+                                                                 tuningTable:tuningTable
+                                                                       error:error];
+  if (_ssdScanBackwardReduce == nil) return nil;
+  _ssdScanState = [[MTGSsdScanState alloc] initWithLibrary:libraries[42]
+                                               tuningTable:tuningTable
+                                                     error:error];
+  if (_ssdScanState == nil) return nil;
   _argmaxTwoStage = [[MTGArgmaxTwoStage alloc] initWithArgmaxBlocks:_argmaxBlocks
                                                         argmaxMerge:_argmaxMerge];
+  _glaScanBackward = [[MTGGlaScanBackward alloc] initWithGlaScanCheckpoints:_glaScanCheckpoints
+                                                    glaScanBackwardSegments:_glaScanBackwardSegments
+                                                      glaScanBackwardReduce:_glaScanBackwardReduce];
+  _rglruScanBackward = [[MTGRglruScanBackward alloc] initWithRglruScanCheckpoints:_rglruScanCheckpoints
+                                                        rglruScanBackwardSegments:_rglruScanBackwardSegments];
+  _rotlruScanBackward = [[MTGRotlruScanBackward alloc] initWithRotlruScanCheckpoints:_rotlruScanCheckpoints
+                                                          rotlruScanBackwardSegments:_rotlruScanBackwardSegments];
   _sdpaVector2pass = [[MTGSdpaVector2pass alloc] initWithSdpaVector2passPartial:_sdpaVector2passPartial
                                                            sdpaVector2passMerge:_sdpaVector2passMerge];
+  _ssdScanBackward = [[MTGSsdScanBackward alloc] initWithSsdScanCheckpoints:_ssdScanCheckpoints
+                                                    ssdScanBackwardSegments:_ssdScanBackwardSegments
+                                                      ssdScanBackwardReduce:_ssdScanBackwardReduce];
   return self;
 }
 
 - (BOOL)prewarmWithError:(NSError**)error {
   if (![_addRmsNorm prewarmWithError:error]) return NO;
+  if (![_affineMatvec prewarmWithError:error]) return NO;
   if (![_argmax prewarmWithError:error]) return NO;
   if (![_argmaxBlocks prewarmWithError:error]) return NO;
   if (![_argmaxMerge prewarmWithError:error]) return NO;
+  if (![_glaScan prewarmWithError:error]) return NO;
+  if (![_glaScanCheckpoints prewarmWithError:error]) return NO;
+  if (![_glaScanBackwardSegments prewarmWithError:error]) return NO;
+  if (![_glaScanBackwardReduce prewarmWithError:error]) return NO;
+  if (![_glaScanState prewarmWithError:error]) return NO;
   if (![_kvCacheUpdate prewarmWithError:error]) return NO;
   if (![_layerNorm prewarmWithError:error]) return NO;
   if (![_matvec prewarmWithError:error]) return NO;
+  if (![_nvfp4GateUpMatvec prewarmWithError:error]) return NO;
+  if (![_nvfp4Matvec prewarmWithError:error]) return NO;
+  if (![_nvfp4QkvMatvec prewarmWithError:error]) return NO;
+  if (![_q4_0Matvec prewarmWithError:error]) return NO;
   if (![_q8_0Matvec prewarmWithError:error]) return NO;
+  if (![_rglruScan prewarmWithError:error]) return NO;
+  if (![_rglruScanCheckpoints prewarmWithError:error]) return NO;
+  if (![_rglruScanBackwardSegments prewarmWithError:error]) return NO;
+  if (![_rglruScanState prewarmWithError:error]) return NO;
   if (![_rmsNorm prewarmWithError:error]) return NO;
   if (![_rmsNormMatvec prewarmWithError:error]) return NO;
   if (![_rmsNormMlx prewarmWithError:error]) return NO;
+  if (![_rmsNormQ4_0Matvec prewarmWithError:error]) return NO;
   if (![_rmsNormSingleRow prewarmWithError:error]) return NO;
   if (![_rope prewarmWithError:error]) return NO;
+  if (![_rotlruScan prewarmWithError:error]) return NO;
+  if (![_rotlruScanCheckpoints prewarmWithError:error]) return NO;
+  if (![_rotlruScanBackwardSegments prewarmWithError:error]) return NO;
+  if (![_rotlruScanState prewarmWithError:error]) return NO;
   if (![_sdpaVector prewarmWithError:error]) return NO;
   if (![_sdpaVector2passPartial prewarmWithError:error]) return NO;
   if (![_sdpaVector2passMerge prewarmWithError:error]) return NO;
   if (![_softmax prewarmWithError:error]) return NO;
   if (![_softmaxOnline prewarmWithError:error]) return NO;
   if (![_softmaxSingleRow prewarmWithError:error]) return NO;
+  if (![_ssdScan prewarmWithError:error]) return NO;
+  if (![_ssdScanCheckpoints prewarmWithError:error]) return NO;
+  if (![_ssdScanBackwardSegments prewarmWithError:error]) return NO;
+  if (![_ssdScanBackwardReduce prewarmWithError:error]) return NO;
+  if (![_ssdScanState prewarmWithError:error]) return NO;
   return YES;
 }
 
@@ -673,11 +1096,23 @@ constexpr std::array<KernelSource, 19> kKernels = {{
   group->enter();
   [_addRmsNorm prewarmWithCompletionHandler:kernelDone];
   group->enter();
+  [_affineMatvec prewarmWithCompletionHandler:kernelDone];
+  group->enter();
   [_argmax prewarmWithCompletionHandler:kernelDone];
   group->enter();
   [_argmaxBlocks prewarmWithCompletionHandler:kernelDone];
   group->enter();
   [_argmaxMerge prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_glaScan prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_glaScanCheckpoints prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_glaScanBackwardSegments prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_glaScanBackwardReduce prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_glaScanState prewarmWithCompletionHandler:kernelDone];
   group->enter();
   [_kvCacheUpdate prewarmWithCompletionHandler:kernelDone];
   group->enter();
@@ -685,7 +1120,23 @@ constexpr std::array<KernelSource, 19> kKernels = {{
   group->enter();
   [_matvec prewarmWithCompletionHandler:kernelDone];
   group->enter();
+  [_nvfp4GateUpMatvec prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_nvfp4Matvec prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_nvfp4QkvMatvec prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_q4_0Matvec prewarmWithCompletionHandler:kernelDone];
+  group->enter();
   [_q8_0Matvec prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_rglruScan prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_rglruScanCheckpoints prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_rglruScanBackwardSegments prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_rglruScanState prewarmWithCompletionHandler:kernelDone];
   group->enter();
   [_rmsNorm prewarmWithCompletionHandler:kernelDone];
   group->enter();
@@ -693,9 +1144,19 @@ constexpr std::array<KernelSource, 19> kKernels = {{
   group->enter();
   [_rmsNormMlx prewarmWithCompletionHandler:kernelDone];
   group->enter();
+  [_rmsNormQ4_0Matvec prewarmWithCompletionHandler:kernelDone];
+  group->enter();
   [_rmsNormSingleRow prewarmWithCompletionHandler:kernelDone];
   group->enter();
   [_rope prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_rotlruScan prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_rotlruScanCheckpoints prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_rotlruScanBackwardSegments prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_rotlruScanState prewarmWithCompletionHandler:kernelDone];
   group->enter();
   [_sdpaVector prewarmWithCompletionHandler:kernelDone];
   group->enter();
@@ -708,6 +1169,16 @@ constexpr std::array<KernelSource, 19> kKernels = {{
   [_softmaxOnline prewarmWithCompletionHandler:kernelDone];
   group->enter();
   [_softmaxSingleRow prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_ssdScan prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_ssdScanCheckpoints prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_ssdScanBackwardSegments prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_ssdScanBackwardReduce prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_ssdScanState prewarmWithCompletionHandler:kernelDone];
   group->leave(nil);
 }
 

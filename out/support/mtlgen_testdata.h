@@ -35,8 +35,10 @@
 // - blocks: the buffer is zeroed (padding), then each field in layout order fills its elements
 //   across all blocks, element i of the field at block i / count, slot i % count.
 // The judge: an element passes when both are NaN, or both are the same infinity, or (exact) equal,
-// or |got - want| <= max_abs, or |got - want| <= max_rel * |want|; with neither bound it is judged
-// by nmse alone. nmse = sum(diff²) / sum(want²) over finite pairs (sum(diff²) when sum(want²) = 0).
+// or |got - want| <= max_abs, or |got - want| <= max_rel * |want|, or |got - want| <= peak_rel * the
+// largest finite |want| of the buffer (a bound relative to the output's scale, for gradients); with
+// none of these bounds it is judged by nmse alone. nmse = sum(diff²) / sum(want²) over finite pairs
+// (sum(diff²) when sum(want²) = 0).
 #pragma once
 
 #include <cstddef>
@@ -365,6 +367,7 @@ inline std::vector<uint8_t> initial_contents(const Buffer& b, uint64_t case_seed
 struct Tolerance {
   std::optional<double> max_abs, max_rel, nmse;
   bool exact = false;
+  std::optional<double> peak_rel;  // last, so that {max_abs, max_rel, nmse, exact} still initializes
 };
 
 // What a spec without a tolerance for `type` gets: max-abs 1e-6 (float), 1e-3 (half), 1e-2
@@ -380,12 +383,23 @@ inline Tolerance default_tolerance(DType type) {
   return t;
 }
 
-inline bool element_ok(double got, double want, const Tolerance& t) {
+// `peak` is the largest finite |want| of the buffer (judge computes it), for peak_rel.
+inline bool element_ok(double got, double want, const Tolerance& t, double peak = 0) {
   if (is_nan(got) || is_nan(want)) return is_nan(got) && is_nan(want);
   if (is_inf(got) || is_inf(want) || t.exact) return got == want;
-  if (!t.max_abs && !t.max_rel) return true;  // judged by nmse alone
+  if (!t.max_abs && !t.max_rel && !t.peak_rel) return true;  // judged by nmse alone
   const double diff = magnitude(got - want);
-  return (t.max_abs && diff <= *t.max_abs) || (t.max_rel && diff <= *t.max_rel * magnitude(want));
+  return (t.max_abs && diff <= *t.max_abs) || (t.max_rel && diff <= *t.max_rel * magnitude(want)) ||
+         (t.peak_rel && diff <= *t.peak_rel * peak);
+}
+
+inline double peak_magnitude(DType type, const void* want, uint64_t elements) {
+  double peak = 0;
+  for (uint64_t i = 0; i < elements; ++i) {
+    const double w = load_value(type, want, i);
+    if (!is_nan(w) && !is_inf(w) && magnitude(w) > peak) peak = magnitude(w);
+  }
+  return peak;
 }
 
 // One output against the reference; max_abs, max_rel and nmse cover finite pairs only, so
@@ -403,6 +417,7 @@ inline Judgement judge(DType type, const void* got, const void* want, uint64_t e
                        size_t examples = 5) {
   Judgement j;
   j.elements = elements;
+  const double peak = t.peak_rel ? peak_magnitude(type, want, elements) : 0;
   double err2 = 0, ref2 = 0;
   for (uint64_t i = 0; i < elements; ++i) {
     const double g = load_value(type, got, i), w = load_value(type, want, i);
@@ -414,7 +429,7 @@ inline Judgement judge(DType type, const void* got, const void* want, uint64_t e
       err2 += diff * diff;
       ref2 += w * w;
     }
-    if (element_ok(g, w, t)) continue;
+    if (element_ok(g, w, t, peak)) continue;
     if (!finite) ++j.nonfinite_mismatches;
     if (j.mismatches++ < examples) j.first_mismatches.push_back(i);
   }
