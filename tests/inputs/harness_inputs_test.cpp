@@ -73,8 +73,9 @@ std::vector<std::string> verify_lines(const ir::Kernel& k, std::string& runs) {
 }
 
 // The shipped specs' generated types and test data, kernels.inc for the driver, and verify's lines.
+// CTest runs these tests as parallel processes: each writes and builds in a directory of its own.
 struct Shipped {
-  fs::path dir = MTLGEN_HARNESS_INPUTS_DIR;
+  fs::path dir = fs::path(MTLGEN_HARNESS_INPUTS_DIR) / ::testing::UnitTest::GetInstance()->current_test_info()->name();
   std::vector<std::string> expected;
   size_t kernels = 0, families = 0, block_buffers = 0;
 };
