@@ -4,4 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/install-deps.sh
 ci/build.sh
+# One cache for the whole suite, in the build tree: test processes share compiled simulator modules
+# and libclang's verdicts on the shipped library instead of each paying for them again.
+export MTLGEN_CACHE_DIR="$PWD/build/test-cache"
 ctest --test-dir build --output-on-failure --parallel "$(nproc)" --timeout 900

@@ -21,7 +21,8 @@ using support::kUsage;
 using support::kVerifyFailed;
 
 // The specs `inputs` name (spec::collect_spec_files), loaded as a library (spec::load_library),
-// less those whose emitted code does not compile (check_msl::kernels_that_compile).
+// less those whose emitted code does not compile (check_msl::kernels_that_compile). With
+// $MTLGEN_CACHE_DIR set, code that passed libclang before is not parsed again (<dir>/checked/).
 std::vector<ir::Kernel> load_library(const std::vector<std::string>& inputs, support::Diagnostics& diags);
 
 // Runs every shipped emitter on every kernel into memory, then adds the manifest of what they wrote.

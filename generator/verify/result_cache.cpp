@@ -1,7 +1,5 @@
 #include "verify/result_cache.h"
 
-#include <sys/stat.h>
-
 #include <fmt/format.h>
 
 #include <fstream>
@@ -9,22 +7,16 @@
 
 #include "support/hash.h"
 #include "support/output_set.h"
-#include "support/version.h"
+#include "support/tool_identity.h"
 
 namespace mtlgen::verify {
 
 namespace fs = std::filesystem;
 
-std::string tool_identity() {
-  struct stat s {};
-  if (::stat("/proc/self/exe", &s) != 0) return fmt::format("mtlgen {} (unknown build)", kVersion);
-  return fmt::format("mtlgen {} {} {}.{} {}", kVersion, s.st_size, s.st_mtim.tv_sec, s.st_mtim.tv_nsec, s.st_ino);
-}
-
 ResultCache::ResultCache(fs::path dir) : dir_(dir.empty() ? dir : dir / "results") {}
 
 std::string ResultCache::key(const CaseIdentity& id) const {
-  static const std::string tool = tool_identity();
+  static const std::string tool = support::tool_identity();
   std::string all = tool + "\n" + id.kernel->spec_path + "\n" + id.kernel->spec_hash + "\n" + id.kernel->name + "\n" +
                     id.variant->entry_point + "\n" + id.test->name + "\n" + id.constants + "\n" + id.options + "\n";
   for (const auto& m : id.modules) all += m.string() + "\n";

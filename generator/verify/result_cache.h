@@ -41,8 +41,4 @@ class ResultCache {
   std::filesystem::path dir_;
 };
 
-// This program's identity for cache keys: the version and its executable's size, modification
-// time and inode, so that a rebuilt mtlgen (even at the same version) re-runs every case.
-std::string tool_identity();
-
 }  // namespace mtlgen::verify

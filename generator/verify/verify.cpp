@@ -17,6 +17,7 @@
 #include "spec/library.h"
 #include "support/exit_code.h"
 #include "support/output_set.h"
+#include "support/tool_identity.h"
 #include "emit_msl/msl_emitter.h"
 #include "verify/case_runner.h"
 #include "verify/gpu_cuda.h"
@@ -484,7 +485,7 @@ void write_json(const std::string& path, const std::vector<Finished>& finished) 
 int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
   support::Diagnostics diags;
   check_msl::PassedChecks passed;  // with the result cache: bodies that passed libclang are not parsed again
-  if (o.result_cache) passed = {cache_dir(o.module), tool_identity()};
+  if (o.result_cache) passed = {cache_dir(o.module), support::tool_identity()};
   auto kernels = check_msl::kernels_that_compile(spec::load_library(spec::collect_spec_files(o.inputs, diags), diags),
                                                  diags, passed);
   fmt::print(err, "{}", diags.format_all());

@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -65,6 +67,49 @@ TEST(Generate, RejectedSpecWritesNothing) {
   EXPECT_EQ(driver::run_generate({spec.string()}, out_dir, true, out, err), driver::kSpecErrors);
   EXPECT_FALSE(fs::exists(out_dir));
   EXPECT_NE(err.str().find("did you mean `dispatch`?"), std::string::npos) << err.str();
+}
+
+// Restores an environment variable at the end of a test (CI runs the suite with a cache set).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+size_t file_count(const fs::path& dir) {
+  if (!fs::exists(dir)) return 0;
+  return std::distance(fs::directory_iterator(dir), fs::directory_iterator());
+}
+
+TEST(Generate, LibclangPassesAreKeptOnlyInAConfiguredCacheAndErrorsEveryTime) {
+  fs::path dir = temp_dir("check-cache");
+  fs::path checked = dir / "cache" / "checked";
+  std::ostringstream out, err;
+  {
+    ScopedEnv cache("MTLGEN_CACHE_DIR", (dir / "cache").string());
+    ASSERT_EQ(driver::run_generate({"specs/rms_norm.yaml"}, dir / "a", true, out, err), driver::kOk) << err.str();
+    EXPECT_EQ(file_count(checked), 1u);
+    ASSERT_EQ(driver::run_generate({"specs/rms_norm.yaml"}, dir / "b", true, out, err), driver::kOk) << err.str();
+    EXPECT_EQ(file_count(checked), 1u);
+    for (int run = 0; run < 2; ++run) {  // a failure is never kept: it is reported on every run
+      std::ostringstream failed;
+      EXPECT_EQ(driver::run_generate({"tests/check_msl/body_errors/undeclared_identifier.yaml"}, dir / "c", true,
+                                     out, failed),
+                driver::kSpecErrors);
+      EXPECT_NE(failed.str().find("undeclared_identifier.yaml:"), std::string::npos) << failed.str();
+    }
+    EXPECT_EQ(file_count(checked), 1u);
+  }
+  ScopedEnv no_cache("MTLGEN_CACHE_DIR", "");
+  ASSERT_EQ(driver::run_generate({"specs/argmax.yaml"}, dir / "d", true, out, err), driver::kOk) << err.str();
+  EXPECT_EQ(file_count(checked), 1u);
 }
 
 TEST(Generate, EveryFileSaysItIsGenerated) {
