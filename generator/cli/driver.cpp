@@ -45,6 +45,8 @@ support::OutputSet generate(const std::vector<ir::Kernel>& kernels) {
 
 namespace {
 
+std::string counted(size_t n, const char* noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
+
 int report(const support::Diagnostics& diags, std::ostream& err) {
   fmt::print(err, "{}", diags.format_all());
   if (!diags.has_errors()) return kOk;
@@ -65,7 +67,8 @@ int run_check(const std::vector<std::string>& inputs, std::ostream& out, std::os
                        : !k.family_name.empty() ? fmt::format(" (kernel `{}` of family `{}`)", k.name, k.family_name)
                                                 : "";
     const auto benchmarks = std::count_if(k.tests.cases.begin(), k.tests.cases.end(), [](const auto& c) { return c.benchmark; });
-    fmt::print(out, "{}{}: ok ({} variants, {} test cases{})\n", k.spec_path, what, k.variants.size(), k.tests.cases.size(),
+    fmt::print(out, "{}{}: ok ({}, {}{})\n", k.spec_path, what, counted(k.variants.size(), "variant"),
+               counted(k.tests.cases.size(), "test case"),
                benchmarks ? fmt::format(", {} of them benchmark only", benchmarks) : "");
   }
   return kOk;

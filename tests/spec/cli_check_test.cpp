@@ -81,7 +81,7 @@ TEST_F(CliCheck, GoodSpecExitsZero) {
   write("spec.yaml", kGood);
   Result r = run("check spec.yaml");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "spec.yaml: ok (2 variants, 1 test cases)\n");
+  EXPECT_EQ(r.out, "spec.yaml: ok (2 variants, 1 test case)\n");
   EXPECT_EQ(r.err, "");
 }
 
