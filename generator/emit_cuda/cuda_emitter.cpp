@@ -96,25 +96,53 @@ std::string launcher_source(const ir::Kernel& k) {
     for (size_t a = 0; a + 1 < args.size(); ++a) args[a] += ",";
     TemplateData item;
     item.set("index", std::to_string(i));
+    item.set("kernel", k.name);
     item.set("entry", v.entry_point);
     item.set("call", k.is_source() ? v.source_call : generated_call(k, v));
     item.set("args", support::string_list(args));
     item.set("max_threads", std::to_string(v.threads_per_threadgroup > 0 ? v.threads_per_threadgroup : 1024));
     variants.push_back(item);
   }
-  std::vector<std::string> references;
-  std::set<std::string> seen;
-  for (const auto& v : k.variants)
-    if (seen.insert(reference_symbol(k, v)).second) references.push_back(reference_symbol(k, v));
   TemplateData d;
   d.set("kernel", k.name);
   d.set("spec_path", k.spec_path);
   d.set("variants", variants);
   d.set("variant_count", std::to_string(k.variants.size()));
   d.set("constants", constant_assignments(k));
+  return support::render_template("cuda/launcher.cu.mustache", d);
+}
+
+std::string host_source(const ir::Kernel& k) {
+  TemplateData d;
+  d.set("kernel", k.name);
+  d.set("spec_path", k.spec_path);
+  d.set("bridge", sim_bridge_path(k));
+  return support::render_template("cuda/host.cpp.mustache", d);
+}
+
+// The kernels a program of `k` dispatches: a family's, in Family::kernels order, else `k` itself.
+std::vector<const ir::Kernel*> dispatched_kernels(const ir::Kernel& k) {
+  std::vector<const ir::Kernel*> out;
+  if (!k.is_family()) return {&k};
+  for (const auto& member : k.family->kernels) out.push_back(&member);
+  return out;
+}
+
+std::string modules_source(const ir::Kernel& k) {
+  std::vector<std::string> modules, references;
+  for (const ir::Kernel* m : dispatched_kernels(k)) modules.push_back(m->name);
+  std::set<std::string> seen;
+  for (const auto& v : k.variants)
+    if (seen.insert(reference_symbol(k, v)).second) references.push_back(reference_symbol(k, v));
+  TemplateData d;
+  d.set("kernel", k.name);
+  d.set("spec_path", k.spec_path);
+  d.set("family", k.is_family());
+  d.set("modules", support::string_list(modules));
+  d.set("module_count", std::to_string(modules.size()));
   d.set("references", support::string_list(references));
   d.set("reference_count", std::to_string(references.size()));
-  return support::render_template("cuda/launcher.cu.mustache", d);
+  return support::render_template("cuda/modules.cu.mustache", d);
 }
 
 // The kernel's MSL through the front end: the CUDA flavour of the file and its local headers.
@@ -151,10 +179,25 @@ std::string cuda_type_name(const std::string& msl) {
 }
 
 void emit_cuda(const ir::Kernel& k, support::OutputSet& out) {
-  if (k.is_family()) throw std::invalid_argument("kernel families do not run on the GPU yet");
-  add_cuda_sources(k, out);
-  out.add(cuda_launcher_path(k), launcher_source(k));
+  for (const ir::Kernel* m : dispatched_kernels(k)) {
+    add_cuda_sources(*m, out);
+    out.add(cuda_launcher_path(*m), launcher_source(*m));
+    out.add(cuda_dir(*m) + "host.cpp", host_source(*m));
+  }
+  out.add(cuda_dir(k) + "modules.cu", modules_source(k));
   for (const auto& f : support::mtlgen_emit_cuda_files()) out.add("cuda_shim/" + std::string(f.path), std::string(f.bytes));
+}
+
+std::vector<std::string> cuda_compile_units(const ir::Kernel& k) {
+  std::vector<std::string> units = {cuda_dir(k) + "modules.cu", "cuda_shim/mtlcu/runner.cu", sim_bridge_path(k),
+                                    k.name + "/" + k.name + "_reference.cpp"};
+  if (!k.is_family()) units.erase(units.begin() + 2);  // host.cpp brings the kernel's own bridge
+  for (const ir::Kernel* m : dispatched_kernels(k)) {
+    units.push_back(cuda_launcher_path(*m));
+    units.push_back(cuda_dir(*m) + "host.cpp");
+    if (m != &k) units.push_back(m->name + "/" + m->name + "_reference.cpp");
+  }
+  return units;
 }
 
 }  // namespace mtlgen::emit

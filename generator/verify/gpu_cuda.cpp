@@ -90,8 +90,12 @@ struct GpuModule {
   std::string error;  // compile failure, with nvcc's diagnostics
 };
 
+// The kernel (a family: with its kernels) and what its program links: host descriptions,
+// references and the simulator's bridges.
 support::OutputSet gpu_sources(const ir::Kernel& k) {
-  support::OutputSet files = emit::run_emitters({"types", "reference", "sim"}, {k});
+  std::vector<ir::Kernel> kernels = {k};
+  if (k.is_family()) kernels.insert(kernels.end(), k.family->kernels.begin(), k.family->kernels.end());
+  support::OutputSet files = emit::run_emitters({"types", "reference", "sim"}, kernels);
   for (const auto& f : support::mtlgen_verify_files()) files.add("shim/" + std::string(f.path), std::string(f.bytes));
   emit::emit_cuda(k, files);
   return files;
@@ -115,11 +119,9 @@ GpuModule build_module(const ir::Kernel& k, const ModuleOptions& o, const fs::pa
   support::write_outputs(files, dir);
   std::vector<std::string> argv = {nvcc.string()};
   for (const auto& f : words(kNvccFlags)) argv.push_back(f);
-  for (const std::string& a : {std::string("-I"), std::string("cuda_shim"), std::string("-I"), std::string("shim"),
-                               std::string("-I"), std::string("."), emit::cuda_launcher_path(k),
-                               std::string("cuda_shim/mtlcu/runner.cu"), emit::sim_bridge_path(k),
-                               k.name + "/" + k.name + "_reference.cpp", std::string("-o"), m.executable.string()})
-    argv.push_back(a);
+  for (const char* include : {"cuda_shim", "shim", "."}) argv.insert(argv.end(), {"-I", include});
+  for (const auto& unit : emit::cuda_compile_units(k)) argv.push_back(unit);
+  argv.insert(argv.end(), {"-o", m.executable.string()});
   if (o.verbose) fmt::print(stderr, "mtlgen: (in {}) {}\n", dir.string(), fmt::join(argv, " "));
   int status = 0;
   std::string output = run_program(argv, dir, status, o.compile_timeout_seconds);
@@ -177,7 +179,57 @@ std::vector<std::vector<uint8_t>> argument_blobs(const GpuCase& c, const expr::E
 }
 
 const char* role_of(const ir::Buffer& b) {
+  if (b.intermediate) return "scratch";
   return b.access == ir::Access::read ? "in" : b.access == ir::Access::write ? "out" : "inout";
+}
+
+std::string list_line(const char* key, const auto& values) {
+  return fmt::format("{} {} {}\n", key, values.size(), fmt::join(values, " "));
+}
+
+// `dims`, `scalars` and `constants` lines of a call of `k` (a kernel or a reference).
+std::string values_text(const ir::Kernel& k, const std::map<std::string, int64_t>& dims, const ScalarValue& scalar,
+                        const ir::ConstantSetting& constants) {
+  std::vector<std::string> scalars, values;
+  for (double s : scalar_values(k, scalar)) scalars.push_back(fmt::format("{:.17g}", s));
+  for (double v : constants.empty() ? k.default_constants() : constants) values.push_back(fmt::format("{:.17g}", v));
+  return list_line("dims", dims_values(k, dims)) + list_line("scalars", scalars) + list_line("constants", values);
+}
+
+std::string dispatch_text(const ir::Kernel& k, const ir::Variant& v, size_t module, const std::string& values,
+                          const std::vector<size_t>& slots) {
+  return fmt::format("{} {} {}\n{}{}", module, &v - k.variants.data(), v.entry_point, values, list_line("slots", slots));
+}
+
+// A family's dispatches as its glue makes them (the simulator's family runner resolves them the
+// same way): each kernel's dims, serving variant, scalars and buffers bound to the family's.
+// Throws std::runtime_error where the case's dims make a dispatch invalid.
+std::string family_dispatches(const GpuCase& c, const std::vector<GpuBuffer>& buffers) {
+  const ir::Family& f = *c.kernel->family;
+  std::string text = fmt::format("dispatches {}\n", f.dispatches.size());
+  for (size_t i = 0; i < f.dispatches.size(); ++i) {
+    const ir::FamilyDispatch& d = f.dispatches[i];
+    const ir::Kernel& member = f.kernel_of(d);
+    const auto dims = f.member_dims(d, c.test->dims, *c.variant);
+    const ir::Variant& v = member.serving_variant(dims, f.member_types(d, *c.variant));
+    std::string problem = member.dims_violation(dims);
+    if (problem.empty()) problem = member.variant_violation(dims, v);
+    if (!problem.empty())
+      throw std::runtime_error(fmt::format("dispatch {} (`{}`) gets dims it does not accept: {}", i + 1, member.name, problem));
+    const expr::Env env = ir::Kernel::env_for(dims, v);
+    std::vector<size_t> slots;
+    for (const auto& mb : member.buffers) {
+      const std::string& name = ir::Family::bound(d.buffers, mb.name);
+      auto at = std::find_if(buffers.begin(), buffers.end(), [&](const GpuBuffer& b) { return b.decl->name == name; });
+      if (at == buffers.end() || size_t(mb.elements(env)) > at->elements)
+        throw std::runtime_error(fmt::format("dispatch {} (`{}`): the family's `{}` is too small for its `{}`", i + 1,
+                                             member.name, name, mb.name));
+      slots.push_back(size_t(at - buffers.begin()));
+    }
+    auto scalar = [&](const std::string& s) { return scalar_of(*c.kernel, *c.test, ir::Family::bound(d.scalars, s)); };
+    text += dispatch_text(member, v, d.member, values_text(member, dims, scalar, {}), slots);
+  }
+  return text;
 }
 
 // Writes case.txt and the inputs into `dir`; returns the buffers.
@@ -186,19 +238,10 @@ std::vector<GpuBuffer> prepare_case(const GpuCase& c, const fs::path& dir, const
   fs::create_directories(dir);
   expr::Env env = ir::Kernel::env_for(c.test->dims, *c.variant);
   uint64_t seed = c.test->seed.value_or(k.tests.seed);
+  auto scalar = [&](const std::string& n) { return scalar_of(k, *c.test, n); };
+  const std::string values = values_text(k, c.test->dims, scalar, c.constants);
   std::vector<GpuBuffer> buffers;
-  std::string text = fmt::format("variant {} reference {} entry {}\n", c.variant - k.variants.data(),
-                                 reference_symbol(k, *c.variant), c.variant->entry_point);
-  auto list = [](const char* key, const auto& values) { return fmt::format("{} {} {}\n", key, values.size(), fmt::join(values, " ")); };
-  text += list("dims", dims_values(k, c.test->dims));
-  std::vector<std::string> scalars;
-  for (double s : scalar_values(k, [&](const std::string& n) { return scalar_of(k, *c.test, n); }))
-    scalars.push_back(fmt::format("{:.17g}", s));
-  text += list("scalars", scalars);
-  std::vector<std::string> constants;
-  for (double v : c.constants.empty() ? k.default_constants() : c.constants) constants.push_back(fmt::format("{:.17g}", v));
-  text += list("constants", constants);
-  text += fmt::format("buffers {}\n", k.buffers.size());
+  std::string text = fmt::format("reference {}\n{}buffers {}\n", reference_symbol(k, *c.variant), values, k.buffers.size());
   for (size_t i = 0; i < k.buffers.size(); ++i) {
     const ir::Buffer& decl = k.buffers[i];
     GpuBuffer b{&decl, decl.type.resolve(c.variant->types), {}, 1};
@@ -207,7 +250,7 @@ std::vector<GpuBuffer> prepare_case(const GpuCase& c, const fs::path& dir, const
       b.elements *= static_cast<size_t>(std::max<int64_t>(b.shape.back(), 0));
     }
     text += fmt::format("{} {} {} {}\n", decl.name, ir::info(b.type).size, b.elements, role_of(decl));
-    if (decl.access != ir::Access::write) {
+    if (decl.access != ir::Access::write && !decl.intermediate) {
       std::vector<uint8_t> data(b.bytes());
       fill_input(k.input_fill(*c.test, decl.name), b.type, data.data(), b.elements, buffer_seed(seed, decl.name), k.block_of(decl));
       write_bytes(dir / fmt::format("in_{}.bin", i), data.data(), data.size());
@@ -220,7 +263,14 @@ std::vector<GpuBuffer> prepare_case(const GpuCase& c, const fs::path& dir, const
     write_bytes(dir / fmt::format("arg_{}.bin", i), blobs[i].data(), blobs[i].size());
     sizes.push_back(blobs[i].size());
   }
-  text += list("arguments", sizes);
+  text += list_line("arguments", sizes);
+  if (k.is_family()) {
+    text += family_dispatches(c, buffers);
+  } else {
+    std::vector<size_t> slots(k.buffers.size());
+    for (size_t i = 0; i < slots.size(); ++i) slots[i] = i;
+    text += "dispatches 1\n" + dispatch_text(k, *c.variant, 0, values, slots);
+  }
   text += "mode " + mode + "\n";
   write_bytes(dir / "case.txt", text.data(), text.size());
   return buffers;
@@ -251,8 +301,27 @@ std::string describe_case(const GpuCase& c) {
   return fmt::format("{} {}{}", c.variant->entry_point, c.test->name, constants);
 }
 
+// A .metal file a program runs: its kernel and text (empty for a hand-written file, whose lines
+// are its own).
+struct MetalFile {
+  const ir::Kernel* kernel;
+  std::string msl;
+};
+
+// The .metal files of `k`'s program by file name: a family's kernels', else its own.
+std::map<std::string, MetalFile> metal_files(const ir::Kernel& k) {
+  std::map<std::string, MetalFile> files;
+  auto add = [&](const ir::Kernel& m) {
+    files[m.name + ".metal"] = {&m, m.is_source() ? std::string() : emit::msl_source(m)};  // emit_cuda's name
+  };
+  if (!k.is_family()) add(k);
+  else
+    for (const auto& m : k.family->kernels) add(m);
+  return files;
+}
+
 // "… in /cache/cuda/argmax-…/cuda/argmax/argmax.metal:45" -> "… at line 45 (specs/argmax.yaml:38)".
-std::string located(const ir::Kernel& k, const std::string& msl, const std::string& text) {
+std::string located(const std::map<std::string, MetalFile>& files, const std::string& text) {
   static const std::regex kWhere(R"((?:\S*/)?([A-Za-z0-9_.-]+\.metal):(\d+))");
   std::string out;
   auto begin = std::sregex_iterator(text.begin(), text.end(), kWhere);
@@ -260,7 +329,9 @@ std::string located(const ir::Kernel& k, const std::string& msl, const std::stri
   for (auto m = begin; m != std::sregex_iterator(); ++m) {
     out += text.substr(at, static_cast<size_t>(m->position()) - at);
     int line = std::stoi((*m)[2]);
-    out += fmt::format("line {} of {}{}", line, (*m)[1].str(), spec_line_note(k, msl, line));
+    auto file = files.find((*m)[1].str());
+    std::string note = file == files.end() ? "" : spec_line_note(*file->second.kernel, file->second.msl, line);
+    out += fmt::format("line {} of {}{}", line, (*m)[1].str(), note);
     at = static_cast<size_t>(m->position() + m->length());
   }
   return out + text.substr(at);
@@ -299,7 +370,7 @@ std::string sanitizer_findings(const std::string& output) {
 void compare_outputs(const GpuCase& c, const std::vector<GpuBuffer>& buffers, const fs::path& dir, Outcome& o) {
   for (size_t i = 0; i < buffers.size(); ++i) {
     const GpuBuffer& b = buffers[i];
-    if (!b.decl->is_output()) continue;
+    if (!b.decl->is_output() || b.decl->intermediate) continue;
     std::string got = read_text(dir / fmt::format("gpu_{}.bin", i));
     std::string want = read_text(dir / fmt::format("ref_{}.bin", i));
     if (got.size() != b.bytes() || want.size() != b.bytes()) {
@@ -315,7 +386,7 @@ void compare_outputs(const GpuCase& c, const std::vector<GpuBuffer>& buffers, co
 }
 
 void sanitize(const GpuCase& c, const fs::path& exe, const fs::path& dir, double timeout, Outcome& o) {
-  const std::string msl = c.kernel->is_source() ? std::string() : emit::msl_source(*c.kernel);
+  const auto files = metal_files(*c.kernel);
   for (const char* tool : kSanitizerTools) {
     std::vector<std::string> argv = {"compute-sanitizer", "--tool", tool, "--error-exitcode", "99",
                                      "--print-limit", "10", exe.string(), dir.string()};
@@ -324,7 +395,7 @@ void sanitize(const GpuCase& c, const fs::path& exe, const fs::path& dir, double
     std::string output = run_program(argv, dir, status, timeout * 3);  // the tools slow a kernel down
     std::string found = sanitizer_findings(output);
     if (status == 0 && found.empty()) continue;
-    o.problems.push_back(fmt::format("compute-sanitizer {} (exit {}):\n{}", tool, status, located(*c.kernel, msl, found)));
+    o.problems.push_back(fmt::format("compute-sanitizer {} (exit {}):\n{}", tool, status, located(files, found)));
   }
 }
 
@@ -336,7 +407,13 @@ Outcome run_gpu_case(const GpuCase& c, const GpuModule& m, const fs::path& dir, 
     o.problems.push_back("precondition: " + skip);
     return o;
   }
-  std::vector<GpuBuffer> buffers = prepare_case(c, dir, "verify");
+  std::vector<GpuBuffer> buffers;
+  try {
+    buffers = prepare_case(c, dir, "verify");
+  } catch (const std::runtime_error& e) {
+    o.problems.push_back(fmt::format("error: {}", e.what()));
+    return o;
+  }
   int status = 0;
   std::string output = run_program({m.executable.string(), dir.string()}, dir, status, opts.timeout_seconds);
   auto result = read_result(dir);
@@ -389,13 +466,11 @@ std::map<std::string, GpuModule> build_modules(const std::vector<const ir::Kerne
   return modules;
 }
 
-std::vector<const ir::Kernel*> gpu_kernels(const std::vector<ir::Kernel>& kernels, std::ostream& out) {
-  std::vector<const ir::Kernel*> out_list;
-  for (const auto& k : kernels) {
-    if (k.is_family()) fmt::print(out, "{}: skipped on the GPU (kernel families do not run there yet)\n", k.name);
-    else out_list.push_back(&k);
-  }
-  return out_list;
+// Every kernel runs on the GPU: a family as one program of its kernels' dispatches.
+std::vector<const ir::Kernel*> gpu_kernels(const std::vector<ir::Kernel>& kernels) {
+  std::vector<const ir::Kernel*> list;
+  for (const auto& k : kernels) list.push_back(&k);
+  return list;
 }
 
 fs::path case_dir(const ModuleOptions& mo, size_t index) {
@@ -426,7 +501,7 @@ int run_gpu_verify(const std::vector<ir::Kernel>& kernels, const VerifyOptions& 
     fmt::print(out, "{}", nvcc_missing_line("verify"));
     return support::kOk;
   }
-  auto modules = build_modules(gpu_kernels(kernels, out), o.module, *nvcc, job_count(o.jobs), out);
+  auto modules = build_modules(gpu_kernels(kernels), o.module, *nvcc, job_count(o.jobs), out);
   std::vector<GpuCase> cases = plan_cases(kernels, o);
   std::erase_if(cases, [&](const GpuCase& c) { return !modules.count(c.kernel->name); });
   std::vector<Outcome> outcomes(cases.size());
@@ -505,7 +580,12 @@ Timing time_variant(const ir::Kernel& k, const ir::TestCase& t, const ir::Varian
                     const BenchOptions& o, const fs::path& dir, std::map<std::string, std::string>& device) {
   Timing r;
   r.variant = &v;
-  prepare_case({&k, &v, &t, {}}, dir, fmt::format("bench {} {}", o.warmups, o.repeats));
+  try {
+    prepare_case({&k, &v, &t, {}}, dir, fmt::format("bench {} {}", o.warmups, o.repeats));
+  } catch (const std::runtime_error& e) {
+    r.error = e.what();
+    return r;
+  }
   int status = 0;
   std::string output = run_program({m.executable.string(), dir.string()}, dir, status, 600);
   auto result = read_result(dir);
@@ -577,7 +657,7 @@ int run_gpu_bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
     return support::kOk;
   }
   std::vector<const ir::Kernel*> selected;
-  for (const ir::Kernel* k : gpu_kernels(kernels, out))
+  for (const ir::Kernel* k : gpu_kernels(kernels))
     if (o.kernel_filter.empty() || k->name == o.kernel_filter) selected.push_back(k);
   auto modules = build_modules(selected, o.module, *nvcc, job_count(0), out);
   nlohmann::json results = nlohmann::json::array();

@@ -2,7 +2,9 @@
 // `--gpu cuda`: the kernel's shipped MSL, rewritten by the MSL front end into CUDA C++
 // (emit_cuda), compiled with nvcc beside the generated host description and reference, and run on
 // an NVIDIA GPU. `verify --gpu cuda` compares every selected variant x test case with the
-// reference (inputs and comparison as in the simulator path); `--sanitize` also runs each case
+// reference (inputs and comparison as in the simulator path; a kernel family's kernels run in
+// order over one set of device buffers, as its glue dispatches them, and the family's reference
+// judges its outputs); `--sanitize` also runs each case
 // under compute-sanitizer's memcheck, racecheck, synccheck and initcheck and names the .metal and
 // spec lines of what they report. `bench --gpu cuda` times every tune point at the spec's
 // benchmark cases. What this can and cannot say about Apple GPUs: docs/gpu.md.

@@ -102,7 +102,8 @@ TEST_P(ShippedKernel, Snapshot) {
   ir::Kernel k = load_spec(GetParam());
   support::OutputSet out;
   emit::emit_cuda(k, out);
-  for (const std::string& file : {k.name + ".metal", std::string("launcher.cu")}) {
+  for (const std::string& file : {k.name + ".metal", std::string("launcher.cu"), std::string("host.cpp"),
+                                  std::string("modules.cu")}) {
     auto it = out.files().find(emit::cuda_dir(k) + file);
     ASSERT_NE(it, out.files().end()) << file;
     expect_snapshot(k.name, file, it->second);
@@ -111,10 +112,22 @@ TEST_P(ShippedKernel, Snapshot) {
 
 INSTANTIATE_TEST_SUITE_P(CudaRewrite, ShippedKernel, ::testing::Values("argmax", "rms_norm", "matvec", "rope"));
 
-TEST(CudaRewrite, FamiliesAreRefused) {
+// A family's program: each of its kernels with launchers and host description of its own, the
+// kernels listed in Family::kernels order, the family's reference the one that judges.
+TEST(CudaRewrite, FamilyProgram) {
   ir::Kernel k = load_spec("argmax_two_stage");
   support::OutputSet out;
-  EXPECT_THROW(emit::emit_cuda(k, out), std::invalid_argument);
+  emit::emit_cuda(k, out);
+  for (const auto& member : k.family->kernels) {
+    for (const std::string& file : {member.name + ".metal", std::string("launcher.cu"), std::string("host.cpp")})
+      EXPECT_TRUE(out.files().count(emit::cuda_dir(member) + file)) << member.name << "/" << file;
+  }
+  auto modules = out.files().find(emit::cuda_dir(k) + "modules.cu");
+  ASSERT_NE(modules, out.files().end());
+  expect_snapshot(k.name, "modules.cu", modules->second);
+  auto units = emit::cuda_compile_units(k);
+  EXPECT_NE(std::find(units.begin(), units.end(), "argmax_blocks/argmax_blocks_reference.cpp"), units.end());
+  EXPECT_NE(std::find(units.begin(), units.end(), "cuda/argmax_merge/host.cpp"), units.end());
 }
 
 }  // namespace

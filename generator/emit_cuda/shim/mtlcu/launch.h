@@ -7,6 +7,10 @@
 
 #include "mtlcu/vec.h"
 
+namespace mtlsim {
+struct HostDispatch;
+}
+
 namespace mtlcu {
 
 inline constexpr int kMaxSlots = 96;
@@ -81,11 +85,23 @@ struct AnyReference {
   }
 };
 
-// One entry point of the module: its host name, and a host function that launches it.
+// One entry point of a kernel: its host name, and a host function that launches it.
 using LaunchFn = cudaError_t (*)(dim3 grid, dim3 block, size_t shared_bytes, const Slots& slots);
 struct EntryPoint {
   const char* name;
   LaunchFn launch;
+};
+
+// One kernel's launchers (cuda/<kernel>/launcher.cu): its entry points, its function constants
+// and the glue's dispatch (the generated host description, as mtlsim_host_dispatch of the
+// simulator's bridge, renamed per kernel so that a family's kernels link into one program).
+using HostDispatchFn = int (*)(int variant, const uint64_t* dims, const double* scalars, mtlsim::HostDispatch* out);
+struct Module {
+  const char* kernel;
+  const EntryPoint* entry_points;
+  int entry_point_count;
+  void (*set_function_constants)(const double* values);
+  HostDispatchFn host_dispatch;
 };
 
 }  // namespace mtlcu

@@ -1,15 +1,20 @@
 // The host program of a kernel's CUDA module (`mtlgen verify --gpu cuda`, `mtlgen bench --gpu
 // cuda`): runs one case described by <dir>/case.txt, which mtlgen writes, and answers in
-// <dir>/result.txt. The dispatch is the glue's: the generated host description
-// (mtlsim_host_dispatch, from the simulator's reference bridge) gives the grid, threadgroup size,
-// threadgroup memory and parameter struct. Inputs come as in_<i>.bin (mtlgen fills them as the
-// simulator path does); the GPU's outputs go to gpu_<i>.bin and the reference's to ref_<i>.bin.
+// <dir>/result.txt. A case is a list of dispatches over one set of device buffers, run in order
+// as one command buffer runs them: one for a kernel, one per step for a kernel family. Each
+// dispatch is the glue's: its kernel's generated host description (mtlsim_host_dispatch of the
+// simulator's bridge) gives the grid, threadgroup size, threadgroup memory and parameter struct.
+// Inputs come as in_<i>.bin (mtlgen fills them as the simulator path does); the GPU's outputs go
+// to gpu_<i>.bin and the reference's to ref_<i>.bin.
 //
 // case.txt, whitespace-separated:
-//   variant <index> reference <symbol> entry <host name>
-//   dims <n> <values...> scalars <n> <values...> constants <n> <values...>
-//   buffers <n> then per buffer: <name> <element bytes> <elements> <in|out|inout>
+//   reference <symbol> dims <n> <values...> scalars <n> <values...> constants <n> <values...>
+//   buffers <n> then per buffer: <name> <element bytes> <elements> <in|out|inout|scratch>
+//     (scratch: a family's intermediate, 0xFF-filled, not the reference's)
 //   arguments <n> then per argument blob: <bytes>          (hand-written kernels; arg_<i>.bin)
+//   dispatches <n> then per dispatch: <module> <variant> <entry point>
+//     dims <n> <values...> scalars <n> <values...> constants <n> <values...>
+//     slots <n> <buffer index per kernel buffer>
 //   mode verify | mode bench <warm-up launches> <timed launches>
 #include <cuda_runtime.h>
 
@@ -32,13 +37,11 @@ struct ReferenceEntry {
   ReferenceFn fn;
 };
 
-// Defined by the generated launcher.cu.
-extern const mtlcu::EntryPoint mtlcu_entry_points[];
-extern const int mtlcu_entry_point_count;
+// Defined by the generated modules.cu.
+extern const mtlcu::Module* const mtlcu_modules[];
+extern const int mtlcu_module_count;
 extern const ReferenceEntry mtlcu_references[];
 extern const int mtlcu_reference_count;
-extern void mtlcu_set_function_constants(const double* values);
-extern "C" int mtlsim_host_dispatch(int variant, const uint64_t* dims, const double* scalars, mtlsim::HostDispatch* out);
 
 namespace {
 
@@ -46,17 +49,30 @@ struct BufferSpec {
   std::string name;
   size_t element_bytes = 0;
   size_t elements = 0;
-  std::string role;  // in, out, inout
+  std::string role;  // in, out, inout, scratch
   size_t bytes() const { return element_bytes * elements; }
+  bool written_back() const { return role == "out" || role == "inout"; }
+};
+
+// What a kernel's or a reference's call takes besides buffers.
+struct Values {
+  std::vector<uint64_t> dims;
+  std::vector<double> scalars, constants;
+};
+
+struct DispatchSpec {
+  int module = 0, variant = 0;
+  std::string entry;
+  Values values;
+  std::vector<size_t> slots;  // the case's buffer bound to each of the kernel's buffers
 };
 
 struct Case {
-  int variant = 0;
-  std::string reference, entry, mode = "verify";
-  std::vector<uint64_t> dims;
-  std::vector<double> scalars, constants;
+  std::string reference, mode = "verify";
+  Values values;
   std::vector<BufferSpec> buffers;
   std::vector<size_t> argument_bytes;
+  std::vector<DispatchSpec> dispatches;
   int warmups = 0, repeats = 0;
 };
 
@@ -83,19 +99,42 @@ std::vector<T> read_list(std::istream& in, const char* key) {
   return values;
 }
 
+Values read_values(std::istream& in) {
+  Values v;
+  v.dims = read_list<uint64_t>(in, "dims");
+  v.scalars = read_list<double>(in, "scalars");
+  v.constants = read_list<double>(in, "constants");
+  return v;
+}
+
+std::vector<DispatchSpec> read_dispatches(std::istream& in, size_t buffers) {
+  std::string word;
+  size_t n = 0;
+  if (!(in >> word >> n) || word != "dispatches") fail("case.txt: expected `dispatches`");
+  std::vector<DispatchSpec> list(n);
+  for (auto& d : list) {
+    in >> d.module >> d.variant >> d.entry;
+    d.values = read_values(in);
+    d.slots = read_list<size_t>(in, "slots");
+    if (d.module < 0 || d.module >= mtlcu_module_count) fail("case.txt: a dispatch names no module of this program");
+    for (size_t b : d.slots)
+      if (b >= buffers) fail("case.txt: a dispatch binds a buffer the case does not have");
+  }
+  return list;
+}
+
 Case read_case() {
   std::ifstream in(g_dir + "/case.txt");
   Case c;
   std::string word;
-  in >> word >> c.variant >> word >> c.reference >> word >> c.entry;
-  c.dims = read_list<uint64_t>(in, "dims");
-  c.scalars = read_list<double>(in, "scalars");
-  c.constants = read_list<double>(in, "constants");
+  in >> word >> c.reference;
+  c.values = read_values(in);
   size_t n = 0;
   in >> word >> n;
   c.buffers.resize(n);
   for (auto& b : c.buffers) in >> b.name >> b.element_bytes >> b.elements >> b.role;
   c.argument_bytes = read_list<size_t>(in, "arguments");
+  c.dispatches = read_dispatches(in, c.buffers.size());
   in >> word >> c.mode;
   if (c.mode == "bench") in >> c.warmups >> c.repeats;
   if (!in) fail("case.txt is incomplete");
@@ -114,32 +153,30 @@ void write_file(const std::string& name, const void* data, size_t bytes) {
   out.write(static_cast<const char*>(data), std::streamsize(bytes));
 }
 
-// Device memory for every slot, filled: inputs from mtlgen's files, write-only outputs with 0xFF
-// bytes (NaN, or the largest integer) so that elements no thread writes show in the comparison.
-// Each allocation is exactly the buffer's bytes (Metal would round to 16): compute-sanitizer's
-// memcheck then reports any access past the last element.
-struct DeviceSlots {
-  mtlcu::Slots slots{};
+// Device memory, filled: inputs from mtlgen's files, write-only outputs and a family's
+// intermediates with 0xFF bytes (NaN, or the largest integer) so that elements no thread writes
+// show in the comparison. Each allocation is exactly its bytes (Metal would round to 16):
+// compute-sanitizer's memcheck then reports any access past the last element.
+struct DeviceMemory {
   std::vector<void*> owned;
-  ~DeviceSlots() {
+  ~DeviceMemory() {
     for (void* p : owned) cudaFree(p);
   }
-  void* add(const void* data, size_t bytes, int at) {
+  void* add(const void* data, size_t bytes) {
     void* p = nullptr;
     size_t size = std::max<size_t>(bytes, 1);
     check(cudaMalloc(&p, size), "cudaMalloc");
     owned.push_back(p);
     if (data) check(cudaMemcpy(p, data, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the device");
     else check(cudaMemset(p, 0xFF, size), "cudaMemset");
-    slots.slot[at] = p;
     return p;
   }
 };
 
-const mtlcu::EntryPoint& find_entry(const std::string& name) {
-  for (int i = 0; i < mtlcu_entry_point_count; ++i)
-    if (name == mtlcu_entry_points[i].name) return mtlcu_entry_points[i];
-  fail("the module has no entry point `" + name + "`");
+const mtlcu::EntryPoint& find_entry(const mtlcu::Module& m, const std::string& name) {
+  for (int i = 0; i < m.entry_point_count; ++i)
+    if (name == m.entry_points[i].name) return m.entry_points[i];
+  fail(std::string("the module of ") + m.kernel + " has no entry point `" + name + "`");
 }
 
 ReferenceFn find_reference(const std::string& symbol) {
@@ -148,52 +185,90 @@ ReferenceFn find_reference(const std::string& symbol) {
   fail("the module has no reference `" + symbol + "`");
 }
 
+// One dispatch, ready to launch: the glue's grid, and the slots its kernel binds.
 struct Launch {
+  const mtlcu::Module* module = nullptr;
+  const mtlcu::EntryPoint* entry = nullptr;
+  std::vector<double> constants;
   dim3 grid, block;
   size_t shared = 0;
+  mtlcu::Slots slots{};
+
+  cudaError_t run(bool set_constants) const {
+    if (set_constants) module->set_function_constants(constants.data());
+    return entry->launch(grid, block, shared, slots);
+  }
 };
 
 // The glue's dispatch, and the threadgroup arrays' places in dynamic shared memory (16-byte
 // aligned, as setThreadgroupMemoryLength rounds).
-Launch plan_launch(const Case& c, const mtlsim::HostDispatch& host, mtlcu::Slots& slots) {
-  Launch l;
+void plan_grid(const mtlsim::HostDispatch& host, Launch& l) {
   l.grid = dim3(unsigned(host.threadgroups[0]), unsigned(host.threadgroups[1]), unsigned(host.threadgroups[2]));
   l.block = dim3(unsigned(host.threads_per_threadgroup[0]), unsigned(host.threads_per_threadgroup[1]),
                  unsigned(host.threads_per_threadgroup[2]));
   for (int i = 0; i < host.threadgroup_arrays; ++i) {
-    slots.threadgroup_offset[i] = unsigned(l.shared);
+    l.slots.threadgroup_offset[i] = unsigned(l.shared);
     l.shared += (host.threadgroup_memory_bytes[i] + 15) / 16 * 16;
   }
-  if (c.entry != host.entry_point) fail("the host description names entry point `" + std::string(host.entry_point) + "`, mtlgen `" + c.entry + "`");
+}
+
+// Slots in binding-table order: the kernel's buffers, its parameter struct, then a hand-written
+// kernel's argument blobs.
+Launch plan_launch(const DispatchSpec& d, const std::vector<void*>& buffers, const std::vector<void*>& arguments,
+                   DeviceMemory& memory) {
+  Launch l;
+  l.module = mtlcu_modules[d.module];
+  mtlsim::HostDispatch host;
+  if (l.module->host_dispatch(d.variant, d.values.dims.data(), d.values.scalars.data(), &host) != 0)
+    fail(std::string("check_dims of ") + l.module->kernel + " rejected the case: " + host.error);
+  if (d.entry != host.entry_point)
+    fail("the host description names entry point `" + std::string(host.entry_point) + "`, mtlgen `" + d.entry + "`");
+  l.entry = &find_entry(*l.module, d.entry);
+  l.constants = d.values.constants;
+  plan_grid(host, l);
+  if (d.slots.size() + 1 + arguments.size() > size_t(mtlcu::kMaxSlots)) fail("too many slots for one dispatch");
+  size_t at = 0;
+  for (size_t b : d.slots) l.slots.slot[at++] = buffers[b];
+  l.slots.slot[at++] = memory.add(host.params, host.params_size);
+  for (void* a : arguments) l.slots.slot[at++] = a;
   return l;
 }
 
+// Function constants are set before each dispatch; a timed repeat of one dispatch keeps them
+// (cudaMemcpyToSymbol would be timed too).
+void run_all(const std::vector<Launch>& launches, bool set_constants = true) {
+  for (const Launch& l : launches) check(l.run(set_constants), "launch");
+}
+
+// The reference sees every buffer but a family's intermediates, in the case's order.
 void run_reference(const Case& c, const std::vector<std::vector<unsigned char>>& inputs) {
   std::vector<std::vector<unsigned char>> ref(c.buffers.size());
   std::vector<void*> slots;
   std::vector<uint64_t> elements;
   for (size_t i = 0; i < c.buffers.size(); ++i) {
+    if (c.buffers[i].role == "scratch") continue;
     ref[i] = inputs[i].empty() ? std::vector<unsigned char>(c.buffers[i].bytes()) : inputs[i];
     slots.push_back(ref[i].data());
     elements.push_back(c.buffers[i].elements);
   }
   char error[1024] = "";
-  if (find_reference(c.reference)(slots.data(), elements.data(), c.dims.data(), c.scalars.data(), c.constants.data(),
-                                  error, sizeof error) != 0)
+  if (find_reference(c.reference)(slots.data(), elements.data(), c.values.dims.data(), c.values.scalars.data(),
+                                  c.values.constants.data(), error, sizeof error) != 0)
     fail(std::string("the reference rejected this case: ") + error);
   for (size_t i = 0; i < c.buffers.size(); ++i)
-    if (c.buffers[i].role != "in") write_file("ref_" + std::to_string(i) + ".bin", ref[i].data(), ref[i].size());
+    if (c.buffers[i].written_back()) write_file("ref_" + std::to_string(i) + ".bin", ref[i].data(), ref[i].size());
 }
 
-// Each timed launch after a write that evicts L2, so the kernel reads from DRAM as on a cold call.
-void bench(const Case& c, const mtlcu::EntryPoint& entry, const Launch& l, const mtlcu::Slots& slots) {
+// Each timed run (every dispatch of the case) after a write that evicts L2, so the kernels read
+// from DRAM as on a cold call.
+void bench(const Case& c, const std::vector<Launch>& launches) {
   int device = 0, l2 = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
   void* flush = nullptr;
   size_t flush_bytes = std::max<size_t>(size_t(l2) * 2, 1 << 20);
   check(cudaMalloc(&flush, flush_bytes), "cudaMalloc");
-  for (int i = 0; i < c.warmups; ++i) check(entry.launch(l.grid, l.block, l.shared, slots), "launch");
+  for (int i = 0; i < c.warmups; ++i) run_all(launches);
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
@@ -201,7 +276,7 @@ void bench(const Case& c, const mtlcu::EntryPoint& entry, const Launch& l, const
   for (int i = 0; i < c.repeats; ++i) {
     check(cudaMemsetAsync(flush, i & 0xFF, flush_bytes), "cudaMemsetAsync");
     cudaEventRecord(start);
-    check(entry.launch(l.grid, l.block, l.shared, slots), "launch");
+    run_all(launches, launches.size() > 1);
     cudaEventRecord(stop);
     check(cudaEventSynchronize(stop), "the kernel");
     float ms = 0;
@@ -235,33 +310,30 @@ int main(int argc, char** argv) {
   g_dir = argv[1];
   g_result.open(g_dir + "/result.txt");
   Case c = read_case();
-  mtlsim::HostDispatch host;
-  if (mtlsim_host_dispatch(c.variant, c.dims.data(), c.scalars.data(), &host) != 0)
-    fail(std::string("check_dims rejected the case: ") + host.error);
   describe_device();
-  DeviceSlots device;
+  DeviceMemory memory;
   std::vector<std::vector<unsigned char>> inputs(c.buffers.size());
+  std::vector<void*> buffers, arguments;
   for (size_t i = 0; i < c.buffers.size(); ++i) {
-    if (c.buffers[i].role != "out") inputs[i] = read_file("in_" + std::to_string(i) + ".bin", c.buffers[i].bytes());
-    device.add(inputs[i].empty() ? nullptr : inputs[i].data(), c.buffers[i].bytes(), int(i));
+    const BufferSpec& b = c.buffers[i];
+    if (b.role == "in" || b.role == "inout") inputs[i] = read_file("in_" + std::to_string(i) + ".bin", b.bytes());
+    buffers.push_back(memory.add(inputs[i].empty() ? nullptr : inputs[i].data(), b.bytes()));
   }
-  device.add(host.params, host.params_size, int(c.buffers.size()));
   for (size_t i = 0; i < c.argument_bytes.size(); ++i) {
     auto blob = read_file("arg_" + std::to_string(i) + ".bin", c.argument_bytes[i]);
-    device.add(blob.data(), blob.size(), int(c.buffers.size() + 1 + i));
+    arguments.push_back(memory.add(blob.data(), blob.size()));
   }
-  mtlcu_set_function_constants(c.constants.data());
-  const mtlcu::EntryPoint& entry = find_entry(c.entry);
-  Launch l = plan_launch(c, host, device.slots);
-  check(entry.launch(l.grid, l.block, l.shared, device.slots), "launch");
+  std::vector<Launch> launches;
+  for (const DispatchSpec& d : c.dispatches) launches.push_back(plan_launch(d, buffers, arguments, memory));
+  run_all(launches);
   check(cudaDeviceSynchronize(), "the kernel");
   for (size_t i = 0; i < c.buffers.size(); ++i) {
-    if (c.buffers[i].role == "in") continue;
+    if (!c.buffers[i].written_back()) continue;
     std::vector<unsigned char> out(c.buffers[i].bytes());
-    check(cudaMemcpy(out.data(), device.slots.slot[i], out.size(), cudaMemcpyDeviceToHost), "cudaMemcpy to the host");
+    check(cudaMemcpy(out.data(), buffers[i], out.size(), cudaMemcpyDeviceToHost), "cudaMemcpy to the host");
     write_file("gpu_" + std::to_string(i) + ".bin", out.data(), out.size());
   }
-  if (c.mode == "bench") bench(c, entry, l, device.slots);
+  if (c.mode == "bench") bench(c, launches);
   else run_reference(c, inputs);
   g_result << "ok\n";
   return 0;

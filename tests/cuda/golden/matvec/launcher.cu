@@ -2,16 +2,27 @@
 // matvec.metal beside this file is the MSL front end's CUDA flavour of the kernel's source
 // (same lines). One __global__ wrapper per entry point unpacks the binding table's slots and this
 // thread's builtins from CUDA's indices, then calls the kernel exactly as the .metal file declares it.
+// Everything the runner needs is in mtlcu_module_matvec; the other names are this file's own,
+// so that the kernels of a family link into one program.
 #include <metal_stdlib>
+
+#include <mtlsim/host_dispatch.h>
 
 #include "matvec.metal"
 
+// The glue's dispatch: the simulator's bridge, compiled under this name (host.cpp beside this file).
+extern "C" int mtlsim_host_dispatch_matvec(int, const uint64_t*, const double*, mtlsim::HostDispatch*);
+
+namespace {
+
 // Function constants are __device__ variables: set from the host before each launch, values[i]
 // being constant i in declaration order.
-void mtlcu_set_function_constants([[maybe_unused]] const double* values) {
+void set_function_constants([[maybe_unused]] const double* values) {
 }
 
-__global__ void __launch_bounds__(32) mtlcu_kernel_0(const mtlcu::Slots s) {
+}  // namespace
+
+__global__ void __launch_bounds__(32) mtlcu_kernel_matvec_0(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<float, 32, 4>(
       static_cast<const float*>(slot[0]),
@@ -26,11 +37,11 @@ __global__ void __launch_bounds__(32) mtlcu_kernel_0(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_0(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_0<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_0<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(32) mtlcu_kernel_1(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(32) mtlcu_kernel_matvec_1(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<float, 32, 8>(
       static_cast<const float*>(slot[0]),
@@ -45,11 +56,11 @@ __global__ void __launch_bounds__(32) mtlcu_kernel_1(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_1(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_1<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_1<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(64) mtlcu_kernel_2(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(64) mtlcu_kernel_matvec_2(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<float, 64, 4>(
       static_cast<const float*>(slot[0]),
@@ -64,11 +75,11 @@ __global__ void __launch_bounds__(64) mtlcu_kernel_2(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_2(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_2<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_2<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(64) mtlcu_kernel_3(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(64) mtlcu_kernel_matvec_3(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<float, 64, 8>(
       static_cast<const float*>(slot[0]),
@@ -83,11 +94,11 @@ __global__ void __launch_bounds__(64) mtlcu_kernel_3(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_3(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_3<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_3<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(128) mtlcu_kernel_4(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(128) mtlcu_kernel_matvec_4(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<float, 128, 4>(
       static_cast<const float*>(slot[0]),
@@ -102,11 +113,11 @@ __global__ void __launch_bounds__(128) mtlcu_kernel_4(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_4(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_4<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_4<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(128) mtlcu_kernel_5(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(128) mtlcu_kernel_matvec_5(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<float, 128, 8>(
       static_cast<const float*>(slot[0]),
@@ -121,11 +132,11 @@ __global__ void __launch_bounds__(128) mtlcu_kernel_5(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_5(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_5<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_5<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(256) mtlcu_kernel_6(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(256) mtlcu_kernel_matvec_6(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<float, 256, 4>(
       static_cast<const float*>(slot[0]),
@@ -140,11 +151,11 @@ __global__ void __launch_bounds__(256) mtlcu_kernel_6(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_6(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_6<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_6<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(256) mtlcu_kernel_7(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(256) mtlcu_kernel_matvec_7(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<float, 256, 8>(
       static_cast<const float*>(slot[0]),
@@ -159,11 +170,11 @@ __global__ void __launch_bounds__(256) mtlcu_kernel_7(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_7(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_7<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_7<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(32) mtlcu_kernel_8(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(32) mtlcu_kernel_matvec_8(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<half, 32, 4>(
       static_cast<const half*>(slot[0]),
@@ -178,11 +189,11 @@ __global__ void __launch_bounds__(32) mtlcu_kernel_8(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_8(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_8<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_8<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(32) mtlcu_kernel_9(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(32) mtlcu_kernel_matvec_9(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<half, 32, 8>(
       static_cast<const half*>(slot[0]),
@@ -197,11 +208,11 @@ __global__ void __launch_bounds__(32) mtlcu_kernel_9(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_9(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_9<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_9<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(64) mtlcu_kernel_10(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(64) mtlcu_kernel_matvec_10(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<half, 64, 4>(
       static_cast<const half*>(slot[0]),
@@ -216,11 +227,11 @@ __global__ void __launch_bounds__(64) mtlcu_kernel_10(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_10(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_10<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_10<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(64) mtlcu_kernel_11(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(64) mtlcu_kernel_matvec_11(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<half, 64, 8>(
       static_cast<const half*>(slot[0]),
@@ -235,11 +246,11 @@ __global__ void __launch_bounds__(64) mtlcu_kernel_11(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_11(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_11<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_11<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(128) mtlcu_kernel_12(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(128) mtlcu_kernel_matvec_12(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<half, 128, 4>(
       static_cast<const half*>(slot[0]),
@@ -254,11 +265,11 @@ __global__ void __launch_bounds__(128) mtlcu_kernel_12(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_12(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_12<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_12<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(128) mtlcu_kernel_13(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(128) mtlcu_kernel_matvec_13(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<half, 128, 8>(
       static_cast<const half*>(slot[0]),
@@ -273,11 +284,11 @@ __global__ void __launch_bounds__(128) mtlcu_kernel_13(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_13(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_13<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_13<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(256) mtlcu_kernel_14(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(256) mtlcu_kernel_matvec_14(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<half, 256, 4>(
       static_cast<const half*>(slot[0]),
@@ -292,11 +303,11 @@ __global__ void __launch_bounds__(256) mtlcu_kernel_14(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_14(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_14<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_14<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(256) mtlcu_kernel_15(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(256) mtlcu_kernel_matvec_15(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<half, 256, 8>(
       static_cast<const half*>(slot[0]),
@@ -311,11 +322,11 @@ __global__ void __launch_bounds__(256) mtlcu_kernel_15(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_15(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_15<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_15<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(32) mtlcu_kernel_16(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(32) mtlcu_kernel_matvec_16(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<bfloat, 32, 4>(
       static_cast<const bfloat*>(slot[0]),
@@ -330,11 +341,11 @@ __global__ void __launch_bounds__(32) mtlcu_kernel_16(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_16(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_16<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_16<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(32) mtlcu_kernel_17(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(32) mtlcu_kernel_matvec_17(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<bfloat, 32, 8>(
       static_cast<const bfloat*>(slot[0]),
@@ -349,11 +360,11 @@ __global__ void __launch_bounds__(32) mtlcu_kernel_17(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_17(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_17<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_17<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(64) mtlcu_kernel_18(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(64) mtlcu_kernel_matvec_18(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<bfloat, 64, 4>(
       static_cast<const bfloat*>(slot[0]),
@@ -368,11 +379,11 @@ __global__ void __launch_bounds__(64) mtlcu_kernel_18(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_18(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_18<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_18<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(64) mtlcu_kernel_19(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(64) mtlcu_kernel_matvec_19(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<bfloat, 64, 8>(
       static_cast<const bfloat*>(slot[0]),
@@ -387,11 +398,11 @@ __global__ void __launch_bounds__(64) mtlcu_kernel_19(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_19(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_19<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_19<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(128) mtlcu_kernel_20(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(128) mtlcu_kernel_matvec_20(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<bfloat, 128, 4>(
       static_cast<const bfloat*>(slot[0]),
@@ -406,11 +417,11 @@ __global__ void __launch_bounds__(128) mtlcu_kernel_20(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_20(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_20<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_20<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(128) mtlcu_kernel_21(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(128) mtlcu_kernel_matvec_21(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<bfloat, 128, 8>(
       static_cast<const bfloat*>(slot[0]),
@@ -425,11 +436,11 @@ __global__ void __launch_bounds__(128) mtlcu_kernel_21(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_21(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_21<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_21<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(256) mtlcu_kernel_22(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(256) mtlcu_kernel_matvec_22(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<bfloat, 256, 4>(
       static_cast<const bfloat*>(slot[0]),
@@ -444,11 +455,11 @@ __global__ void __launch_bounds__(256) mtlcu_kernel_22(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_22(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_22<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_22<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(256) mtlcu_kernel_23(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(256) mtlcu_kernel_matvec_23(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::matvec<bfloat, 256, 8>(
       static_cast<const bfloat*>(slot[0]),
@@ -463,12 +474,11 @@ __global__ void __launch_bounds__(256) mtlcu_kernel_23(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_23(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_23<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_matvec_23<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-extern const mtlcu::EntryPoint mtlcu_entry_points[];
-const mtlcu::EntryPoint mtlcu_entry_points[] = {
+static const mtlcu::EntryPoint kEntryPoints[] = {
     {"matvec_f32_tg32_rows4", &mtlcu_launch_0},
     {"matvec_f32_tg32_rows8", &mtlcu_launch_1},
     {"matvec_f32_tg64_rows4", &mtlcu_launch_2},
@@ -494,22 +504,7 @@ const mtlcu::EntryPoint mtlcu_entry_points[] = {
     {"matvec_bf16_tg256_rows4", &mtlcu_launch_22},
     {"matvec_bf16_tg256_rows8", &mtlcu_launch_23},
 };
-extern const int mtlcu_entry_point_count;
-const int mtlcu_entry_point_count = 24;
 
-using ReferenceFn = int (*)(void* const*, const uint64_t*, const uint64_t*, const double*, const double*, char*, size_t);
-struct ReferenceEntry {
-  const char* symbol;
-  ReferenceFn fn;
-};
-extern "C" int mtlsim_reference_matvec_f32(void* const*, const uint64_t*, const uint64_t*, const double*, const double*, char*, size_t);
-extern "C" int mtlsim_reference_matvec_f16(void* const*, const uint64_t*, const uint64_t*, const double*, const double*, char*, size_t);
-extern "C" int mtlsim_reference_matvec_bf16(void* const*, const uint64_t*, const uint64_t*, const double*, const double*, char*, size_t);
-extern const ReferenceEntry mtlcu_references[];
-const ReferenceEntry mtlcu_references[] = {
-    {"matvec_f32", &mtlsim_reference_matvec_f32},
-    {"matvec_f16", &mtlsim_reference_matvec_f16},
-    {"matvec_bf16", &mtlsim_reference_matvec_bf16},
-};
-extern const int mtlcu_reference_count;
-const int mtlcu_reference_count = 3;
+extern const mtlcu::Module mtlcu_module_matvec;
+const mtlcu::Module mtlcu_module_matvec = {"matvec", kEntryPoints, 24, &set_function_constants,
+                                            &mtlsim_host_dispatch_matvec};

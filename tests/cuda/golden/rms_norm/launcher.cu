@@ -2,16 +2,27 @@
 // rms_norm.metal beside this file is the MSL front end's CUDA flavour of the kernel's source
 // (same lines). One __global__ wrapper per entry point unpacks the binding table's slots and this
 // thread's builtins from CUDA's indices, then calls the kernel exactly as the .metal file declares it.
+// Everything the runner needs is in mtlcu_module_rms_norm; the other names are this file's own,
+// so that the kernels of a family link into one program.
 #include <metal_stdlib>
+
+#include <mtlsim/host_dispatch.h>
 
 #include "rms_norm.metal"
 
+// The glue's dispatch: the simulator's bridge, compiled under this name (host.cpp beside this file).
+extern "C" int mtlsim_host_dispatch_rms_norm(int, const uint64_t*, const double*, mtlsim::HostDispatch*);
+
+namespace {
+
 // Function constants are __device__ variables: set from the host before each launch, values[i]
 // being constant i in declaration order.
-void mtlcu_set_function_constants([[maybe_unused]] const double* values) {
+void set_function_constants([[maybe_unused]] const double* values) {
 }
 
-__global__ void __launch_bounds__(32) mtlcu_kernel_0(const mtlcu::Slots s) {
+}  // namespace
+
+__global__ void __launch_bounds__(32) mtlcu_kernel_rms_norm_0(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rms_norm<float, 32>(
       static_cast<const float*>(slot[0]),
@@ -26,11 +37,11 @@ __global__ void __launch_bounds__(32) mtlcu_kernel_0(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_0(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_0<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rms_norm_0<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(64) mtlcu_kernel_1(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(64) mtlcu_kernel_rms_norm_1(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rms_norm<float, 64>(
       static_cast<const float*>(slot[0]),
@@ -45,11 +56,11 @@ __global__ void __launch_bounds__(64) mtlcu_kernel_1(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_1(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_1<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rms_norm_1<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(128) mtlcu_kernel_2(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(128) mtlcu_kernel_rms_norm_2(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rms_norm<float, 128>(
       static_cast<const float*>(slot[0]),
@@ -64,11 +75,11 @@ __global__ void __launch_bounds__(128) mtlcu_kernel_2(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_2(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_2<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rms_norm_2<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(256) mtlcu_kernel_3(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(256) mtlcu_kernel_rms_norm_3(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rms_norm<float, 256>(
       static_cast<const float*>(slot[0]),
@@ -83,11 +94,11 @@ __global__ void __launch_bounds__(256) mtlcu_kernel_3(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_3(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_3<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rms_norm_3<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(512) mtlcu_kernel_4(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(512) mtlcu_kernel_rms_norm_4(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rms_norm<float, 512>(
       static_cast<const float*>(slot[0]),
@@ -102,11 +113,11 @@ __global__ void __launch_bounds__(512) mtlcu_kernel_4(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_4(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_4<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rms_norm_4<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(1024) mtlcu_kernel_5(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(1024) mtlcu_kernel_rms_norm_5(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rms_norm<float, 1024>(
       static_cast<const float*>(slot[0]),
@@ -121,11 +132,11 @@ __global__ void __launch_bounds__(1024) mtlcu_kernel_5(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_5(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_5<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rms_norm_5<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(32) mtlcu_kernel_6(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(32) mtlcu_kernel_rms_norm_6(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rms_norm<half, 32>(
       static_cast<const half*>(slot[0]),
@@ -140,11 +151,11 @@ __global__ void __launch_bounds__(32) mtlcu_kernel_6(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_6(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_6<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rms_norm_6<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(64) mtlcu_kernel_7(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(64) mtlcu_kernel_rms_norm_7(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rms_norm<half, 64>(
       static_cast<const half*>(slot[0]),
@@ -159,11 +170,11 @@ __global__ void __launch_bounds__(64) mtlcu_kernel_7(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_7(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_7<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rms_norm_7<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(128) mtlcu_kernel_8(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(128) mtlcu_kernel_rms_norm_8(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rms_norm<half, 128>(
       static_cast<const half*>(slot[0]),
@@ -178,11 +189,11 @@ __global__ void __launch_bounds__(128) mtlcu_kernel_8(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_8(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_8<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rms_norm_8<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(256) mtlcu_kernel_9(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(256) mtlcu_kernel_rms_norm_9(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rms_norm<half, 256>(
       static_cast<const half*>(slot[0]),
@@ -197,11 +208,11 @@ __global__ void __launch_bounds__(256) mtlcu_kernel_9(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_9(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_9<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rms_norm_9<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(512) mtlcu_kernel_10(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(512) mtlcu_kernel_rms_norm_10(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rms_norm<half, 512>(
       static_cast<const half*>(slot[0]),
@@ -216,11 +227,11 @@ __global__ void __launch_bounds__(512) mtlcu_kernel_10(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_10(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_10<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rms_norm_10<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(1024) mtlcu_kernel_11(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(1024) mtlcu_kernel_rms_norm_11(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rms_norm<half, 1024>(
       static_cast<const half*>(slot[0]),
@@ -235,11 +246,11 @@ __global__ void __launch_bounds__(1024) mtlcu_kernel_11(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_11(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_11<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rms_norm_11<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(32) mtlcu_kernel_12(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(32) mtlcu_kernel_rms_norm_12(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rms_norm<bfloat, 32>(
       static_cast<const bfloat*>(slot[0]),
@@ -254,11 +265,11 @@ __global__ void __launch_bounds__(32) mtlcu_kernel_12(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_12(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_12<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rms_norm_12<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(64) mtlcu_kernel_13(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(64) mtlcu_kernel_rms_norm_13(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rms_norm<bfloat, 64>(
       static_cast<const bfloat*>(slot[0]),
@@ -273,11 +284,11 @@ __global__ void __launch_bounds__(64) mtlcu_kernel_13(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_13(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_13<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rms_norm_13<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(128) mtlcu_kernel_14(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(128) mtlcu_kernel_rms_norm_14(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rms_norm<bfloat, 128>(
       static_cast<const bfloat*>(slot[0]),
@@ -292,11 +303,11 @@ __global__ void __launch_bounds__(128) mtlcu_kernel_14(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_14(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_14<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rms_norm_14<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(256) mtlcu_kernel_15(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(256) mtlcu_kernel_rms_norm_15(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rms_norm<bfloat, 256>(
       static_cast<const bfloat*>(slot[0]),
@@ -311,11 +322,11 @@ __global__ void __launch_bounds__(256) mtlcu_kernel_15(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_15(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_15<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rms_norm_15<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(512) mtlcu_kernel_16(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(512) mtlcu_kernel_rms_norm_16(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rms_norm<bfloat, 512>(
       static_cast<const bfloat*>(slot[0]),
@@ -330,11 +341,11 @@ __global__ void __launch_bounds__(512) mtlcu_kernel_16(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_16(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_16<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rms_norm_16<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(1024) mtlcu_kernel_17(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(1024) mtlcu_kernel_rms_norm_17(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rms_norm<bfloat, 1024>(
       static_cast<const bfloat*>(slot[0]),
@@ -349,12 +360,11 @@ __global__ void __launch_bounds__(1024) mtlcu_kernel_17(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_17(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_17<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rms_norm_17<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-extern const mtlcu::EntryPoint mtlcu_entry_points[];
-const mtlcu::EntryPoint mtlcu_entry_points[] = {
+static const mtlcu::EntryPoint kEntryPoints[] = {
     {"rms_norm_f32_tg32", &mtlcu_launch_0},
     {"rms_norm_f32_tg64", &mtlcu_launch_1},
     {"rms_norm_f32_tg128", &mtlcu_launch_2},
@@ -374,22 +384,7 @@ const mtlcu::EntryPoint mtlcu_entry_points[] = {
     {"rms_norm_bf16_tg512", &mtlcu_launch_16},
     {"rms_norm_bf16_tg1024", &mtlcu_launch_17},
 };
-extern const int mtlcu_entry_point_count;
-const int mtlcu_entry_point_count = 18;
 
-using ReferenceFn = int (*)(void* const*, const uint64_t*, const uint64_t*, const double*, const double*, char*, size_t);
-struct ReferenceEntry {
-  const char* symbol;
-  ReferenceFn fn;
-};
-extern "C" int mtlsim_reference_rms_norm_f32(void* const*, const uint64_t*, const uint64_t*, const double*, const double*, char*, size_t);
-extern "C" int mtlsim_reference_rms_norm_f16(void* const*, const uint64_t*, const uint64_t*, const double*, const double*, char*, size_t);
-extern "C" int mtlsim_reference_rms_norm_bf16(void* const*, const uint64_t*, const uint64_t*, const double*, const double*, char*, size_t);
-extern const ReferenceEntry mtlcu_references[];
-const ReferenceEntry mtlcu_references[] = {
-    {"rms_norm_f32", &mtlsim_reference_rms_norm_f32},
-    {"rms_norm_f16", &mtlsim_reference_rms_norm_f16},
-    {"rms_norm_bf16", &mtlsim_reference_rms_norm_bf16},
-};
-extern const int mtlcu_reference_count;
-const int mtlcu_reference_count = 3;
+extern const mtlcu::Module mtlcu_module_rms_norm;
+const mtlcu::Module mtlcu_module_rms_norm = {"rms_norm", kEntryPoints, 18, &set_function_constants,
+                                            &mtlsim_host_dispatch_rms_norm};

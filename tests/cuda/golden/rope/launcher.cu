@@ -2,16 +2,27 @@
 // rope.metal beside this file is the MSL front end's CUDA flavour of the kernel's source
 // (same lines). One __global__ wrapper per entry point unpacks the binding table's slots and this
 // thread's builtins from CUDA's indices, then calls the kernel exactly as the .metal file declares it.
+// Everything the runner needs is in mtlcu_module_rope; the other names are this file's own,
+// so that the kernels of a family link into one program.
 #include <metal_stdlib>
+
+#include <mtlsim/host_dispatch.h>
 
 #include "rope.metal"
 
+// The glue's dispatch: the simulator's bridge, compiled under this name (host.cpp beside this file).
+extern "C" int mtlsim_host_dispatch_rope(int, const uint64_t*, const double*, mtlsim::HostDispatch*);
+
+namespace {
+
 // Function constants are __device__ variables: set from the host before each launch, values[i]
 // being constant i in declaration order.
-void mtlcu_set_function_constants([[maybe_unused]] const double* values) {
+void set_function_constants([[maybe_unused]] const double* values) {
 }
 
-__global__ void __launch_bounds__(32) mtlcu_kernel_0(const mtlcu::Slots s) {
+}  // namespace
+
+__global__ void __launch_bounds__(32) mtlcu_kernel_rope_0(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rope<float, 32>(
       static_cast<const float*>(slot[0]),
@@ -22,11 +33,11 @@ __global__ void __launch_bounds__(32) mtlcu_kernel_0(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_0(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_0<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rope_0<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(64) mtlcu_kernel_1(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(64) mtlcu_kernel_rope_1(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rope<float, 64>(
       static_cast<const float*>(slot[0]),
@@ -37,11 +48,11 @@ __global__ void __launch_bounds__(64) mtlcu_kernel_1(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_1(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_1<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rope_1<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(128) mtlcu_kernel_2(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(128) mtlcu_kernel_rope_2(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rope<float, 128>(
       static_cast<const float*>(slot[0]),
@@ -52,11 +63,11 @@ __global__ void __launch_bounds__(128) mtlcu_kernel_2(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_2(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_2<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rope_2<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(256) mtlcu_kernel_3(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(256) mtlcu_kernel_rope_3(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rope<float, 256>(
       static_cast<const float*>(slot[0]),
@@ -67,11 +78,11 @@ __global__ void __launch_bounds__(256) mtlcu_kernel_3(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_3(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_3<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rope_3<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(512) mtlcu_kernel_4(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(512) mtlcu_kernel_rope_4(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rope<float, 512>(
       static_cast<const float*>(slot[0]),
@@ -82,11 +93,11 @@ __global__ void __launch_bounds__(512) mtlcu_kernel_4(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_4(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_4<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rope_4<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(1024) mtlcu_kernel_5(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(1024) mtlcu_kernel_rope_5(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rope<float, 1024>(
       static_cast<const float*>(slot[0]),
@@ -97,11 +108,11 @@ __global__ void __launch_bounds__(1024) mtlcu_kernel_5(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_5(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_5<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rope_5<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(32) mtlcu_kernel_6(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(32) mtlcu_kernel_rope_6(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rope<half, 32>(
       static_cast<const half*>(slot[0]),
@@ -112,11 +123,11 @@ __global__ void __launch_bounds__(32) mtlcu_kernel_6(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_6(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_6<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rope_6<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(64) mtlcu_kernel_7(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(64) mtlcu_kernel_rope_7(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rope<half, 64>(
       static_cast<const half*>(slot[0]),
@@ -127,11 +138,11 @@ __global__ void __launch_bounds__(64) mtlcu_kernel_7(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_7(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_7<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rope_7<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(128) mtlcu_kernel_8(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(128) mtlcu_kernel_rope_8(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rope<half, 128>(
       static_cast<const half*>(slot[0]),
@@ -142,11 +153,11 @@ __global__ void __launch_bounds__(128) mtlcu_kernel_8(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_8(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_8<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rope_8<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(256) mtlcu_kernel_9(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(256) mtlcu_kernel_rope_9(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rope<half, 256>(
       static_cast<const half*>(slot[0]),
@@ -157,11 +168,11 @@ __global__ void __launch_bounds__(256) mtlcu_kernel_9(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_9(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_9<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rope_9<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(512) mtlcu_kernel_10(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(512) mtlcu_kernel_rope_10(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rope<half, 512>(
       static_cast<const half*>(slot[0]),
@@ -172,11 +183,11 @@ __global__ void __launch_bounds__(512) mtlcu_kernel_10(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_10(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_10<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rope_10<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(1024) mtlcu_kernel_11(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(1024) mtlcu_kernel_rope_11(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rope<half, 1024>(
       static_cast<const half*>(slot[0]),
@@ -187,11 +198,11 @@ __global__ void __launch_bounds__(1024) mtlcu_kernel_11(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_11(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_11<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rope_11<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(32) mtlcu_kernel_12(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(32) mtlcu_kernel_rope_12(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rope<bfloat, 32>(
       static_cast<const bfloat*>(slot[0]),
@@ -202,11 +213,11 @@ __global__ void __launch_bounds__(32) mtlcu_kernel_12(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_12(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_12<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rope_12<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(64) mtlcu_kernel_13(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(64) mtlcu_kernel_rope_13(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rope<bfloat, 64>(
       static_cast<const bfloat*>(slot[0]),
@@ -217,11 +228,11 @@ __global__ void __launch_bounds__(64) mtlcu_kernel_13(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_13(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_13<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rope_13<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(128) mtlcu_kernel_14(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(128) mtlcu_kernel_rope_14(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rope<bfloat, 128>(
       static_cast<const bfloat*>(slot[0]),
@@ -232,11 +243,11 @@ __global__ void __launch_bounds__(128) mtlcu_kernel_14(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_14(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_14<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rope_14<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(256) mtlcu_kernel_15(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(256) mtlcu_kernel_rope_15(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rope<bfloat, 256>(
       static_cast<const bfloat*>(slot[0]),
@@ -247,11 +258,11 @@ __global__ void __launch_bounds__(256) mtlcu_kernel_15(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_15(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_15<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rope_15<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(512) mtlcu_kernel_16(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(512) mtlcu_kernel_rope_16(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rope<bfloat, 512>(
       static_cast<const bfloat*>(slot[0]),
@@ -262,11 +273,11 @@ __global__ void __launch_bounds__(512) mtlcu_kernel_16(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_16(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_16<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rope_16<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(1024) mtlcu_kernel_17(const mtlcu::Slots s) {
+__global__ void __launch_bounds__(1024) mtlcu_kernel_rope_17(const mtlcu::Slots s) {
   [[maybe_unused]] void* const* slot = s.slot;
   ::rope<bfloat, 1024>(
       static_cast<const bfloat*>(slot[0]),
@@ -277,12 +288,11 @@ __global__ void __launch_bounds__(1024) mtlcu_kernel_17(const mtlcu::Slots s) {
 }
 
 static cudaError_t mtlcu_launch_17(dim3 grid, dim3 block, size_t shared, const mtlcu::Slots& slots) {
-  mtlcu_kernel_17<<<grid, block, shared>>>(slots);
+  mtlcu_kernel_rope_17<<<grid, block, shared>>>(slots);
   return cudaGetLastError();
 }
 
-extern const mtlcu::EntryPoint mtlcu_entry_points[];
-const mtlcu::EntryPoint mtlcu_entry_points[] = {
+static const mtlcu::EntryPoint kEntryPoints[] = {
     {"rope_f32_tg32", &mtlcu_launch_0},
     {"rope_f32_tg64", &mtlcu_launch_1},
     {"rope_f32_tg128", &mtlcu_launch_2},
@@ -302,22 +312,7 @@ const mtlcu::EntryPoint mtlcu_entry_points[] = {
     {"rope_bf16_tg512", &mtlcu_launch_16},
     {"rope_bf16_tg1024", &mtlcu_launch_17},
 };
-extern const int mtlcu_entry_point_count;
-const int mtlcu_entry_point_count = 18;
 
-using ReferenceFn = int (*)(void* const*, const uint64_t*, const uint64_t*, const double*, const double*, char*, size_t);
-struct ReferenceEntry {
-  const char* symbol;
-  ReferenceFn fn;
-};
-extern "C" int mtlsim_reference_rope_f32(void* const*, const uint64_t*, const uint64_t*, const double*, const double*, char*, size_t);
-extern "C" int mtlsim_reference_rope_f16(void* const*, const uint64_t*, const uint64_t*, const double*, const double*, char*, size_t);
-extern "C" int mtlsim_reference_rope_bf16(void* const*, const uint64_t*, const uint64_t*, const double*, const double*, char*, size_t);
-extern const ReferenceEntry mtlcu_references[];
-const ReferenceEntry mtlcu_references[] = {
-    {"rope_f32", &mtlsim_reference_rope_f32},
-    {"rope_f16", &mtlsim_reference_rope_f16},
-    {"rope_bf16", &mtlsim_reference_rope_bf16},
-};
-extern const int mtlcu_reference_count;
-const int mtlcu_reference_count = 3;
+extern const mtlcu::Module mtlcu_module_rope;
+const mtlcu::Module mtlcu_module_rope = {"rope", kEntryPoints, 18, &set_function_constants,
+                                            &mtlsim_host_dispatch_rope};
