@@ -346,17 +346,18 @@ bool worth_showing(const std::string& body) {
   return body.find_first_not_of(' ') != std::string::npos;
 }
 
-// compute-sanitizer's findings, its `=========` lines: the kernel's mangled signature shortened to
-// "at", and lines that differ only in addresses shown once (a hazard repeats per byte), at most 16.
+// compute-sanitizer's findings, its `=========` lines: a frame's signature dropped (`at` or
+// `Device Frame:` then the .metal line), lines that differ only in addresses shown once (a hazard
+// repeats per byte), at most 16.
 std::string sanitizer_findings(const std::string& output) {
-  static const std::regex kFrame(R"(at (void )?\S.*\+0x[0-9a-f]+ in )"), kAddress("0x[0-9a-f]+");
+  static const std::regex kFrame(R"(((?:at|Device Frame:) )(?:void )?\S.*\+0x[0-9a-f]+ in )"), kAddress("0x[0-9a-f]+");
   std::vector<std::string> seen;
   std::string found;
   size_t more = 0;
   std::istringstream in(output);
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("========= ", 0) != 0 || !worth_showing(line.substr(10))) continue;
-    std::string body = std::regex_replace(line.substr(10), kFrame, "at ");
+    std::string body = std::regex_replace(line.substr(10), kFrame, "$1");
     std::string key = std::regex_replace(body, kAddress, "0x");
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
     seen.push_back(key);
