@@ -13,7 +13,10 @@ build=${1:-build}
 bundle=${2:-.gpu}
 tool=$build/generator/cli/mtlgen
 simrt=$build/generator/sim/libmtlgen_simrt.so
-[ -x "$tool" ] && [ -f "$simrt" ] || { echo "gpu-bundle: build $tool first (ninja -C $build mtlgen)" >&2; exit 1; }
+if [ ! -x "$tool" ] || [ ! -f "$simrt" ]; then
+  echo "gpu-bundle: build $tool first (ninja -C $build mtlgen)" >&2
+  exit 1
+fi
 
 rm -rf "$bundle" && mkdir -p "$bundle"
 strip -o "$bundle/mtlgen" "$tool"
@@ -58,7 +61,7 @@ if [ ! -f "$L/.unpacked" ]; then
     [ -d "$u/include" ] || { mkdir -p "$u" && ln -sfn "$v/include" "$u/include"; }
   done
   touch "$L/.unpacked"
-  echo "gpu bundle: carried libraries in use: $(cd "$L" && ls *.so* 2>/dev/null | tr '\n' ' ')" >&2
+  echo "gpu bundle: carried libraries in use: $(cd "$L" && for f in *.so*; do [ -e "$f" ] && printf '%s ' "$f"; done)" >&2
 fi
 export LD_LIBRARY_PATH=$L:$G${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$G:/usr/local/cuda/bin:$PATH
