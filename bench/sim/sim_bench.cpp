@@ -18,6 +18,9 @@
 // same shapes and data, with the counter `pocl_over_serial` taken the same way; the argument is
 // the PoCL thread count (POCL_MAX_PTHREAD_COUNT / POCL_CPU_MAX_CU_NUM, one helper process per
 // count, see below). Reported time: enqueue + clFinish.
+//
+// BM_RmsNorm / BM_Argmax take (workers, path): path 0 runs one fiber per thread, path 1 the loop
+// form the MSL front end makes of the kernel (msl-loops/*_loops.inc, docs/simulator.md).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -46,6 +49,8 @@
 // clang-format off
 #include <kernels/rms_norm.metal>  // simulator copies (see mtlsim_prepare_msl)
 #include <kernels/argmax.metal>
+#include <rms_norm_loops.inc>  // the loop forms (mtlgen_loop_form, see CMakeLists.txt)
+#include <argmax_loops.inc>
 // clang-format on
 
 namespace {
@@ -116,6 +121,14 @@ void launch_rms_norm(const mtlsim::ThreadContext& tc, void* user) {
                           tc.thread_index_in_simdgroup, tc.simdgroup_index_in_threadgroup);
 }
 
+void group_rms_norm(const mtlsim::detail::LoopRun& run, void* user) {
+  auto& a = *static_cast<RmsArgs*>(user);
+  const mtlsim::ThreadContext& tc = run.contexts[0];
+  mtlsim_loops_rms_norm<float, kRmsTg>(a.x, a.w, a.y, a.n, a.eps, static_cast<float*>(tc.threadgroup_memory[0]),
+                                       tc.threadgroup_position_in_grid.x, tc.thread_position_in_threadgroup.x,
+                                       tc.thread_index_in_simdgroup, tc.simdgroup_index_in_threadgroup, run);
+}
+
 void serial_rms_norm(const float* x, const float* w, float* y, uint rows, uint n, float eps) {
   for (uint r = 0; r < rows; ++r) {
     const float* xr = x + size_t(r) * n;
@@ -135,6 +148,7 @@ void BM_RmsNorm(benchmark::State& state) {
   o.threads_per_threadgroup = {kRmsTg, 1, 1};
   o.threadgroup_arrays = {{kRmsTg / 32 * sizeof(float), {}}};
   o.workers = int(state.range(0));
+  o.group_fn = state.range(1) ? group_rms_norm : nullptr;
   o.kernel_name = "rms_norm_f32_tg512";
   run_against_serial(
       state, [&] { return mtlsim::dispatch(o, launch_rms_norm, &args); },
@@ -142,7 +156,7 @@ void BM_RmsNorm(benchmark::State& state) {
   for (size_t i = 0; i < y.size(); i += 97)
     if (std::fabs(y[i] - y_ref[i]) > 1e-4f * (1 + std::fabs(y_ref[i]))) state.SkipWithError("rms_norm mismatch");
 }
-BENCHMARK(BM_RmsNorm)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RmsNorm)->ArgsProduct({{1, 2}, {0, 1}})->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 double seconds_of(const std::function<mtlsim::DispatchResult()>& run, mtlsim::DispatchResult& result) {
   const auto start = Clock::now();
@@ -196,6 +210,15 @@ void launch_argmax(const mtlsim::ThreadContext& tc, void* user) {
                     tc.simdgroup_index_in_threadgroup);
 }
 
+void group_argmax(const mtlsim::detail::LoopRun& run, void* user) {
+  auto& a = *static_cast<ArgmaxArgs*>(user);
+  const mtlsim::ThreadContext& tc = run.contexts[0];
+  mtlsim_loops_argmax<kArgmaxTg>(a.x, a.out, a.n, static_cast<float*>(tc.threadgroup_memory[0]),
+                                 static_cast<uint*>(tc.threadgroup_memory[1]), tc.threadgroup_position_in_grid.x,
+                                 tc.thread_position_in_threadgroup.x, tc.thread_index_in_simdgroup,
+                                 tc.simdgroup_index_in_threadgroup, run);
+}
+
 uint serial_argmax(const float* x, uint n) {
   float best = -INFINITY;
   uint best_i = 0xFFFFFFFFu;
@@ -213,13 +236,14 @@ void BM_Argmax(benchmark::State& state) {
   o.threads_per_threadgroup = {kArgmaxTg, 1, 1};
   o.threadgroup_arrays = {{kArgmaxTg / 32 * sizeof(float), {}}, {kArgmaxTg / 32 * sizeof(uint), {0}}};
   o.workers = int(state.range(0));
+  o.group_fn = state.range(1) ? group_argmax : nullptr;
   o.kernel_name = "argmax_f32_tg1024";
   run_against_serial(
       state, [&] { return mtlsim::dispatch(o, launch_argmax, &args); },
       [&] { benchmark::DoNotOptimize(ref = serial_argmax(x.data(), kVocab)); });
   if (out != ref) state.SkipWithError("argmax mismatch");
 }
-BENCHMARK(BM_Argmax)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Argmax)->ArgsProduct({{1, 2}, {0, 1}})->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 #ifdef MTLGEN_SIM_BENCH_POCL
 // ---- PoCL (OpenCL on the CPU) running OpenCL C twins of the same kernels ----

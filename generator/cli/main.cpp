@@ -142,6 +142,12 @@ int main(int argc, char** argv) {
                          "happens-before race detector on a -fsanitize=thread build of the kernel, which finds races "
                          "that do not change outputs and races between threadgroups (slower)")
       ->check(CLI::IsMember({"orders", "exact"}));
+  std::string exec = "loops";
+  verify_cmd->add_option("--exec", exec,
+                         "loops: run a kernel's barrier-free regions as loops over its threads where the MSL front "
+                         "end can prove the structure, one fiber per thread elsewhere (default); fibers: one fiber "
+                         "per thread everywhere")
+      ->check(CLI::IsMember({"loops", "fibers"}));
   verify_cmd->add_flag("--report-same-value-stores", vo.report_same_value_stores,
                        "With --races exact: also report unordered stores of the same value to one element "
                        "(benign by default)");
@@ -236,6 +242,7 @@ int main(int argc, char** argv) {
     }
     vo.all_variants = variant == "all";
     vo.exact_races = races == "exact";
+    vo.exec = exec == "fibers" ? mtlsim::ExecPath::fibers : mtlsim::ExecPath::automatic;
     vo.result_cache = !no_result_cache;
     vo.progress_line = ::isatty(STDOUT_FILENO) == 1 && !std::getenv("CI");
     if (!parse_shard(shard, vo.shard_index, vo.shard_count)) {

@@ -86,6 +86,7 @@ std::string launcher_source(const ir::Kernel& k) {
   for (const auto& v : k.variants) {
     TemplateData item;
     item.set("symbol", launcher_symbol(v));
+    item.set("group_symbol", group_symbol(v));
     std::string args = template_args(k, v, Spelling::msl_kernel);
     item.set("template_args", args.empty() ? std::string() : "<" + args + ">");
     item.set("args", support::string_list(launcher_args(k, v)));
@@ -194,7 +195,9 @@ std::string source_launcher_source(const ir::Kernel& k) {
     for (size_t i = 0; i + 1 < args.size(); ++i) args[i] += ",";
     TemplateData item;
     item.set("symbol", launcher_symbol(v));
+    item.set("group_symbol", group_symbol(v));
     item.set("call", v.source_call);
+    item.set("function", v.source_call.substr(0, v.source_call.find('<')));
     item.set("args", support::string_list(args));
     variants.push_back(item);
   }
@@ -225,6 +228,7 @@ std::string sim_launcher_path(const ir::Kernel& k) { return sim_dir(k) + "launch
 std::string sim_bridge_path(const ir::Kernel& k) { return sim_dir(k) + "reference_bridge.cpp"; }
 
 std::string launcher_symbol(const ir::Variant& v) { return "mtlsim_thread_" + v.entry_point; }
+std::string group_symbol(const ir::Variant& v) { return "mtlsim_group_" + v.entry_point; }
 
 std::string reference_symbol(const ir::Kernel& k, const ir::Variant& v) {
   std::string symbol = k.name;

@@ -21,6 +21,9 @@ std::string sim_bridge_path(const ir::Kernel& kernel);
 
 // Symbol of a variant's launcher (a KernelThreadFn).
 std::string launcher_symbol(const ir::Variant& variant);
+// Symbol of a variant's loop-form launcher (a KernelGroupFn), compiled only where the front end
+// made a loop form (docs/simulator.md).
+std::string group_symbol(const ir::Variant& variant);
 
 // Symbol of a variant's reference entry (mtlsim_reference_<symbol>): one per type combination,
 // or per variant when the reference reads tunables.

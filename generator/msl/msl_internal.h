@@ -87,6 +87,7 @@ struct Unit::Impl {
   std::map<std::string, std::string> headers;  // local headers' original text, by clang's name
   std::map<std::string, std::vector<Edit>> edits;  // by clang's file name
   std::map<std::string, std::string> cuda_texts;   // by clang's file name (msl_cuda_rewrite.cpp)
+  LoopForm loop_form;                              // msl_loop_rewrite.cpp
 };
 
 // Index of the first of the decl-specifier words (`threadgroup`, `const`, `static`, ...) that
@@ -132,6 +133,10 @@ std::string msl_type_name(std::string clang_spelling);
 // Simulator rewrite (msl_rewrite.cpp): fills ctx.edits from the description and the tokens.
 void plan_simulator_edits(Context& ctx, const Description& d);
 std::string apply_edits(const std::string& text, std::vector<Edit> edits);
+
+// Loop form (msl_loop_rewrite.cpp): each kernel's threadgroup as loops over its threads, from
+// the main file's original text (`original`) and the simulator edits already planned.
+LoopForm plan_loop_form(Context& ctx, const Description& d, const std::string& original);
 
 // CUDA rewrite (msl_cuda_rewrite.cpp): every user file's CUDA flavour, by UserFile::path.
 std::map<std::string, std::string> plan_cuda_texts(Context& ctx, const Description& d);

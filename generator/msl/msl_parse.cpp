@@ -175,6 +175,7 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
   report_clang_diagnostics(ctx, diags);
   Description d = describe(ctx);
   plan_simulator_edits(ctx, d);
+  unit.impl_->loop_form = plan_loop_form(ctx, d, *text);
   unit.impl_->cuda_texts = plan_cuda_texts(ctx, d);
   if (options.conformance) check_conformance(session.tu, {path, options.msl_version}, diags);
   if (options.require_entry_point && d.entry_points.empty() && diags.error_count() == errors_before)

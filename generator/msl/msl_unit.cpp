@@ -39,6 +39,8 @@ std::vector<std::pair<std::filesystem::path, std::string>> Unit::simulator_heade
   return out;
 }
 
+const LoopForm& Unit::loop_form() const { return impl_->loop_form; }
+
 std::string Unit::cuda_source() const {
   auto it = impl_->cuda_texts.find(impl_->main_path);
   return it == impl_->cuda_texts.end() ? text_ : it->second;

@@ -117,6 +117,30 @@ struct ParseOptions {
   bool require_entry_point = true;  // a file without any kernel is an error (a header is not)
 };
 
+// The loop form of the kernels (msl_loop_rewrite.cpp, issue 17 item 2): a function per kernel
+// function that runs a whole threadgroup, each barrier-free region as a loop over its threads,
+// where the front end can prove the structure; the simulator runs the rest as fibers.
+struct LoopFormKernel {
+  std::string function;       // the kernel's C++ function (template) name
+  std::string loop_function;  // `mtlsim_loops_<function>`, same template parameters, the kernel's
+                              // parameters plus `const mtlsim::detail::LoopRun&`; empty: refused
+  std::string refusal;        // why there is none, e.g. "a barrier or simd function inside a
+                              // statement (a branch, a loop or an expression)"
+  int refusal_line = 0;       // the line that decided it (0: none)
+};
+struct LoopForm {
+  // Part of the key of every simulator module: change it with any change to what
+  // msl_loop_rewrite.cpp writes (a module's other inputs do not show it).
+  static constexpr const char* kRevision = "loop form 6";
+  std::string text;  // C++ for the simulator, to append to its copy of the main file (#line-ed)
+  std::vector<LoopFormKernel> kernels;
+  const LoopFormKernel* find(const std::string& function) const {
+    for (const auto& k : kernels)
+      if (k.function == function) return &k;
+    return nullptr;
+  }
+};
+
 // A parsed translation unit.
 class Unit {
  public:
@@ -140,6 +164,8 @@ class Unit {
   // The same rewrite applied to the local headers the file includes (MLX keeps its kernel
   // templates in headers), keyed by the path clang opened; only headers that needed a change.
   std::vector<std::pair<std::filesystem::path, std::string>> simulator_headers() const;
+  // The kernels' loop forms, and why a kernel has none (LoopForm above).
+  const LoopForm& loop_form() const;
 
   // The CUDA flavour (msl_cuda_rewrite.cpp), same lines, for nvcc against mtlgen's CUDA
   // <metal_stdlib> (generator/emit_cuda/shim/): `[[...]]` attributes, address-space words,

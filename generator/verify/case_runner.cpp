@@ -187,6 +187,8 @@ class CaseRun {
   mtlsim::DispatchOptions dispatch_options(const RunSpec& run) const {
     mtlsim::DispatchOptions o = verify::dispatch_options(k_, v_, host_, run, r_.order_seed, r_.workers);
     o.only_threadgroups = sampled_;
+    o.group_fn = m_.group_fn(v_);
+    o.exec = r_.exec;
     return o;
   }
 
@@ -218,6 +220,7 @@ class CaseRun {
     if (baseline) {
       result_.sim_seconds = monotonic_seconds() - start;
       result_.fiber_switches = result.fiber_switches;
+      result_.threadgroups_as_loops = result.threadgroups_as_loops;
     }
     for (auto& b : buffers_) {
       if (b.is_output()) {
@@ -567,6 +570,7 @@ nlohmann::json to_json(const CaseResult& r) {
   j["sim_seconds"] = r.sim_seconds;
   j["reference_seconds"] = r.reference_seconds;
   j["fiber_switches"] = r.fiber_switches;
+  j["threadgroups_as_loops"] = r.threadgroups_as_loops;
   j["output_digest"] = r.output_digest;
   j["coverage"] = r.coverage;
   if (!r.counters.is_null()) j["counters"] = r.counters;
@@ -651,6 +655,7 @@ CaseResult case_result_from_json(const nlohmann::json& j) {
   r.sim_seconds = number_field(j, "sim_seconds", "");
   r.reference_seconds = number_field(j, "reference_seconds", "");
   r.fiber_switches = count_field(j, "fiber_switches", "");
+  if (j.contains("threadgroups_as_loops")) r.threadgroups_as_loops = count_field(j, "threadgroups_as_loops", "");
   r.output_digest = text_field(j, "output_digest", "");
   if (j.contains("coverage")) r.coverage = text_field(j, "coverage", "");  // absent: the whole grid ran
   if (j.contains("counters")) r.counters = j["counters"];  // read by the advisor, which checks its fields

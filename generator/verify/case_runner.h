@@ -36,6 +36,9 @@ struct CaseRequest {
   std::vector<const SimModule*> member_modules = {};
   // The advisor's counters (access_counts.h) around the baseline run; the module must be access_counted.
   bool count_accesses = false;
+  // Which form of the kernel runs (docs/simulator.md, "Loops or fibers"): its loop form where the
+  // front end made one (automatic), or one fiber per thread.
+  mtlsim::ExecPath exec = mtlsim::ExecPath::automatic;
 };
 
 // skipped: the variant's preconditions exclude the case's dims; it was not run (not a failure).
@@ -55,6 +58,7 @@ struct CaseResult {
   double sim_seconds = 0;
   double reference_seconds = 0;
   uint64_t fiber_switches = 0;
+  uint64_t threadgroups_as_loops = 0;  // of the baseline run: threadgroups its loop form ran
   std::string output_digest;  // of the baseline run's outputs (empty where the case did not run)
   // Quick mode's partial coverage, e.g. "8 of 1187 threadgroups, 2048 of 303872 output elements
   // compared"; empty when the whole grid ran.

@@ -174,6 +174,8 @@ class FamilyRun {
     for (size_t index : p.buffers) slots.push_back(buffers_[index].sim->data());
     slots.push_back(const_cast<uint8_t*>(p.params.data()));
     auto options = dispatch_options(*p.kernel, *p.variant, p.host, run, r_.order_seed, r_.workers);
+    options.group_fn = p.module->group_fn(*p.variant);
+    options.exec = r_.exec;
     auto fn = p.module->thread_fn(*p.variant);
     p.module->function_constants_fn()(p.kernel->default_constants().data());
     remember_kernel_code(reinterpret_cast<const void*>(fn));
@@ -182,6 +184,7 @@ class FamilyRun {
     if (baseline) {
       result_.sim_seconds += monotonic_seconds() - start;
       result_.fiber_switches += result.fiber_switches;
+      result_.threadgroups_as_loops += result.threadgroups_as_loops;
     }
     for (const auto& issue : result.issues) add_problem(mtlsim::to_string(issue.kind), with_spec_lines(p, issue.message));
     if (baseline) add_poison_uses(p, result);

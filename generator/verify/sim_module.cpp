@@ -25,6 +25,7 @@
 #include "emit_msl/msl_emitter.h"
 #include "emit_reference/reference_emitter.h"
 #include "emit_sim/sim_emitter.h"
+#include "msl/msl_unit.h"
 #include "mtlsim/msl_source.h"
 #include "support/embedded_files.h"
 #include "support/hash.h"
@@ -280,11 +281,54 @@ void check_includes(const ir::Kernel& k) {
   if (!error.empty()) throw RefusedSpecCode(error);
 }
 
+// The kernel's loop form (msl/msl_loop_rewrite.cpp), appended to the simulator's copy of the
+// .metal once it is written (so that its local headers resolve): the launchers' group entry
+// points compile only where the front end made one. Parsed only for a module being compiled.
+// Which kernel functions run as loops, and why the others do not, goes to loop_form.txt in the
+// module's directory (and to stderr with ModuleOptions::verbose).
+bool append_loop_form(const ir::Kernel& kernel, const fs::path& dir, bool verbose) {
+  fs::path metal = dir / emit::sim_dir(kernel) / (kernel.name + ".metal");
+  msl::ParseOptions po;
+  po.file = metal;
+  po.conformance = false;
+  support::Diagnostics diags;
+  msl::Unit unit = msl::parse(po, diags);
+  if (diags.error_count() != 0) return false;  // the compile reports what is wrong
+  const msl::LoopForm& form = unit.loop_form();
+  std::string notes;
+  for (const msl::LoopFormKernel& k : form.kernels) {
+    notes += k.refusal.empty() ? fmt::format("{}: `{}` runs as loops\n", kernel.name, k.function)
+                               : fmt::format("{}: `{}` runs as fibers: {} (line {} of {}.metal)\n", kernel.name,
+                                             k.function, k.refusal, k.refusal_line, kernel.name);
+  }
+  std::ofstream(dir / "loop_form.txt") << notes;
+  if (verbose) fmt::print(stderr, "{}", notes);
+  if (form.text.empty()) return false;
+  std::ofstream(metal, std::ios::app) << "\n// ---- the loop form (mtlgen's MSL front end) ----\n" << form.text;
+  return true;
+}
+
+// A loop form g++ refuses (a construct the rewrite mishandles) must not cost the kernel its
+// verification: the module is compiled again without it, and the kernel runs as fibers.
+void compile_with_loop_form(const ir::Kernel& kernel, const support::OutputSet& files, const fs::path& dir,
+                            const fs::path& target, const ModuleOptions& o) {
+  if (kernel.is_family() || !append_loop_form(kernel, dir, o.verbose)) return compile(kernel, dir, target, o);
+  try {
+    compile(kernel, dir, target, o);
+  } catch (const std::runtime_error& e) {
+    support::write_outputs(files, dir);
+    std::ofstream(dir / "loop_form.txt", std::ios::app)
+        << kernel.name << ": the loop form did not compile, every kernel function runs as fibers:\n" << e.what() << "\n";
+    compile(kernel, dir, target, o);
+  }
+}
+
 }  // namespace
 
 SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
   check_includes(kernel);
   support::OutputSet files = module_sources(kernel);
+  files.add("loop_form_revision", msl::LoopForm::kRevision);
   fs::path cache = cache_dir(options);
   fs::path dir = cache / "sim" /
                 fmt::format("{}-{}{}{}{}", kernel.name, options.race_instrumented ? "races-" : "",
@@ -295,7 +339,7 @@ SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
   cached_ = fs::exists(path_);
   if (!cached_) {
     support::write_outputs(files, dir);
-    compile(kernel, dir, path_, options);
+    compile_with_loop_form(kernel, files, dir, path_, options);
   }
 }
 
@@ -306,6 +350,10 @@ LoadedModule::LoadedModule(const fs::path& path) {
 
 LoadedModule::~LoadedModule() {
   if (handle_) ::dlclose(handle_);
+}
+
+mtlsim::KernelGroupFn LoadedModule::group_fn(const ir::Variant& v) const {
+  return reinterpret_cast<mtlsim::KernelGroupFn>(::dlsym(handle_, emit::group_symbol(v).c_str()));
 }
 
 mtlsim::KernelThreadFn LoadedModule::thread_fn(const ir::Variant& v) const {

@@ -78,6 +78,8 @@ class LoadedModule {
   LoadedModule& operator=(const LoadedModule&) = delete;
 
   mtlsim::KernelThreadFn thread_fn(const ir::Variant& variant) const;
+  // The variant's loop form (docs/simulator.md, "Loops or fibers"); null where the front end made none.
+  mtlsim::KernelGroupFn group_fn(const ir::Variant& variant) const;
   ReferenceFn reference_fn(const std::string& symbol) const;  // see reference_symbol()
   FunctionConstantsFn function_constants_fn() const;
   // The kernel's generated host description (its <kernel>_types.h), as the glue runs it.

@@ -227,6 +227,7 @@ class FollowUps {
     }
     CaseRequest request{w.kernel, w.variant, w.test, module.get(), o_.seed, o_.workers, exact, w.constants};
     request.report_same_value_stores = o_.report_same_value_stores;
+    request.exec = o_.exec;
     request.quick_threadgroups = o_.quick_threadgroups;
     return start_case(request, o_.timeout_seconds);
   }
@@ -321,8 +322,9 @@ struct Active {
 CaseIdentity identity(const WorkItem& w, const VerifyOptions& o) {
   CaseIdentity id{w.kernel, w.variant, w.test, {w.module->path()}, w.kernel->describe(w.constants), ""};
   for (const auto* m : w.member_modules) id.modules.push_back(m->path());
-  id.options = fmt::format("seed {} races {} same-value {} timeout {} quick {}", o.seed, o.exact_races,
-                           o.report_same_value_stores, o.timeout_seconds, o.quick_threadgroups);
+  id.options = fmt::format("seed {} races {} same-value {} timeout {} quick {} exec {}", o.seed, o.exact_races,
+                           o.report_same_value_stores, o.timeout_seconds, o.quick_threadgroups,
+                           o.exec == mtlsim::ExecPath::fibers ? "fibers" : "loops");
   return id;
 }
 
@@ -361,6 +363,7 @@ std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOp
       const WorkItem& w = items[pending.front()];
       CaseRequest request{w.kernel, w.variant, w.test, w.module, o.seed, o.workers, o.exact_races, w.constants};
       request.report_same_value_stores = o.report_same_value_stores;
+      request.exec = o.exec;
       request.quick_threadgroups = o.quick_threadgroups;
       request.member_modules = w.member_modules;
       running.push_back({pending.front(), start_case(request, o.timeout_seconds), FollowUps::Stage::none, std::nullopt});

@@ -40,6 +40,9 @@ struct VerifyOptions {
   // `sanitize`, under compute-sanitizer's tools too.
   std::string gpu;
   bool sanitize = false;
+  // `--exec`: run each kernel's loop form where the MSL front end made one (automatic, the
+  // default: "loops"), or every kernel one fiber per thread ("fibers"). docs/simulator.md.
+  mtlsim::ExecPath exec = mtlsim::ExecPath::automatic;
 };
 
 // Returns an exit code (support::ExitCode): 0 all passed, 1 spec errors, 4 a case failed.

@@ -9,6 +9,9 @@
 // Either mode may name lines; `L1|L2|L3` stands for any one of them (a hang names the line its
 // stuck loop happened to be at).
 // A twin must pass in every mode its bug names.
+// Every bug and twin runs through both execution paths (docs/simulator.md, "Loops or fibers"):
+// `--exec loops`, where the bugs in kRunAsLoops must have run as loops and the others fallen back
+// to fibers, and `--exec fibers`.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -74,15 +77,17 @@ struct VerifyRun {
 
 // `tag` keeps the JSON files of tests that verify the same spec apart (ctest runs tests in parallel).
 VerifyRun verify(const fs::path& spec, bool exact_races, const std::string& tag = "",
-                 void (*adjust)(verify::VerifyOptions&) = nullptr) {
+                 void (*adjust)(verify::VerifyOptions&) = nullptr, mtlsim::ExecPath exec = mtlsim::ExecPath::automatic) {
   verify::VerifyOptions o;
+  o.exec = exec;
   o.inputs = {spec.string()};
   o.timeout_seconds = 5;  // the endless-loop bug must be cut off quickly
   o.exact_races = exact_races;
   o.module.cache_dir = MTLGEN_TEST_CACHE_DIR;
   o.result_cache = false;  // every case runs: these tests are about what running finds
   o.json_path = (fs::temp_directory_path() / ("mtlgen-verify-" + spec.parent_path().filename().string() + "-" +
-                                              spec.stem().string() + (exact_races ? "-exact" : "") + tag + ".json"))
+                                              spec.stem().string() + (exact_races ? "-exact" : "") + tag +
+                                              (exec == mtlsim::ExecPath::fibers ? "-fibers" : "") + ".json"))
                     .string();
   fs::remove(o.json_path);
   if (adjust) adjust(o);
@@ -93,7 +98,27 @@ VerifyRun verify(const fs::path& spec, bool exact_races, const std::string& tag 
   return {rc, results, out.str() + err.str()};
 }
 
-class PlantedBug : public ::testing::TestWithParam<std::string> {};
+// The bugs whose kernels the front end turns into loops; the others fall back to fibers (each
+// for its reason: a barrier or simd function in a branch or loop, a `return` before a barrier).
+const std::set<std::string> kRunAsLoops = {
+    "block_cumsum",        "clear_before_reduce", "cross_threadgroup_accumulate", "family_half_dispatch",
+    "function_constant_branch", "grid_rounded_down", "missing_barrier", "poison_branch", "poison_index",
+    "run_time_threads",    "same_value_store",    "simd_sum_only", "store_into_slack",
+    "uninitialised_private_array", "uninitialised_threadgroup_read", "vector_load_odd_size"};
+
+class PlantedBug : public ::testing::TestWithParam<std::tuple<std::string, mtlsim::ExecPath>> {
+ protected:
+  const std::string& name() const { return std::get<0>(GetParam()); }
+  mtlsim::ExecPath exec() const { return std::get<1>(GetParam()); }
+  // Which path the baseline runs took: loops only for kRunAsLoops under --exec loops.
+  void expect_path(const VerifyRun& run, bool exact_races) const {
+    const bool loops = exec() == mtlsim::ExecPath::automatic && !exact_races && kRunAsLoops.count(name());
+    for (const auto& c : run.results) {
+      if (!c.contains("threadgroups_as_loops") || c.at("status") == "CRASH" || c.at("status") == "HANG") continue;
+      EXPECT_EQ(c.at("threadgroups_as_loops").get<uint64_t>() > 0, loops) << name() << " " << c.dump();
+    }
+  }
+};
 
 void expect_pass(const VerifyRun& run) {
   EXPECT_EQ(run.exit_code, support::kOk) << run.printed;
@@ -125,12 +150,13 @@ void expect_caught(const VerifyRun& run, const fs::path& spec, const Expectation
 }
 
 TEST_P(PlantedBug, IsCaughtByItsChecker) {
-  fs::path spec = fs::path("tests/verify/bugs") / (GetParam() + ".yaml");
+  fs::path spec = fs::path("tests/verify/bugs") / (name() + ".yaml");
   const std::vector<Expectation> all = expectations(spec);
   ASSERT_FALSE(all.empty()) << spec << " lacks `# expect: <checker>`";
   bool caught_somewhere = false;
   for (const Expectation& e : all) {
-    VerifyRun run = verify(spec, e.exact_races);
+    VerifyRun run = verify(spec, e.exact_races, "", nullptr, exec());
+    expect_path(run, e.exact_races);
     if (e.checker == "pass") {
       expect_pass(run);
       continue;
@@ -142,12 +168,12 @@ TEST_P(PlantedBug, IsCaughtByItsChecker) {
 }
 
 TEST_P(PlantedBug, CorrectTwinPasses) {
-  fs::path spec = fs::path("tests/verify/twins") / (GetParam() + ".yaml");
-  expect_pass(verify(spec, false));
-  const std::vector<Expectation> all = expectations(fs::path("tests/verify/bugs") / (GetParam() + ".yaml"));
+  fs::path spec = fs::path("tests/verify/twins") / (name() + ".yaml");
+  expect_pass(verify(spec, false, "", nullptr, exec()));
+  const std::vector<Expectation> all = expectations(fs::path("tests/verify/bugs") / (name() + ".yaml"));
   if (std::any_of(all.begin(), all.end(), [](const Expectation& e) { return e.exact_races; })) {
     SCOPED_TRACE("--races exact");
-    expect_pass(verify(spec, true));
+    expect_pass(verify(spec, true, "", nullptr, exec()));
   }
 }
 
@@ -168,8 +194,13 @@ TEST(FunctionConstantBug, IsCaughtOnlyWhereACaseSetsTheConstant) {
   EXPECT_EQ(weights, (std::set<double>{0.375, 1.0}));
 }
 
-INSTANTIATE_TEST_SUITE_P(Checkers, PlantedBug, ::testing::ValuesIn(names()),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Checkers, PlantedBug,
+                         ::testing::Combine(::testing::ValuesIn(names()),
+                                            ::testing::Values(mtlsim::ExecPath::automatic, mtlsim::ExecPath::fibers)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) +
+                                  (std::get<1>(info.param) == mtlsim::ExecPath::fibers ? "_fibers" : "_loops");
+                         });
 
 }  // namespace
 

@@ -31,13 +31,12 @@ template <uint TG>
     idxs[sg] = cand;
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  if (sg == 0) {
-    const float v = lane < TG / 32 ? vals[lane] : -INFINITY;
-    const uint i = lane < TG / 32 ? idxs[lane] : kNoIndex;
-    const float mm = simd_max(v);
-    const uint c = simd_min(v == mm ? i : kNoIndex);
-    if (lane == 0) out[row] = c == kNoIndex ? 0 : c;
-  }
+  // every simdgroup reduces the partials (as MLX's helpers do), simdgroup 0 writes
+  const float v = lane < TG / 32 ? vals[lane] : -INFINITY;
+  const uint i = lane < TG / 32 ? idxs[lane] : kNoIndex;
+  const float mm = simd_max(v);
+  const uint c = simd_min(v == mm ? i : kNoIndex);
+  if (sg == 0 && lane == 0) out[row] = c == kNoIndex ? 0 : c;
 }
 
 template [[host_name("argmax_f32_tg1024")]] [[kernel]] void argmax<1024>(

@@ -1,7 +1,20 @@
 // rms_norm over rows: per row, each thread sums squares of its strided elements, simd_sum,
-// partials through threadgroup memory, barrier, simd_sum of partials, barrier, scale.
+// partials through threadgroup memory, barrier, simd_sum of partials, barrier, scale. The
+// threadgroup sum is an MLX-style helper whose sync points all sit at its top level (as the shipped
+// kernels' tg_sum), so the simulator's front end runs it as loops (docs/simulator.md).
 #include <metal_stdlib>
 using namespace metal;
+
+template <uint TG>
+float tg_sum(float v, threadgroup float* partial, uint lane, uint sg) {
+  v = simd_sum(v);
+  if (lane == 0) partial[sg] = v;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  v = lane < TG / 32 ? partial[lane] : 0.0f;
+  v = simd_sum(v);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  return v;
+}
 
 template <typename T, uint TG>
 [[kernel]] void rms_norm(device const T* x [[buffer(0)]],
@@ -21,16 +34,8 @@ template <typename T, uint TG>
     const float v = float(xr[i]);
     acc += v * v;
   }
-  acc = simd_sum(acc);
-  if (lane == 0) partial[sg] = acc;
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  if (sg == 0) {
-    float t = lane < TG / 32 ? partial[lane] : 0.0f;
-    t = simd_sum(t);
-    if (lane == 0) partial[0] = t;
-  }
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  const float inv = rsqrt(partial[0] / float(n) + eps);
+  acc = tg_sum<TG>(acc, partial, lane, sg);
+  const float inv = rsqrt(acc / float(n) + eps);
   for (uint i = tid; i < n; i += TG) yr[i] = T(float(xr[i]) * inv * float(w[i]));
 }
 

@@ -118,7 +118,7 @@ void validate(const DispatchOptions& o) {
 }  // namespace
 
 DispatchJob::DispatchJob(const DispatchOptions& o, KernelThreadFn f, void* u)
-    : opts(o), fn(f), user(u), total_threadgroups(o.only_threadgroups.empty() ? o.threadgroups.volume() : o.only_threadgroups.size()), sink(o.max_issues) {
+    : opts(o), fn(f), group_fn(o.exec == ExecPath::automatic && !o.detect_races ? o.group_fn : nullptr), user(u), total_threadgroups(o.only_threadgroups.empty() ? o.threadgroups.volume() : o.only_threadgroups.size()), sink(o.max_issues) {
   add_pattern(poison, poison_pattern_f32());
   add_pattern(poison, poison_pattern_f16());
   add_pattern(poison, poison_pattern_bf16());
@@ -220,6 +220,7 @@ DispatchResult dispatch(const DispatchOptions& options, KernelThreadFn fn, void*
   if (job.race) job.race->finish(result);
   result.fiber_switches = job.fiber_switches;
   result.threadgroups_run = job.threadgroups_run;
+  result.threadgroups_as_loops = job.threadgroups_as_loops;
   return result;
 }
 

@@ -34,15 +34,18 @@ void Worker::run(DispatchJob& job) {
   job_ = &job;
   tls_worker = this;
   tls_return_marks = returns_;
-  switches_ = threadgroups_run_ = 0;
+  switches_ = threadgroups_run_ = threadgroups_as_loops_ = 0;
   prepare_dispatch();
   for (;;) {
     const uint64_t i = job.next_threadgroup.fetch_add(1, std::memory_order_relaxed);
     if (i >= job.total_threadgroups) break;
-    run_threadgroup(job.opts.only_threadgroups.empty() ? i : job.opts.only_threadgroups[i]);
+    const uint64_t linear = job.opts.only_threadgroups.empty() ? i : job.opts.only_threadgroups[i];
+    if (job.group_fn) run_threadgroup_loops(linear);
+    else run_threadgroup(linear);
   }
   job.fiber_switches += switches_;
   job.threadgroups_run += threadgroups_run_;
+  job.threadgroups_as_loops += threadgroups_as_loops_;
   tls_worker = nullptr;
   tls_return_marks = nullptr;
   job_ = nullptr;
@@ -243,6 +246,44 @@ inline void Worker::yield(Lane& me) {
   tls_lane = &me;
 }
 
+// ---- the loop form (see loop_form.cpp): one runner calls the group function for the whole
+// threadgroup; barriers and simd functions only arrive meanwhile (loop_mode_) ----
+
+void Worker::run_threadgroup_loops(uint64_t linear) {
+  reset_threadgroup(linear);
+  for (uint32_t i = 0; i < size_; ++i) start_context(lanes_[i]);
+  frame_block_ = frame_used_ = 0;
+  loop_run_ = LoopRun{order_, size_, lanes_, contexts_, simd_order_};
+  loop_mode_ = true;
+  // The runner takes a free stack as a fresh lane would; an abandoning report switches back here.
+  const uint16_t stack = free_stacks_[--free_count_];
+  running_stack_ = stack;
+  ++switches_;
+  context_switch(&main_sp_, make_context(stack_top(stack), stacks_.stack_bytes() - 4096, &Worker::loop_runner_entry, this));
+  loop_mode_ = false;
+  running_stack_ = -1;
+  tls_lane = nullptr;
+  if (!abandoned_ && done_ != size_) report_stall();
+  commit_compares(0, true);
+  ++threadgroups_run_;
+  ++threadgroups_as_loops_;
+}
+
+void Worker::loop_runner_entry(void* worker) { static_cast<Worker*>(worker)->loop_runner_main(); }
+
+void Worker::loop_runner_main() {
+  for (uint32_t i = 0; i < size_; ++i) returns_[i] = {};
+  job_->group_fn(loop_run_, job_->user);
+  // Every thread has run to its end (the front end lets a thread return only after the last
+  // barrier or simd function, so none is missing from one).
+  std::memset(states_, int(LaneState::done), size_);
+  done_ = size_;
+  alive_ = 0;
+  void* gone;
+  resume(-1, &gone);
+  std::abort();  // nobody resumes a finished runner
+}
+
 // The builtins that depend on the threadgroup, filled in as the thread starts (rather than for
 // all threads at threadgroup start, so the context is still in cache when the kernel reads it).
 const ThreadContext& Worker::start_context(const Lane& me) {
@@ -306,7 +347,10 @@ void Worker::simd_arrive(Lane& me, Op op, int line, CompleteFn complete) {
     sg.mismatch = true;
   }
   sg.arrived |= me.bit;
-  if (sg.arrived != sg.active) return yield(me);
+  if (sg.arrived != sg.active) {
+    if (loop_mode_) return;  // the region loop goes on with the next thread
+    return yield(me);
+  }
   complete_simd(sg, me, me.bit);  // the last lane to arrive runs on; the others are queued
   states_[me.index] = LaneState::running;
 }
@@ -320,6 +364,7 @@ void Worker::complete_simd(SimdGroup& sg, Lane& me, uint32_t runs_on) {
   if (hit.lane >= 0) note_poison(sg, hit);
   const uint32_t queued = sg.arrived & ~runs_on;
   sg.arrived = 0;
+  if (loop_mode_) return;  // the next region loop runs every lane
   // The released lanes run next, ahead of lanes still to reach this point, in lane order: a
   // simdgroup moves on as a unit, as on hardware, while its stacks are still in cache.
   const uint16_t* seq = &simd_order_[sg.index * kSimdWidth];
@@ -347,7 +392,7 @@ void Worker::barrier_arrive(Lane& me, int line, uint32_t flags) {
   if (barrier_waiting_ == 0) barrier_line_ = line;
   else if (line != barrier_line_) barrier_mismatch_ = true;
   if (++barrier_waiting_ == alive_) release_barrier(me);
-  yield(me);
+  if (!loop_mode_) yield(me);
 }
 
 void Worker::release_barrier(Lane& me) {

@@ -24,6 +24,7 @@ struct DispatchJob {
 
   const DispatchOptions& opts;
   KernelThreadFn fn;
+  KernelGroupFn group_fn;  // the loop form, when it runs (null: fibers)
   void* user;
   uint64_t total_threadgroups;  // to run: the grid's, or as many as DispatchOptions::only_threadgroups
   std::atomic<uint64_t> next_threadgroup{0};
@@ -33,7 +34,7 @@ struct DispatchJob {
   std::vector<unsigned char> poisoned_image; // a freshly poisoned memory block
   IssueSink sink;
   std::unique_ptr<RaceDetector> race;  // with DispatchOptions::detect_races (one worker)
-  std::atomic<uint64_t> fiber_switches{0}, threadgroups_run{0};
+  std::atomic<uint64_t> fiber_switches{0}, threadgroups_run{0}, threadgroups_as_loops{0};
 };
 
 enum class LaneState : uint8_t { not_started, ready, running, at_barrier, at_simd, done };
@@ -64,6 +65,8 @@ class Worker {
     if (void* storage = variables_.find(site.id)) return storage;
     return enter_variable(site);
   }
+  // The loop form's per-thread storage (mtlsim::detail::loop_frame).
+  void* loop_frame(size_t bytes, size_t align, int fill);
   // From the instrumentation (mtlsim/poison_hooks.h, poison_uses.cpp), on the running lane: a
   // NaN (or the poison's bits as an integer) was compared with `other`; a float was converted
   // to an integer of `int_bits`.
@@ -81,6 +84,10 @@ class Worker {
   // Fiber switching (see "Stacks and switches" in worker.cpp).
   static void runner_entry(void* worker);
   [[noreturn]] void runner_main();
+  // The loop form: one runner calls the group function for the whole threadgroup (loops.cpp).
+  static void loop_runner_entry(void* worker);
+  [[noreturn]] void loop_runner_main();
+  void run_threadgroup_loops(uint64_t threadgroup_linear);
   [[gnu::always_inline]] inline void resume(int next, void** save);
   [[gnu::always_inline]] inline void yield(Lane& me);
   [[gnu::always_inline]] inline void prefetch_queued(uint32_t taking) const;
@@ -162,7 +169,13 @@ class Worker {
   RaceDetector* race_ = nullptr;  // the dispatch's detector, if any
   bool barrier_mismatch_ = false, abandoned_ = false;
   Dim3 tg_position_, tg_origin_;  // this threadgroup's position, and its first thread's
-  uint64_t switches_ = 0, threadgroups_run_ = 0;
+  uint64_t switches_ = 0, threadgroups_run_ = 0, threadgroups_as_loops_ = 0;
+  // The loop form: barriers and simd functions only arrive (the last arrival completes them).
+  bool loop_mode_ = false;
+  LoopRun loop_run_;
+  std::vector<std::unique_ptr<unsigned char[]>> frame_blocks_;  // loop_frame's storage
+  std::vector<size_t> frame_block_bytes_;
+  size_t frame_block_ = 0, frame_used_ = 0;
 };
 
 // This OS thread's worker, created on first use and kept for the thread's lifetime.

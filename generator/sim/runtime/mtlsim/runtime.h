@@ -18,6 +18,11 @@
 //   arrive runs on and the simdgroup's other lanes run next, in lane order, before threads yet
 //   to reach it; a barrier re-queues every thread in lane order. Races on threadgroup memory are
 //   thus deterministic per order: run a kernel with several orders (and seeds) and compare.
+// * The loop form (DispatchOptions::group_fn, made by the MSL front end where a kernel's barriers
+//   and simd functions all sit at the top level of its body): a threadgroup runs as one call that
+//   loops over the threads region by region (mtlsim/msl_loops.h), in the same order as the fibers
+//   would run; barriers and simd functions then only arrive, and the last arrival completes them.
+//   Reports, poison and lane orders are the same; detect_races always runs fibers.
 // * Simdgroups are 32 consecutive linear thread indices. A simd-group function is a
 //   rendezvous of the simdgroup's active lanes (lanes that returned from the kernel are
 //   inactive); the last lane to arrive computes every lane's result.
@@ -68,6 +73,16 @@
 namespace mtlsim {
 
 using KernelThreadFn = void (*)(const ThreadContext&, void* user);
+namespace detail {
+struct LoopRun;
+}
+// A kernel's loop form (mtlsim/msl_loops.h): runs one whole threadgroup, its barrier-free regions
+// as loops over the threads in lane order.
+using KernelGroupFn = void (*)(const detail::LoopRun&, void* user);
+
+// Which form of a kernel runs: its loop form when the launcher has one (automatic), or always one
+// thread per fiber. Exact race detection always runs on fibers.
+enum class ExecPath { automatic, fibers };
 
 enum class LaneOrder { forward, reverse, shuffled };
 const char* to_string(LaneOrder order) noexcept;
@@ -128,6 +143,10 @@ struct DispatchOptions {
   // Run only these threadgroups (linear indices x + y*X + z*X*Y, each below threadgroups.volume());
   // empty: all. verify's quick mode, for grids too large to simulate whole.
   std::vector<uint64_t> only_threadgroups;
+  // The kernel's loop form, if the front end made one: each threadgroup runs as one call of it
+  // instead of one fiber per thread (except with detect_races, or exec == ExecPath::fibers).
+  KernelGroupFn group_fn = nullptr;
+  ExecPath exec = ExecPath::automatic;
 };
 
 struct SimIssue {
@@ -250,6 +269,7 @@ struct DispatchResult {
   uint64_t races_total = 0;     // distinct (pc pair, memory) races, including those not kept
   uint64_t fiber_switches = 0;
   uint64_t threadgroups_run = 0;
+  uint64_t threadgroups_as_loops = 0;  // of threadgroups_run: those run by the loop form
   bool ok() const { return issues_total == 0; }  // races are not counted here
 };
 

@@ -160,6 +160,24 @@ uint32_t new_threadgroup_variable_id();
 // the threadgroup reaches the declaration.
 void* threadgroup_variable(const ThreadgroupVariableSite& site);
 
+// ---- the loop form (issue 17 item 2; mtlsim/msl_loops.h) ----
+
+// What a kernel's loop form (the front end's rewrite, msl_loop_rewrite.cpp) needs of the running
+// threadgroup: its threads in the run's lane order, their lanes and builtins. A barrier or simd
+// function reached inside a region loop only arrives (the runtime does not switch); the last
+// arrival completes it, so the next region reads the results.
+struct LoopRun {
+  const uint16_t* order = nullptr;  // thread indices in lane order
+  uint32_t size = 0;                // threads per threadgroup
+  Lane* lanes = nullptr;
+  const ThreadContext* contexts = nullptr;  // every thread's builtins, filled for this threadgroup
+  const uint16_t* simd_order = nullptr;     // [32 s, 32 s + n): simdgroup s's threads in lane order
+};
+// Storage for one per-thread value of `bytes` (aligned to `align`) for each thread of the running
+// threadgroup, filled with the byte `fill` (the module's -ftrivial-auto-var-init byte; < 0: not
+// filled); valid until the threadgroup ends.
+void* loop_frame(size_t bytes, size_t align, int fill);
+
 inline Lane& current_lane(Op op, int line) {
   Lane* lane = tls_lane;
   if (__builtin_expect(lane == nullptr, 0)) outside_dispatch(op, line);

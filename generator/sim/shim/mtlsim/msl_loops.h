@@ -1,0 +1,116 @@
+// What the loop form of a kernel (the MSL front end's msl_loop_rewrite.cpp) calls: it runs a
+// whole threadgroup, each barrier-free region as `each(run, region)` over the threads in the
+// run's lane order. A barrier or simd function at the end of a region only arrives (the runtime
+// completes it with the last arrival, worker.cpp), and the next region reads its result with
+// `result<R>()`. Values a later region uses live in per-thread frames.
+#pragma once
+#pragma GCC system_header
+
+#include <cstring>
+#include <type_traits>
+
+#include "mtlsim/exec.h"
+
+namespace mtlsim::loops {
+
+inline uint32_t members(const detail::SimdGroup& sg) {
+  return sg.members == ~0u ? kSimdWidth : uint32_t(__builtin_popcount(sg.members));
+}
+
+// Simdgroup `sg` runs on through the regions left: `lead` (the last to arrive) first, then the
+// others in lane order; the last of them is the last to arrive at the next simd function. One call
+// site per region, so each of its instructions has one address (poison reports are per address).
+template <class F, class... Rest>
+[[gnu::always_inline]] inline void run_on(const detail::LoopRun& run, const detail::SimdGroup& sg, uint32_t lead,
+                                          F& region, Rest&... rest) {
+  const uint16_t* lanes = run.simd_order + sg.index * kSimdWidth;
+  const uint32_t n = members(sg);
+  uint32_t last = lead;
+  for (uint32_t k = 0; k <= n; ++k) {
+    const uint32_t t = k == 0 ? lead : lanes[k - 1];
+    if (k > 0 && t == lead) continue;
+    detail::tls_lane = &run.lanes[t];
+    region(t);
+    last = t;
+  }
+  if constexpr (sizeof...(Rest) > 0) run_on(run, sg, last, rest...);
+}
+
+// Runs the regions of a stretch between threadgroup barriers, each but the last ending at a simd
+// function, as the fiber path orders them: threads start in lane order and each runs until it
+// reaches a simd function; when the last lane of a simdgroup arrives, that lane runs on and then
+// its simdgroup's other lanes, in lane order, ahead of threads yet to arrive (a simdgroup moves on
+// as a unit), through every later region of the stretch. So lane orders expose the same races in
+// both paths, and a simd function orders no threadgroup memory here either.
+template <class First, class... Rest>
+[[gnu::always_inline]] inline void segment(const detail::LoopRun& run, First&& first, Rest&&... rest) {
+  uint32_t arrived[1024 / kSimdWidth] = {};
+  for (uint32_t k = 0; k < run.size; ++k) {
+    const uint32_t t = run.order[k];
+    detail::tls_lane = &run.lanes[t];
+    first(t);
+    if constexpr (sizeof...(Rest) > 0) {
+      const detail::SimdGroup& sg = *run.lanes[t].simd;
+      if (++arrived[sg.index] < members(sg)) continue;
+      run_on(run, sg, t, rest...);
+    }
+  }
+}
+
+// Thread t's builtins, computed from t (the per-thread contexts are a cache line or two each: reading
+// them in every region cost more than the arithmetic); those of the threadgroup from thread 0's.
+namespace builtin {
+inline uint32_t thread_index_in_threadgroup(const detail::LoopRun&, uint32_t t) { return t; }
+inline uint32_t thread_index_in_simdgroup(const detail::LoopRun&, uint32_t t) { return t % kSimdWidth; }
+inline uint32_t simdgroup_index_in_threadgroup(const detail::LoopRun&, uint32_t t) { return t / kSimdWidth; }
+inline Dim3 thread_position_in_threadgroup(const detail::LoopRun& run, uint32_t t) {
+  const Dim3 n = run.contexts[0].threads_per_threadgroup;
+  if (n.y == 1 && n.z == 1) return {t, 0, 0};
+  return {t % n.x, t / n.x % n.y, t / (n.x * n.y)};
+}
+inline Dim3 thread_position_in_grid(const detail::LoopRun& run, uint32_t t) {
+  const Dim3 p = thread_position_in_threadgroup(run, t), n = run.contexts[0].threads_per_threadgroup,
+             g = run.contexts[0].threadgroup_position_in_grid;
+  return {g.x * n.x + p.x, g.y * n.y + p.y, g.z * n.z + p.z};
+}
+inline Dim3 threadgroup_position_in_grid(const detail::LoopRun& run, uint32_t) { return run.contexts[0].threadgroup_position_in_grid; }
+inline Dim3 threads_per_threadgroup(const detail::LoopRun& run, uint32_t) { return run.contexts[0].threads_per_threadgroup; }
+inline Dim3 threadgroups_per_grid(const detail::LoopRun& run, uint32_t) { return run.contexts[0].threadgroups_per_grid; }
+inline Dim3 threads_per_grid(const detail::LoopRun& run, uint32_t) { return run.contexts[0].threads_per_grid; }
+inline uint32_t simdgroups_per_threadgroup(const detail::LoopRun& run, uint32_t) { return run.contexts[0].simdgroups_per_threadgroup; }
+}  // namespace builtin
+
+// The byte the module's -ftrivial-auto-var-init fills fresh locals with (0xFE, or 0 in the
+// zeroed build): a per-thread frame starts as the thread's own local would.
+[[gnu::noinline]] inline unsigned char auto_init_byte() {
+  unsigned char probe[1];
+  __asm__ volatile("" : : "r"(probe) : "memory");
+  return probe[0];
+}
+
+// One slot of T per thread of the running threadgroup; `fresh`: filled as a fresh local would be
+// (for a variable declared without a value; the others are written before they are read).
+template <class T>
+inline std::remove_cv_t<T>* frame(const detail::LoopRun&, bool fresh) {
+  using S = std::remove_cv_t<T>;
+  return static_cast<S*>(detail::loop_frame(sizeof(S), alignof(S), fresh ? int(auto_init_byte()) : -1));
+}
+
+// Stores a region's value in the thread's slot (arrays included) and returns the slot.
+template <class S, class V>
+inline S& keep(S& slot, const V& value) {
+  if constexpr (std::is_array_v<S>) std::memcpy(&slot, &value, sizeof(S));
+  else slot = value;
+  return slot;
+}
+
+// The result of the simd function this thread arrived at last (completed since).
+template <class R>
+inline R result() {
+  const detail::Lane& me = *detail::tls_lane;
+  R r;
+  std::memcpy(static_cast<void*>(&r), me.simd->out + me.lane * sizeof(R), sizeof(R));
+  return r;
+}
+
+}  // namespace mtlsim::loops
