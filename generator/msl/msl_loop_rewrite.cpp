@@ -66,6 +66,16 @@ CXCursor strip(CXCursor c) {
   }
 }
 
+// Whether `word` occurs in `text` as a whole word (`static`, not `static_cast`).
+bool has_word(const std::string& text, const std::string& word) {
+  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    const size_t end = at + word.size();
+    if ((at == 0 || !is_word(text[at - 1])) && (end == text.size() || !is_word(text[end]))) return true;
+  }
+  return false;
+}
+
 // The name a call calls; in a template, a dependent call names it only in its callee's
 // OverloadedDeclRef (`tg_sum<TG>(x)`, `simd_sum(value)` with `value` of type T). "" for a cast.
 std::string callee_name(CXCursor call) {
@@ -384,8 +394,8 @@ class LoopFormWriter {
   // A top-level declaration: its variable may be needed in later regions.
   void declaration(CXCursor s, const Scope& scope, Item& item) {
     std::vector<CXCursor> decls = children(s);
-    bool constant = item.text.find("constexpr") != std::string::npos;
-    if (item.text.find("static") != std::string::npos) throw Refusal{"a static local", line_of(s)};
+    bool constant = has_word(item.text, "constexpr");
+    if (has_word(item.text, "static")) throw Refusal{"a static local", line_of(s)};
     if (decls.size() != 1 || clang_getCursorKind(decls[0]) != CXCursor_VarDecl) {
       for (CXCursor v : decls) add_var(scope.rename(spelling(v)), "", constant, line_of(s));
       multi_.push_back(int(vars_.size()) - 1);
@@ -464,7 +474,7 @@ class LoopFormWriter {
   // declaration() for a statement whose sync calls were replaced by temporaries.
   void declaration_of_extracted(CXCursor s, const Scope& scope, Item& item, const std::vector<Edit>& replaced) {
     CXCursor v = children(s)[0];
-    if (item.text.find("constexpr") != std::string::npos || item.text.find("static") != std::string::npos)
+    if (has_word(item.text, "constexpr") || has_word(item.text, "static"))
       throw Refusal{"a constexpr or static declaration initialised by a simd function", line_of(s)};
     item.var = add_var(scope.rename(spelling(v)), rename_words(spelling(clang_getCursorType(v)), scope), false, line_of(s));
     auto [b, e] = range_of(s, true);
@@ -490,7 +500,7 @@ class LoopFormWriter {
       auto [b, e] = range_of(s, true);
       target.kind = Target::declare;
       target.text = render(b, ctx_.pos(v).offset, scope);
-      if (target.text.find("constexpr") != std::string::npos || target.text.find("static") != std::string::npos)
+      if (has_word(target.text, "constexpr") || has_word(target.text, "static"))
         throw Refusal{"a constexpr or static declaration initialised by a simd function", line_of(s)};
       target.var_name = scope.rename(spelling(v));
       target.var_type = rename_words(spelling(clang_getCursorType(v)), scope);

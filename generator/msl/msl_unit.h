@@ -131,7 +131,7 @@ struct LoopFormKernel {
 struct LoopForm {
   // Part of the key of every simulator module: change it with any change to what
   // msl_loop_rewrite.cpp writes (a module's other inputs do not show it).
-  static constexpr const char* kRevision = "loop form 6";
+  static constexpr const char* kRevision = "loop form 7";
   std::string text;  // C++ for the simulator, to append to its copy of the main file (#line-ed)
   std::vector<LoopFormKernel> kernels;
   const LoopFormKernel* find(const std::string& function) const {

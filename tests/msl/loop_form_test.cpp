@@ -56,6 +56,12 @@ TEST(LoopForm, SyncCallsInsideExpressionsGoToTemporaries) {
   EXPECT_NE(text.find("out[lid] = 1.0f / mtlsim_s2 + v;"), std::string::npos) << text;
 }
 
+TEST(LoopForm, StaticCastIsNotAStaticLocal) {
+  EXPECT_EQ(loop_form_of("  float v = static_cast<float>(lid);\n  v = simd_sum(v);\n  out[lid] = v;\n").refusal, "");
+  EXPECT_NE(loop_form_of("  static float v = 0;\n  v = simd_sum(v);\n  out[lid] = v;\n").refusal.find("static local"),
+            std::string::npos);
+}
+
 TEST(LoopForm, ReturnAfterTheLastSyncPointQualifies) {
   EXPECT_EQ(loop_form_of("  float v = simd_sum(out[lid]);\n  if (lid != 0) return;\n  out[0] = v;\n").refusal, "");
 }
