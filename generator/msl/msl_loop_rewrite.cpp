@@ -24,6 +24,7 @@
 #include <map>
 #include <set>
 
+#include "msl/loop_form_revision.h"
 #include "msl/msl_internal.h"
 
 namespace mtlgen::msl {
@@ -876,6 +877,8 @@ class LoopFormWriter {
 };
 
 }  // namespace
+
+const char* LoopForm::revision() { return kLoopFormSourceHash; }
 
 LoopForm plan_loop_form(Context& ctx, const Description& d, const std::string& original) {
   LoopForm form;

@@ -129,9 +129,9 @@ struct LoopFormKernel {
   int refusal_line = 0;       // the line that decided it (0: none)
 };
 struct LoopForm {
-  // Part of the key of every simulator module: change it with any change to what
-  // msl_loop_rewrite.cpp writes (a module's other inputs do not show it).
-  static constexpr const char* kRevision = "loop form 7";
+  // Part of the key of every simulator module (its other inputs do not show what the rewrite
+  // writes): a hash of msl_loop_rewrite.cpp and what it builds on, taken when mtlgen is built.
+  static const char* revision();
   std::string text;  // C++ for the simulator, to append to its copy of the main file (#line-ed)
   std::vector<LoopFormKernel> kernels;
   const LoopFormKernel* find(const std::string& function) const {

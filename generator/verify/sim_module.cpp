@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -323,12 +324,35 @@ void compile_with_loop_form(const ir::Kernel& kernel, const support::OutputSet& 
   }
 }
 
+// An exclusive flock on <dir>.lock for as long as it lives; released by the kernel if the
+// process dies. A lock that cannot be had (a read-only cache) is skipped: building still works.
+class ModuleDirLock {
+ public:
+  explicit ModuleDirLock(const fs::path& dir) {
+    std::error_code ec;
+    fs::create_directories(dir.parent_path(), ec);
+    fd_ = ::open((dir.string() + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ >= 0) {
+      while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+      }
+    }
+  }
+  ~ModuleDirLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ModuleDirLock(const ModuleDirLock&) = delete;
+  ModuleDirLock& operator=(const ModuleDirLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace
 
 SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
   check_includes(kernel);
   support::OutputSet files = module_sources(kernel);
-  files.add("loop_form_revision", msl::LoopForm::kRevision);
+  files.add("loop_form_revision", msl::LoopForm::revision());
   fs::path cache = cache_dir(options);
   fs::path dir = cache / "sim" /
                 fmt::format("{}-{}{}{}{}", kernel.name, options.race_instrumented ? "races-" : "",
@@ -337,10 +361,14 @@ SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
                             module_key(files, options));
   path_ = fs::absolute(dir / (kernel.name + ".so"));  // absolute: race reports find it by dladdr()
   cached_ = fs::exists(path_);
-  if (!cached_) {
-    support::write_outputs(files, dir);
-    compile_with_loop_form(kernel, files, dir, path_, options);
-  }
+  if (cached_) return;
+  // Processes building the same module (CTest runs tests at once; verify --jobs in two shells)
+  // take turns: the sources are written, the loop form appended and compiled in place.
+  ModuleDirLock lock(dir);
+  cached_ = fs::exists(path_);
+  if (cached_) return;
+  support::write_outputs(files, dir);
+  compile_with_loop_form(kernel, files, dir, path_, options);
 }
 
 LoadedModule::LoadedModule(const fs::path& path) {
