@@ -32,8 +32,9 @@ check_msl::PassedChecks passed_checks() {
 
 }  // namespace
 
-std::vector<ir::Kernel> load_library(const std::vector<std::string>& inputs, support::Diagnostics& diags) {
-  return check_msl::kernels_that_compile(spec::load_library(spec::collect_spec_files(inputs, diags), diags), diags,
+std::vector<ir::Kernel> load_library(const std::vector<std::string>& inputs, support::Diagnostics& diags,
+                                     const std::vector<std::string>& include_dirs) {
+  return check_msl::kernels_that_compile(spec::load_library(spec::collect_spec_files(inputs, diags), diags, include_dirs), diags,
                                          passed_checks());
 }
 
@@ -56,11 +57,30 @@ int report(const support::Diagnostics& diags, std::ostream& err) {
   return io ? kIoError : kSpecErrors;
 }
 
+// Each kernel import could not read, at its definition, with the first errors that stopped it.
+int report_unreadable(const std::vector<msl::UnreadableKernel>& kernels, const support::Diagnostics& sources,
+                      std::ostream& err) {
+  constexpr size_t kReasonsShown = 3;
+  size_t entries = 0;
+  for (const auto& k : kernels) {
+    entries += k.host_names.size();
+    support::Diagnostic head{support::Severity::error, ErrorKind::msl_syntax, k.loc, k.summary(),
+                             "no skeleton was written for it; the errors below are in what it uses"};
+    fmt::print(err, "{}", sources.format(head));
+    for (size_t i = 0; i < k.reasons.size() && i < kReasonsShown; ++i) fmt::print(err, "{}", sources.format(k.reasons[i]));
+    if (k.reasons.size() > kReasonsShown) fmt::print(err, "  ({} more)\n", k.reasons.size() - kReasonsShown);
+  }
+  fmt::print(err, "{} skipped ({}); every other kernel has its skeleton.\n", counted(kernels.size(), "kernel"),
+             counted(entries, "entry point"));
+  return kSpecErrors;
+}
+
 }  // namespace
 
-int run_check(const std::vector<std::string>& inputs, std::ostream& out, std::ostream& err) {
+int run_check(const std::vector<std::string>& inputs, std::ostream& out, std::ostream& err,
+              const std::vector<std::string>& include_dirs) {
   support::Diagnostics diags;
-  auto kernels = load_library(inputs, diags);
+  auto kernels = load_library(inputs, diags, include_dirs);
   if (int rc = report(diags, err); rc != kOk) return rc;
   for (const auto& k : kernels) {
     std::string what = k.is_family()           ? fmt::format(" (family `{}` of {} kernels)", k.name, k.family->kernels.size())
@@ -74,14 +94,15 @@ int run_check(const std::vector<std::string>& inputs, std::ostream& out, std::os
   return kOk;
 }
 
-int check_selection(const std::vector<std::string>& inputs, const std::string& case_filter, std::ostream& err) {
+int check_selection(const std::vector<std::string>& inputs, const std::string& case_filter, std::ostream& err,
+                    const std::vector<std::string>& include_dirs) {
   support::Diagnostics diags;
   auto specs = spec::collect_spec_files(inputs, diags);
   if (diags.has_errors()) return report(diags, err);
   if (case_filter.empty()) return kOk;
   support::Diagnostics spec_diags;  // verify reports these itself
   std::set<std::string> names;
-  for (const auto& k : spec::load_library(specs, spec_diags)) {
+  for (const auto& k : spec::load_library(specs, spec_diags, include_dirs)) {
     for (const auto& c : k.tests.cases) names.insert(c.name);
   }
   if (names.count(case_filter) || spec_diags.has_errors()) return kOk;
@@ -92,13 +113,13 @@ int check_selection(const std::vector<std::string>& inputs, const std::string& c
 }
 
 int run_generate(const std::vector<std::string>& inputs, const fs::path& out_dir, bool quiet, std::ostream& out,
-                 std::ostream& err) {
+                 std::ostream& err, const std::vector<std::string>& include_dirs) {
   if (out_dir.empty()) {  // would write into the working directory
     fmt::print(err, "mtlgen generate: error: -o needs a directory, not an empty string\n");
     return kUsage;
   }
   support::Diagnostics diags;
-  auto kernels = load_library(inputs, diags);
+  auto kernels = load_library(inputs, diags, include_dirs);
   if (int rc = report(diags, err); rc != kOk) return rc;
   support::OutputSet files = generate(kernels);
   try {
@@ -138,7 +159,7 @@ int run_package(const PackageOptions& options, std::ostream& out, std::ostream& 
     return kUsage;
   }
   support::Diagnostics diags;
-  auto kernels = load_library(options.inputs, diags);
+  auto kernels = load_library(options.inputs, diags, options.include_dirs);
   if (int rc = report(diags, err); rc != kOk) return rc;
   if (std::all_of(kernels.begin(), kernels.end(), [](const ir::Kernel& k) { return k.is_source(); })) {
     fmt::print(err, "mtlgen package: error: no kernel to package\n  hint: a package compiles the MSL mtlgen "
@@ -191,11 +212,17 @@ int run_import(const ImportOptions& options, std::ostream& out, std::ostream& er
   msl::ParseOptions parse;
   parse.file = options.source;
   parse.include_dirs = options.include_dirs;
+  parse.errors_per_kernel = true;
   msl::Unit unit = msl::parse(parse, diags);
   if (diags.has_errors()) return report(diags, err);
+  if (!options.entry.empty() && !unit.find(options.entry)) {
+    for (const auto& k : unit.unreadable_kernels())
+      if (std::count(k.host_names.begin(), k.host_names.end(), options.entry)) return report_unreadable({k}, diags, err);
+  }
   import::SkeletonOptions so{options.source, options.out_dir, spec::display_path(options.source), options.entry};
   auto skeletons = import::spec_skeletons(unit, so, diags);
   if (diags.has_errors()) return report(diags, err);
+  const auto& skipped = options.entry.empty() ? unit.unreadable_kernels() : std::vector<msl::UnreadableKernel>{};
   support::OutputSet files;
   for (const auto& s : skeletons) files.add(s.file_name, s.text);
   if (!options.force && would_overwrite(files, options.out_dir, err)) return kIoError;
@@ -205,12 +232,14 @@ int run_import(const ImportOptions& options, std::ostream& out, std::ostream& er
     fmt::print(err, "{}: error: {}\n", e.path1().generic_string(), e.what());
     return kIoError;
   }
-  if (options.quiet) return kOk;
-  for (const auto& s : skeletons) {
-    fmt::print(out, "{}: {} TODO{} to fill in\n", (options.out_dir / s.file_name).generic_string(), s.placeholders,
-               s.placeholders == 1 ? "" : "s");
+  fmt::print(err, "{}", diags.format_all());  // warnings: errors in no kernel's declarations
+  if (!options.quiet) {
+    for (const auto& s : skeletons) {
+      fmt::print(out, "{}: {} TODO{} to fill in\n", (options.out_dir / s.file_name).generic_string(), s.placeholders,
+                 s.placeholders == 1 ? "" : "s");
+    }
   }
-  return kOk;
+  return skipped.empty() ? kOk : report_unreadable(skipped, diags, err);
 }
 
 }  // namespace mtlgen::driver

@@ -23,17 +23,21 @@ using support::kVerifyFailed;
 // The specs `inputs` name (spec::collect_spec_files), loaded as a library (spec::load_library),
 // less those whose emitted code does not compile (check_msl::kernels_that_compile). With
 // $MTLGEN_CACHE_DIR set, code that passed libclang before is not parsed again (<dir>/checked/).
-std::vector<ir::Kernel> load_library(const std::vector<std::string>& inputs, support::Diagnostics& diags);
+// `include_dirs` (-I) are searched by every `source:` kernel after its spec's `include_dirs:`.
+std::vector<ir::Kernel> load_library(const std::vector<std::string>& inputs, support::Diagnostics& diags,
+                                     const std::vector<std::string>& include_dirs = {});
 
 // Runs every shipped emitter on every kernel into memory, then adds the manifest of what they wrote.
 support::OutputSet generate(const std::vector<ir::Kernel>& kernels);
 
-int run_check(const std::vector<std::string>& inputs, std::ostream& out, std::ostream& err);
+int run_check(const std::vector<std::string>& inputs, std::ostream& out, std::ostream& err,
+              const std::vector<std::string>& include_dirs = {});
 
 // Before `verify` runs anything: the inputs name spec files (else kIoError, as `check` says), and
 // `case_filter`, when given, names a test case of at least one of them (else kUsage). Spec errors
 // are left for verify to report. kOk when verify may go on.
-int check_selection(const std::vector<std::string>& inputs, const std::string& case_filter, std::ostream& err);
+int check_selection(const std::vector<std::string>& inputs, const std::string& case_filter, std::ostream& err,
+                    const std::vector<std::string>& include_dirs = {});
 // `mtlgen import`: parses `source` with the MSL front end and writes one spec skeleton per kernel
 // (or only `entry`'s) into `out_dir`. A skeleton that exists with other bytes is the user's work:
 // kept unless `force`.
@@ -48,12 +52,13 @@ struct ImportOptions {
 int run_import(const ImportOptions& options, std::ostream& out, std::ostream& err);
 
 int run_generate(const std::vector<std::string>& inputs, const std::filesystem::path& out_dir, bool quiet,
-                 std::ostream& out, std::ostream& err);
+                 std::ostream& out, std::ostream& err, const std::vector<std::string>& include_dirs = {});
 
 // `mtlgen package`: generates as `generate` does, then writes the package tree `<name>-<version>/`
 // and `<name>-<version>-metal.tar.gz` into `out_dir` (generator/package).
 struct PackageOptions {
   std::vector<std::string> inputs;
+  std::vector<std::string> include_dirs;  // -I
   std::filesystem::path out_dir;
   package::Options package;
   bool quiet = false;

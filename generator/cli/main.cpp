@@ -76,6 +76,15 @@ std::string json_path_problem(const std::string& path) {
   return {};
 }
 
+// `-I DIR` (repeatable): where the #includes of `source:` kernels are also looked for.
+void add_include_option(CLI::App* cmd, std::vector<std::string>& dirs) {
+  cmd->add_option("-I", dirs,
+                  "Further directory for the #includes of hand-written kernels (`source:`), searched after the "
+                  "file's own directory and the spec's `include_dirs:` (repeatable)")
+      ->check(CLI::ExistingDirectory)
+      ->type_name("DIR");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,6 +106,8 @@ int main(int argc, char** argv) {
   generate->add_option("specs", inputs, "Spec files or directories of *.yaml")->required();
   generate->add_option("-o,--out", out_dir, "Output directory (only files inside it are written)")->required();
   generate->add_flag("-q,--quiet", quiet, "Print nothing on success");
+  std::vector<std::string> include_dirs;
+  add_include_option(generate, include_dirs);
 
   driver::PackageOptions po;
   std::string ci = "github";
@@ -112,18 +123,21 @@ int main(int argc, char** argv) {
                                       "gitlab (.gitlab-ci.yml) or none")
       ->check(CLI::IsMember({"github", "gitlab", "none"}));
   package_cmd->add_flag("-q,--quiet", po.quiet, "Print nothing on success");
+  add_include_option(package_cmd, po.include_dirs);
 
   auto* check = app.add_subcommand("check", "Validate specs without writing anything");
   check->add_option("specs", inputs, "Spec files or directories of *.yaml")->required();
+  add_include_option(check, include_dirs);
 
   driver::ImportOptions io;
-  std::vector<std::string> include_dirs;
   auto* import_cmd = app.add_subcommand(
       "import", "Write spec skeletons for the kernels of a hand-written .metal file, each unknown marked TODO");
   import_cmd->add_option("source", io.source, "The .metal file")->required();
   import_cmd->add_option("--entry", io.entry, "Only the kernel with this host name (default: every kernel)");
   import_cmd->add_option("-o,--out", io.out_dir, "Directory for the skeletons (<name>.yaml)")->required();
-  import_cmd->add_option("-I", include_dirs, "Further directory for #include \"...\" (the file's own is searched first)");
+  import_cmd->add_option("-I", include_dirs, "Further directory for #include \"...\" (the file's own is searched first)")
+      ->check(CLI::ExistingDirectory)
+      ->type_name("DIR");
   import_cmd->add_flag("--force", io.force, "Replace skeletons that exist with other contents");
   import_cmd->add_flag("-q,--quiet", io.quiet, "Print nothing on success");
 
@@ -132,6 +146,7 @@ int main(int argc, char** argv) {
   auto* verify_cmd = app.add_subcommand(
       "verify", "Run every variant and test case in the Linux simulator and compare with the C++ reference");
   verify_cmd->add_option("specs", vo.inputs, "Spec files or directories of *.yaml")->required();
+  add_include_option(verify_cmd, vo.include_dirs);
   verify_cmd->add_option("--variant", variant, "default: each dtype at its default tuning; all: every tune point")
       ->check(CLI::IsMember({"default", "all"}));
   verify_cmd->add_option("--case", vo.case_filter,
@@ -182,6 +197,7 @@ int main(int argc, char** argv) {
       "bench", "Time every tune point at the spec's benchmark cases on an NVIDIA GPU (a relative guide, not an Apple "
                "GPU timing)");
   bench_cmd->add_option("specs", bo.inputs, "Spec files or directories of *.yaml")->required();
+  add_include_option(bench_cmd, bo.include_dirs);
   bench_cmd->add_option("--gpu", bench_gpu, "cuda (the only backend)")->required()->check(CLI::IsMember({"cuda"}));
   bench_cmd->add_option("--kernel", bo.kernel_filter, "Only the kernel of this name");
   bench_cmd->add_option("--case", bo.case_filter,
@@ -198,6 +214,7 @@ int main(int argc, char** argv) {
       "report", "Write DIR/index.html and DIR/report.json: per kernel the predicted roofline and tune-point sweep per "
                 "Apple chip, bytes and coalescing counted by the simulator, the cost model checked, and lints");
   report_cmd->add_option("specs", ro.inputs, "Spec files or directories of *.yaml")->required();
+  add_include_option(report_cmd, ro.include_dirs);
   report_cmd->add_option("-o,--out", ro.out_dir, "Output directory")->required();
   report_cmd->add_flag("--no-counters", no_counters,
                        "Predict from the specs alone, without running the kernels in the simulator");
@@ -220,8 +237,8 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : driver::kUsage;
   }
-  if (*generate) return driver::run_generate(inputs, out_dir, quiet, std::cout, std::cerr);
-  if (*check) return driver::run_check(inputs, std::cout, std::cerr);
+  if (*generate) return driver::run_generate(inputs, out_dir, quiet, std::cout, std::cerr, include_dirs);
+  if (*check) return driver::run_check(inputs, std::cout, std::cerr, include_dirs);
   if (*package_cmd) {
     po.package.ci = ci == "gitlab" ? package::Ci::gitlab : ci == "none" ? package::Ci::none : package::Ci::github;
     return driver::run_package(po, std::cout, std::cerr);
@@ -253,7 +270,7 @@ int main(int argc, char** argv) {
       std::cerr << "mtlgen verify: " << problem << "\n";
       return driver::kUsage;
     }
-    if (int rc = driver::check_selection(vo.inputs, vo.case_filter, std::cerr); rc != driver::kOk) return rc;
+    if (int rc = driver::check_selection(vo.inputs, vo.case_filter, std::cerr, vo.include_dirs); rc != driver::kOk) return rc;
     try {
       return verify::run_verify(vo, std::cout, std::cerr);
     } catch (const std::filesystem::filesystem_error& e) {  // --json could not be written

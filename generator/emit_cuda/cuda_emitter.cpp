@@ -153,6 +153,7 @@ void add_cuda_sources(const ir::Kernel& k, support::OutputSet& out) {
   options.require_entry_point = true;
   if (k.is_source()) {
     options.file = k.source->file;
+    options.include_dirs.assign(k.source->include_paths.begin(), k.source->include_paths.end());
   } else {
     options.file = k.name + ".metal";
     options.text = msl_source(k);
@@ -161,9 +162,8 @@ void add_cuda_sources(const ir::Kernel& k, support::OutputSet& out) {
   if (diags.has_errors())
     throw std::runtime_error(fmt::format("the MSL front end could not read {}:\n{}", options.file.string(), diags.format_all()));
   out.add(cuda_dir(k) + k.name + ".metal", unit.cuda_source());
-  std::filesystem::path own = options.file.parent_path();
-  for (const auto& [path, text] : unit.cuda_headers())
-    out.add(cuda_dir(k) + std::filesystem::relative(path, own.empty() ? "." : own).generic_string(), text);
+  for (const auto& h : unit.cuda_headers())
+    if (!h.key.starts_with("..") && !std::filesystem::path(h.key).is_absolute()) out.add(cuda_dir(k) + h.key, h.text);
 }
 
 }  // namespace

@@ -313,11 +313,18 @@ struct SourceKernel {
   std::string path;  // as written in the spec, relative to it
   std::string file;  // as opened
   SourceLoc loc;
+  struct IncludeDir {
+    std::string path;  // as written under `include_dirs:` (relative to the spec), or given with -I
+    SourceLoc loc;     // unknown (line 0) for a command-line -I
+  };
+  std::vector<IncludeDir> include_dirs;  // for #include "...", after the source's own directory
+  std::vector<std::string> include_paths;  // include_dirs as opened (relative to the working directory)
   std::vector<SourceEntry> entries;
   std::vector<ArgumentValue> arguments;  // as written under `arguments:`
   std::string simulator_text;            // the file as the simulator compiles it (msl::Unit)
-  // Headers beside the file, by name relative to it, as the simulator compiles them (local
-  // #includes resolve among these).
+  // Headers the file includes, as the simulator compiles them, by the path under which a copy of
+  // the tree beside the file's copy finds them (given that directory with -I): relative to the
+  // file's directory, or as spelled when an include directory held them.
   std::map<std::string, std::string> simulator_headers;
 };
 

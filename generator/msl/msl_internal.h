@@ -81,10 +81,16 @@ class Context {
   std::map<std::string, bool> is_user_;     // by path
 };
 
+// A header the main file includes (transitively) from its own directory or an include directory.
+struct LocalHeader {
+  std::string text;  // as read
+  std::string key;   // where a copy of the tree puts it, relative to the main file's copy
+};
+
 // What a Unit keeps of its parse for simulator_source() (the translation unit is gone by then).
 struct Unit::Impl {
   std::string main_path;                       // clang's name of the main file
-  std::map<std::string, std::string> headers;  // local headers' original text, by clang's name
+  std::map<std::string, LocalHeader> headers;  // local headers, by clang's name
   std::map<std::string, std::vector<Edit>> edits;  // by clang's file name
   std::map<std::string, std::string> cuda_texts;   // by clang's file name (msl_cuda_rewrite.cpp)
   LoopForm loop_form;                              // msl_loop_rewrite.cpp
@@ -137,6 +143,15 @@ std::string apply_edits(const std::string& text, std::vector<Edit> edits);
 // Loop form (msl_loop_rewrite.cpp): each kernel's threadgroup as loops over its threads, from
 // the main file's original text (`original`) and the simulator edits already planned.
 LoopForm plan_loop_form(Context& ctx, const Description& d, const std::string& original);
+
+// Errors split by the kernels they stop (msl_kernel_errors.cpp): the entries of unreadable
+// kernels are taken out of `entries`; `elsewhere` holds errors in no kernel's declarations.
+struct KernelErrors {
+  std::vector<UnreadableKernel> kernels;
+  std::vector<support::Diagnostic> elsewhere;
+};
+KernelErrors split_errors_by_kernel(Context& ctx, std::vector<EntryPoint>& entries,
+                                    const std::vector<support::Diagnostic>& errors);
 
 // CUDA rewrite (msl_cuda_rewrite.cpp): every user file's CUDA flavour, by UserFile::path.
 std::map<std::string, std::string> plan_cuda_texts(Context& ctx, const Description& d);

@@ -52,28 +52,31 @@ struct MemoryFiles {
 
 // Local headers reachable through `#include "..."` (and <...> found in include_dirs), by the
 // name clang will give them, with their original text; they are pre-passed like the main file.
-void collect_local_headers(const std::string& file, const std::string& text,
-                           const std::vector<std::filesystem::path>& dirs,
-                           std::map<std::string, std::string>& found) {
+// Each gets the path under which a copy of the tree finds it (LocalHeader::key): as spelled when
+// an include directory held it, else beside its includer's key.
+void collect_local_headers(const std::string& file, const std::string& own_key, const std::string& text,
+                           const std::vector<std::filesystem::path>& dirs, std::map<std::string, LocalHeader>& found) {
   static const std::regex kInclude(R"([ \t]*#[ \t]*include[ \t]*(["<])([^">\n]+)[">].*)");
-  if (found.size() > 256) return;
+  if (found.size() > 1024) return;
   std::filesystem::path own_dir = std::filesystem::path(file).parent_path();
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
     std::smatch m;
     if (!std::regex_match(line, m, kInclude)) continue;
-    std::vector<std::filesystem::path> where;
-    if (m[1] == "\"") where.push_back(own_dir);
-    where.insert(where.end(), dirs.begin(), dirs.end());
-    for (const auto& dir : where) {
-      std::string candidate = (dir / m[2].str()).string();
+    std::vector<std::pair<std::filesystem::path, std::string>> where;  // directory, key there
+    std::string spelled = m[2].str();
+    if (m[1] == "\"") where.emplace_back(own_dir, (std::filesystem::path(own_key).parent_path() / spelled).generic_string());
+    for (const auto& dir : dirs) where.emplace_back(dir, spelled);
+    for (const auto& [dir, key] : where) {
+      std::string candidate = (dir / spelled).string();  // as clang names it
       if (found.count(candidate)) break;
       std::error_code ec;
       if (!std::filesystem::is_regular_file(candidate, ec)) continue;
       auto header = read_file(candidate);
       if (!header) continue;
-      found[candidate] = *header;
-      collect_local_headers(candidate, *header, dirs, found);
+      std::string normal_key = std::filesystem::path(key).lexically_normal().generic_string();
+      found[candidate] = {*header, normal_key};
+      collect_local_headers(candidate, normal_key, *header, dirs, found);
       break;
     }
   }
@@ -83,7 +86,7 @@ std::vector<std::string> clang_arguments(const ParseOptions& options, const std:
                                          int metal_version) {
   std::vector<std::string> args = {
       "-x", "c++", "-std=c++20", "-fsyntax-only", "-Wno-attributes", "-Wno-unknown-attributes",
-      "-ferror-limit=50", "-ftemplate-depth=400",
+      options.errors_per_kernel ? "-ferror-limit=0" : "-ferror-limit=50", "-ftemplate-depth=400",
       // clang 14 has no _Float16 on x86; __fp16 is the same 2-byte storage type.
       "-D_Float16=__fp16", "-Xclang", "-fallow-half-arguments-and-returns",
       fmt::format("-D__METAL_VERSION__={}", metal_version), "-D__METAL_MACOS__"};
@@ -119,6 +122,13 @@ struct ClangSession {
   }
 };
 
+void forward(const Diagnostics& from, Diagnostics& to) {
+  for (const auto& e : from.all()) {
+    if (e.severity == support::Severity::error) to.error(e.kind, e.loc, e.message, e.hint);
+    else to.warning(e.kind, e.loc, e.message, e.hint);
+  }
+}
+
 }  // namespace
 
 Unit parse(const ParseOptions& options, Diagnostics& diags) {
@@ -142,11 +152,12 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
 
   MemoryFiles memory;
   memory.files.emplace_back(path, respell_msl_attributes(*text));
-  std::map<std::string, std::string> headers;
-  collect_local_headers(path, *text, options.include_dirs, headers);
-  for (const auto& [name, original] : headers) {
-    diags.add_source(name, original);
-    memory.files.emplace_back(name, respell_msl_attributes(original));
+  std::map<std::string, LocalHeader> headers;
+  std::string main_key = std::filesystem::path(path).filename().string();
+  collect_local_headers(path, main_key, *text, options.include_dirs, headers);
+  for (const auto& [name, header] : headers) {
+    diags.add_source(name, header.text);
+    memory.files.emplace_back(name, respell_msl_attributes(header.text));
   }
   for (const auto& f : support::mtlgen_msl_files())
     memory.files.emplace_back(std::string(kShimDir) + "/" + std::string(f.path), std::string(f.bytes));
@@ -160,7 +171,7 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
     }
   };
   refuse(path, *text);
-  for (const auto& [name, original] : headers) refuse(name, original);
+  for (const auto& [name, header] : headers) refuse(name, header.text);
   if (refused) return unit;
 
   ClangSession session;
@@ -172,13 +183,23 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
     return unit;
   }
   Context ctx(session.tu, path, path);
-  report_clang_diagnostics(ctx, diags);
+  Diagnostics errors;  // clang's and conformance's, before they are told per kernel or not
+  report_clang_diagnostics(ctx, errors);
   Description d = describe(ctx);
   plan_simulator_edits(ctx, d);
   unit.impl_->loop_form = plan_loop_form(ctx, d, *text);
   unit.impl_->cuda_texts = plan_cuda_texts(ctx, d);
-  if (options.conformance) check_conformance(session.tu, {path, options.msl_version}, diags);
-  if (options.require_entry_point && d.entry_points.empty() && diags.error_count() == errors_before)
+  if (options.conformance) check_conformance(session.tu, {path, options.msl_version}, errors);
+  if (options.errors_per_kernel) {
+    KernelErrors split = split_errors_by_kernel(ctx, d.entry_points, errors.all());
+    unit.unreadable_kernels_ = std::move(split.kernels);
+    for (const auto& e : split.elsewhere)
+      diags.warning(e.kind, e.loc, e.message + " (in no kernel's declarations)", e.hint);
+  } else {
+    forward(errors, diags);
+  }
+  if (options.require_entry_point && d.entry_points.empty() && unit.unreadable_kernels_.empty() &&
+      diags.error_count() == errors_before)
     diags.error(ErrorKind::msl_syntax, {path, 1, 1}, "no kernel entry point in this file",
                 "declare `kernel void name(...)`, or instantiate a kernel template with "
                 "`template [[host_name(\"name\")]] [[kernel]] ...`");

@@ -29,12 +29,12 @@ std::string Unit::simulator_source() const {
   return it == impl_->edits.end() ? text_ : apply_edits(text_, it->second);
 }
 
-std::vector<std::pair<std::filesystem::path, std::string>> Unit::simulator_headers() const {
-  std::vector<std::pair<std::filesystem::path, std::string>> out;
-  for (const auto& [path, edits] : impl_->edits) {
-    auto header = impl_->headers.find(path);
-    if (path == impl_->main_path || header == impl_->headers.end() || edits.empty()) continue;
-    out.emplace_back(path, apply_edits(header->second, edits));
+std::vector<Unit::Header> Unit::simulator_headers() const {
+  std::vector<Header> out;
+  for (const auto& [path, header] : impl_->headers) {
+    auto edits = impl_->edits.find(path);
+    bool edited = edits != impl_->edits.end() && !edits->second.empty();
+    out.push_back({path, header.key, edited ? apply_edits(header.text, edits->second) : header.text});
   }
   return out;
 }
@@ -46,10 +46,12 @@ std::string Unit::cuda_source() const {
   return it == impl_->cuda_texts.end() ? text_ : it->second;
 }
 
-std::vector<std::pair<std::filesystem::path, std::string>> Unit::cuda_headers() const {
-  std::vector<std::pair<std::filesystem::path, std::string>> out;
-  for (const auto& [path, text] : impl_->cuda_texts)
-    if (path != impl_->main_path) out.emplace_back(path, text);
+std::vector<Unit::Header> Unit::cuda_headers() const {
+  std::vector<Header> out;
+  for (const auto& [path, text] : impl_->cuda_texts) {
+    auto header = impl_->headers.find(path);
+    if (path != impl_->main_path && header != impl_->headers.end()) out.push_back({path, header->second.key, text});
+  }
   return out;
 }
 

@@ -115,6 +115,20 @@ struct ParseOptions {
   std::string msl_version = "3.1";  // as `__METAL_VERSION__` 310 sees it
   bool conformance = true;          // run the Metal conformance checks (msl/conformance.h)
   bool require_entry_point = true;  // a file without any kernel is an error (a header is not)
+  // An error stops only the kernels whose declarations it lies in (`import`): they are left out
+  // of entry_points() and listed by unreadable_kernels(); errors in no kernel's declarations
+  // become warnings. Otherwise every error goes to the diagnostics.
+  bool errors_per_kernel = false;
+};
+
+// A kernel function the front end could not read (ParseOptions::errors_per_kernel), with every
+// entry point of it and the errors in what it depends on.
+struct UnreadableKernel {
+  std::string function;
+  std::vector<std::string> host_names;
+  SourceLoc loc;  // of the kernel function's name
+  std::vector<support::Diagnostic> reasons;
+  std::string summary() const;  // "kernel `f` (2 entries: a, b) could not be read: 3 errors"
 };
 
 // The loop form of the kernels (msl_loop_rewrite.cpp, issue 17 item 2): a function per kernel
@@ -153,6 +167,7 @@ class Unit {
   const std::vector<FunctionConstant>& function_constants() const { return function_constants_; }
   const std::vector<ThreadgroupVariable>& threadgroup_variables() const { return threadgroup_variables_; }
   const std::string& text() const { return text_; }  // as read (before the front end's rewrites)
+  const std::vector<UnreadableKernel>& unreadable_kernels() const { return unreadable_kernels_; }
 
   // The source the simulator compiles with g++ against the shim, same lines as the original:
   //  * `[[threadgroup(n)]]` respelled `[[mtlsim_tgrp(n)]]` (the shim's `threadgroup` is a macro);
@@ -161,9 +176,16 @@ class Unit {
   //  * `constant` becomes `const` (same width) everywhere except in function-constant
   //    declarations, which stay assignable so one module serves every value.
   std::string simulator_source() const;
-  // The same rewrite applied to the local headers the file includes (MLX keeps its kernel
-  // templates in headers), keyed by the path clang opened; only headers that needed a change.
-  std::vector<std::pair<std::filesystem::path, std::string>> simulator_headers() const;
+  // The same rewrite applied to every local header the file includes (MLX keeps its kernel
+  // templates in headers, in subdirectories of an include root), each with the path under which a
+  // copy of the tree finds it: `key` relative to the main file's copy, for a compiler given that
+  // directory with -I (as spelled when an include directory held it, else beside its includer).
+  struct Header {
+    std::filesystem::path path;  // as clang opened it
+    std::string key;             // e.g. "mlx/backend/metal/kernels/utils.h", "ggml-common.h"
+    std::string text;            // rewritten for the simulator
+  };
+  std::vector<Header> simulator_headers() const;
   // The kernels' loop forms, and why a kernel has none (LoopForm above).
   const LoopForm& loop_form() const;
 
@@ -173,8 +195,9 @@ class Unit {
   // `threadgroup` variables `__shared__`; function constants `__device__` variables; vector type
   // names respelled `mtl_float4` (CUDA's own `float4` is global).
   std::string cuda_source() const;
-  // The same for the local headers the file includes (every one, changed or not), by clang's name.
-  std::vector<std::pair<std::filesystem::path, std::string>> cuda_headers() const;
+  // The same for the local headers the file includes (every one, changed or not), placed as
+  // simulator_headers() places them.
+  std::vector<Header> cuda_headers() const;
 
   struct Impl;
 
@@ -185,6 +208,7 @@ class Unit {
   std::vector<EntryPoint> entry_points_;
   std::vector<FunctionConstant> function_constants_;
   std::vector<ThreadgroupVariable> threadgroup_variables_;
+  std::vector<UnreadableKernel> unreadable_kernels_;
   std::string text_;
 };
 

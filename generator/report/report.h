@@ -19,6 +19,7 @@ inline constexpr const char* kChartLibrary = "/usr/share/javascript/chart.js/cha
 
 struct ReportOptions {
   std::vector<std::string> inputs;  // spec files or directories
+  std::vector<std::string> include_dirs;  // -I: for the #includes of `source:` kernels
   std::filesystem::path out_dir;
   std::filesystem::path chart_library = kChartLibrary;
   bool counters = true;  // false: predictions from the specs alone (no simulator run)

@@ -9,7 +9,8 @@
 namespace mtlgen::spec {
 
 std::optional<ir::Kernel> load_spec(const std::string& path, const std::string& display_path,
-                                    support::Diagnostics& diags, const YamlLimits& limits) {
+                                    support::Diagnostics& diags, const YamlLimits& limits,
+                                    const std::vector<std::string>& include_dirs) {
   std::string text;
   auto root = load_yaml(path, display_path, limits, diags, &text);
   if (!root) return std::nullopt;
@@ -23,6 +24,7 @@ std::optional<ir::Kernel> load_spec(const std::string& path, const std::string& 
     if (!validate_kernel(kernel, diags)) return std::nullopt;
     return kernel;
   }
+  for (const auto& dir : include_dirs) kernel.source->include_dirs.push_back({dir, {}});
   std::optional<msl::Unit> unit = read_source(kernel, path, diags);
   if (!unit) return std::nullopt;
   auto bind = [&](ir::Kernel& k) { bind_source_variants(k, *unit, diags); };

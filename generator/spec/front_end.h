@@ -2,14 +2,17 @@
 // The spec front end: a spec file in, a validated ir::Kernel out (or located diagnostics).
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ir/kernel.h"
 #include "spec/yaml_reader.h"
 
 namespace mtlgen::spec {
 
-// `display_path` is how the spec is named in diagnostics and generated headers.
+// `display_path` is how the spec is named in diagnostics and generated headers. `include_dirs`
+// (the command line's -I) are searched by a `source:` kernel after the spec's `include_dirs:`.
 std::optional<ir::Kernel> load_spec(const std::string& path, const std::string& display_path,
-                                    support::Diagnostics& diags, const YamlLimits& limits = {});
+                                    support::Diagnostics& diags, const YamlLimits& limits = {},
+                                    const std::vector<std::string>& include_dirs = {});
 
 }  // namespace mtlgen::spec

@@ -67,10 +67,11 @@ std::string display_path(const fs::path& spec) {
   return spec.lexically_normal().generic_string();
 }
 
-std::vector<ir::Kernel> load_library(const std::vector<fs::path>& specs, support::Diagnostics& diags) {
+std::vector<ir::Kernel> load_library(const std::vector<fs::path>& specs, support::Diagnostics& diags,
+                                     const std::vector<std::string>& include_dirs) {
   std::vector<ir::Kernel> kernels;
   for (const auto& path : specs) {
-    auto kernel = load_spec(path.string(), display_path(path), diags);
+    auto kernel = load_spec(path.string(), display_path(path), diags, {}, include_dirs);
     if (!kernel) continue;
     if (kernel->is_family()) {
       for (const auto& m : kernel->family->kernels) add_kernel(kernels, m, diags);

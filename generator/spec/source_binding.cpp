@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "spec/library.h"
 #include "support/text.h"
 
 namespace mtlgen::spec {
@@ -93,15 +94,19 @@ class SourceReader {
 
   std::optional<msl::Unit> run(const std::string& spec_path) {
     ir::SourceKernel& src = *k_.source;
-    fs::path file = fs::path(spec_path).parent_path() / src.path;
+    // Named from the working directory whatever the spelling of the spec's path (`x.yaml`,
+    // `./x.yaml`, `dir/x.yaml`): the same file is the same module and reads the same headers.
+    fs::path spec_dir = fs::absolute(spec_path).parent_path();
+    fs::path file = (spec_dir / src.path).lexically_normal();
     if (src.path.empty() || !fs::is_regular_file(file)) {
       diags_.error(ErrorKind::io, src.loc, fmt::format("cannot read the kernel source `{}`", src.path),
                    "`source:` is a .metal file, relative to the spec");
       return std::nullopt;
     }
-    src.file = file.lexically_normal().string();
+    src.file = display_path(file);
     msl::ParseOptions options;
     options.file = src.file;
+    if (!resolve_include_dirs(spec_dir, options.include_dirs)) return std::nullopt;
     int before = diags_.error_count();
     msl::Unit unit = msl::parse(options, diags_);
     if (diags_.error_count() != before) return std::nullopt;
@@ -114,8 +119,30 @@ class SourceReader {
   }
 
  private:
-  // Every header beside the source (an #include "x.h" may name any), rewritten where the front
-  // end rewrote it. Headers in subdirectories are not carried yet.
+  // The spec's `include_dirs:` (relative to it), then the command line's -I (relative to the
+  // working directory), each a directory that exists.
+  bool resolve_include_dirs(const fs::path& spec_dir, std::vector<fs::path>& out) {
+    ir::SourceKernel& src = *k_.source;
+    bool ok = true;
+    for (const auto& d : src.include_dirs) {
+      fs::path dir = d.loc.line > 0 ? (spec_dir / d.path).lexically_normal() : fs::absolute(d.path).lexically_normal();
+      std::error_code ec;
+      if (d.path.empty() || !fs::is_directory(dir, ec)) {
+        diags_.error(ErrorKind::io, d.loc.line > 0 ? d.loc : src.loc,
+                     fmt::format("include directory `{}` does not exist", d.path),
+                     d.loc.line > 0 ? "`include_dirs:` are relative to the spec" : "-I takes a directory");
+        ok = false;
+        continue;
+      }
+      src.include_paths.push_back(display_path(dir));
+      out.push_back(src.include_paths.back());
+    }
+    return ok;
+  }
+
+  // Every header the file includes, wherever it lives, as the simulator compiles it (rewritten
+  // where the front end rewrote it), under the path a copy of the tree finds it. Files beside the
+  // source come too: an #include the front end cannot follow (a macro) may name any.
   void collect_headers(const msl::Unit& unit, const fs::path& dir) {
     auto& headers = k_.source->simulator_headers;
     std::error_code ec;
@@ -125,8 +152,9 @@ class SourceReader {
       if (!header || !entry.is_regular_file(ec) || entry.file_size(ec) > (1u << 20)) continue;
       headers[entry.path().filename().string()] = read_text(entry.path());
     }
-    for (const auto& [path, text] : unit.simulator_headers()) {
-      if (path.parent_path().lexically_normal() == dir.lexically_normal()) headers[path.filename().string()] = text;
+    for (const auto& h : unit.simulator_headers()) {
+      fs::path key(h.key);
+      if (!key.is_absolute() && !h.key.starts_with("..")) headers[h.key] = h.text;  // stays inside the copy
     }
   }
 

@@ -19,7 +19,7 @@ const std::vector<std::string>& top_level_keys() {
       "name",    "summary",           "types",    "dims",      "preconditions", "tunables",
       "buffers", "scalars",           "function_constants", "threadgroup_memory", "dispatch",
       "body",    "reference",         "cost",     "tests",
-      "source",  "entries",           "arguments", "prelude", "metal_prelude", "reference_prelude", "blocks",
+      "source",  "include_dirs",      "entries",  "arguments", "prelude", "metal_prelude", "reference_prelude", "blocks",
       "kernels", "dispatches"};
   return keys;
 }
@@ -114,7 +114,7 @@ class Parser {
   void family(MapReader& top) {
     family_ = true;
     for (const char* key : {"tunables", "function_constants", "threadgroup_memory", "dispatch", "body", "source",
-                            "entries", "arguments", "prelude", "metal_prelude"}) {
+                            "include_dirs", "entries", "arguments", "prelude", "metal_prelude"}) {
       if (top.optional(key).IsDefined()) {
         ctx_.diags().error(ErrorKind::unknown_key, key_loc(top, key), fmt::format("a kernel family has no `{}:` of its own", key),
                            fmt::format("move `{}:` into the kernel under `kernels:` that it belongs to", key));
@@ -639,6 +639,9 @@ class Parser {
     src.path = ctx_.string(n, "source").value_or("");
     src.loc = ctx_.value_loc(n);
     if (auto e = top.required("entries"); e.IsDefined()) entries(e, src);
+    each_item(top.optional("include_dirs"), "include_dirs", [&](const YAML::Node& item) {
+      src.include_dirs.push_back({ctx_.string(item, "a directory").value_or(""), ctx_.value_loc(item)});
+    });
     each_entry(top.optional("arguments"), "arguments", [&](auto& key, auto& v) { argument(key, v, src); });
     *k_.source = std::move(src);
   }

@@ -120,6 +120,7 @@ GpuModule build_module(const ir::Kernel& k, const ModuleOptions& o, const fs::pa
   std::vector<std::string> argv = {nvcc.string()};
   for (const auto& f : words(kNvccFlags)) argv.push_back(f);
   for (const char* include : {"cuda_shim", "shim", "."}) argv.insert(argv.end(), {"-I", include});
+  if (k.is_source()) argv.insert(argv.end(), {"-I", emit::cuda_dir(k)});  // its headers, as its includes name them
   for (const auto& unit : emit::cuda_compile_units(k)) argv.push_back(unit);
   argv.insert(argv.end(), {"-o", m.executable.string()});
   if (o.verbose) fmt::print(stderr, "mtlgen: (in {}) {}\n", dir.string(), fmt::join(argv, " "));
@@ -649,7 +650,7 @@ nlohmann::json sweep_json(const ir::Kernel& k, const ir::TestCase& t, const std:
 
 int run_gpu_bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   support::Diagnostics diags;
-  auto kernels = spec::load_library(spec::collect_spec_files(o.inputs, diags), diags);
+  auto kernels = spec::load_library(spec::collect_spec_files(o.inputs, diags), diags, o.include_dirs);
   fmt::print(err, "{}", diags.format_all());
   if (diags.has_errors()) return support::kSpecErrors;
   auto nvcc = find_nvcc();

@@ -29,6 +29,7 @@ int run_gpu_verify(const std::vector<ir::Kernel>& kernels, const VerifyOptions& 
 
 struct BenchOptions {
   std::vector<std::string> inputs;  // spec files or directories
+  std::vector<std::string> include_dirs;  // -I: for the #includes of `source:` kernels
   std::string case_filter;          // else the spec's benchmark cases (or its largest test case)
   std::string kernel_filter;        // only kernels of this name
   int warmups = 5;

@@ -183,6 +183,9 @@ void compile(const ir::Kernel& kernel, const fs::path& dir, const fs::path& targ
   std::vector<std::string> cxx = words(o.compiler);
   for (const auto& f : words(kFlags)) cxx.push_back(f);
   cxx.push_back(private_init_flag(o));
+  // A hand-written kernel's headers sit where its includes find them from the copy of its file.
+  for (const std::string& d : {std::string("shim"), std::string(".")}) cxx.insert(cxx.end(), {"-I", d});
+  if (kernel.is_source()) cxx.insert(cxx.end(), {"-I", emit::sim_dir(kernel)});
   // Instrumented: the launchers (which include the kernel) become an object file of their own,
   // because linking with -fsanitize=thread would pull in libtsan.
   std::string launcher = emit::sim_launcher_path(kernel);
@@ -192,10 +195,7 @@ void compile(const ir::Kernel& kernel, const fs::path& dir, const fs::path& targ
     launcher = fmt::format("launcher.tmp.{}.o", ::getpid());
     std::vector<std::string> instrument = cxx;
     for (const auto& f : words(instrumentation(o))) instrument.push_back(f);
-    for (const std::string& a : {std::string("-c"), std::string("-I"), std::string("shim"), std::string("-I"),
-                                 std::string("."), emit::sim_launcher_path(kernel), std::string("-o")}) {
-      instrument.push_back(a);
-    }
+    for (const std::string& a : {std::string("-c"), emit::sim_launcher_path(kernel), std::string("-o")}) instrument.push_back(a);
     instrument.push_back(launcher);
     if (o.verbose) fmt::print(stderr, "mtlgen: (in {}) {}\n", dir.string(), command_text(instrument));
     output = run_and_capture(instrument, dir, status, o.compile_timeout_seconds);
@@ -204,8 +204,7 @@ void compile(const ir::Kernel& kernel, const fs::path& dir, const fs::path& targ
     std::vector<std::string> link = cxx;
     for (const auto& f : words(kLinkFlags)) link.push_back(f);
     const std::string& name = kernel.name;
-    for (const std::string& a : {std::string("-I"), std::string("shim"), std::string("-I"), std::string("."), launcher,
-                                 emit::sim_bridge_path(kernel), name + "/" + name + "_reference.cpp",
+    for (const std::string& a : {launcher, emit::sim_bridge_path(kernel), name + "/" + name + "_reference.cpp",
                                  std::string("-o"), fs::absolute(tmp).string()}) {
       link.push_back(a);
     }

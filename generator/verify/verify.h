@@ -12,6 +12,7 @@ namespace mtlgen::verify {
 
 struct VerifyOptions {
   std::vector<std::string> inputs;  // spec files or directories
+  std::vector<std::string> include_dirs;  // -I: for the #includes of `source:` kernels
   bool all_variants = false;        // else each dtype at its default tuning
   std::string case_filter;          // run only the case of this name
   uint64_t seed = 1;                // lane-shuffle seed

@@ -131,6 +131,64 @@ TEST(Import, NeverReplacesTheUsersSpec) {
   fs::remove_all(dir);
 }
 
+// One kernel that cannot be read costs only its own skeleton: the others are written, the
+// unreadable one is listed at its definition with the error in the helper it calls, an error no
+// kernel depends on is a warning, and the exit status says something was skipped.
+TEST(Import, AnUnreadableKernelCostsOnlyItsOwnSkeleton) {
+  fs::path dir = fs::temp_directory_path() / ("mtlgen-import-partial-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  driver::ImportOptions o;
+  o.source = "tests/import/partial/one_kernel_unreadable.metal";
+  o.out_dir = dir;
+  std::ostringstream out, err;
+  EXPECT_EQ(driver::run_import(o, out, err), driver::kSpecErrors) << err.str();
+  EXPECT_TRUE(fs::exists(dir / "copy_rows.yaml")) << out.str() << err.str();
+  EXPECT_TRUE(fs::exists(dir / "scale_rows.yaml")) << out.str() << err.str();
+  EXPECT_FALSE(fs::exists(dir / "uses_broken.yaml"));
+  const std::string e = err.str();
+  EXPECT_NE(e.find("one_kernel_unreadable.metal:25:13: error: kernel `uses_broken` (1 entry: uses_broken_f32) could "
+                   "not be read"), std::string::npos) << e;
+  EXPECT_NE(e.find("one_kernel_unreadable.metal:7:3: error: unknown type name 'undeclared_type'"), std::string::npos) << e;
+  EXPECT_NE(e.find("one_kernel_unreadable.metal:17:50: warning: use of undeclared identifier 'missing_constant' "
+                   "(in no kernel's declarations)"), std::string::npos) << e;
+  EXPECT_NE(e.find("1 kernel skipped (1 entry point)"), std::string::npos) << e;
+
+  o.entry = "uses_broken_f32";  // asking for the unreadable one by name says why it cannot be had
+  std::ostringstream out2, err2;
+  EXPECT_EQ(driver::run_import(o, out2, err2), driver::kSpecErrors);
+  EXPECT_NE(err2.str().find("kernel `uses_broken`"), std::string::npos) << err2.str();
+  fs::remove_all(dir);
+}
+
+// A spec's `source:` is the same file with the same headers however the spec's path is spelled.
+TEST(Import, SpecPathSpellingChangesNothing) {
+  std::vector<std::string> sources;
+  for (const std::string& path : {"tests/import/specs/transpose_tiles.yaml", "./tests/import/specs/transpose_tiles.yaml",
+                                  "tests/import/../import/specs/transpose_tiles.yaml"}) {
+    support::Diagnostics diags;
+    auto k = spec::load_spec(path, path, diags);
+    ASSERT_TRUE(k) << diags.format_all();
+    sources.push_back(k->source->file + "|" + std::to_string(k->source->simulator_headers.size()));
+  }
+  EXPECT_EQ(sources[0], "tests/import/kernels/row_kernels.metal|4");
+  EXPECT_EQ(sources[1], sources[0]);
+  EXPECT_EQ(sources[2], sources[0]);
+}
+
+// Headers below an include root reach the simulator under the path their #includes name, rewritten.
+TEST(Import, HeadersUnderAnIncludeRootAreRewrittenWhereTheyAre) {
+  support::Diagnostics diags;
+  auto k = spec::load_spec("tests/import/specs/tile_transpose_header.yaml", "tile_transpose_header.yaml", diags);
+  ASSERT_TRUE(k) << diags.format_all();
+  const auto& headers = k->source->simulator_headers;
+  ASSERT_TRUE(headers.count("tiles/ops/tile_transpose.h")) << "headers: " << headers.size();
+  ASSERT_TRUE(headers.count("tiles/ops/tile_common.h"));
+  EXPECT_NE(headers.at("tiles/ops/tile_transpose.h").find("::mtlsim::threadgroup_local<T[TILE][TILE + 1]>"),
+            std::string::npos)
+      << headers.at("tiles/ops/tile_transpose.h");
+  EXPECT_EQ(k->source->include_paths, std::vector<std::string>{"tests/import/include_dirs/root"});
+}
+
 // Replaces each TODO `check` reports (a double-quoted scalar) with the YAML text given for its
 // key path; a path without a value fails the test.
 std::string fill_in(const fs::path& spec, const std::map<std::string, std::string>& values) {

@@ -44,8 +44,9 @@ TEST(MslRewrite, LocalHeadersAreRewrittenToo) {
   Parsed p = parse_input("mlx_style.metal");
   auto headers = p.unit.simulator_headers();
   ASSERT_EQ(headers.size(), 1u);
-  EXPECT_EQ(headers[0].first.filename(), "mlx_softmax.h");
-  auto lines = lines_of(headers[0].second);
+  EXPECT_EQ(headers[0].path.filename(), "mlx_softmax.h");
+  EXPECT_EQ(headers[0].key, "mlx_softmax.h");  // beside the main file's copy, as it is beside the file
+  auto lines = lines_of(headers[0].text);
   EXPECT_EQ(lines[21], "  auto& local_max = ::mtlsim::threadgroup_local<AccT[SIMD_SIZE]>([]{}, \"local_max\");");
   EXPECT_EQ(lines[16], "    const    int& axis_size,");
 }
