@@ -497,12 +497,30 @@ std::string nvcc_missing_line(const char* command) {
                      "MTLGEN_NVCC unset); run it on a machine with an NVIDIA GPU and the CUDA toolkit\n", command);
 }
 
-int run_gpu_verify(const std::vector<ir::Kernel>& kernels, const VerifyOptions& o, std::ostream& out, std::ostream& err) {
+// A toolkit without a GPU (a build machine, CI): said once, before nvcc spends a minute on
+// modules that could only fail every case with cudaErrorInsufficientDriver.
+bool nvidia_driver_loaded() {
+  return fs::exists("/proc/driver/nvidia/version") || fs::exists("/dev/nvidiactl");
+}
+
+std::string gpu_missing_line(const char* command) {
+  return fmt::format("mtlgen {}: --gpu cuda skipped: nvcc is here but no NVIDIA GPU is (no driver: "
+                     "/proc/driver/nvidia/version and /dev/nvidiactl are missing); run it on a machine with an "
+                     "NVIDIA GPU\n", command);
+}
+
+// nvcc and a GPU, or the one line that says which is missing.
+std::optional<fs::path> usable_nvcc(const char* command, std::ostream& out) {
   auto nvcc = find_nvcc();
-  if (!nvcc) {
-    fmt::print(out, "{}", nvcc_missing_line("verify"));
-    return support::kOk;
-  }
+  if (!nvcc) fmt::print(out, "{}", nvcc_missing_line(command));
+  else if (!nvidia_driver_loaded()) fmt::print(out, "{}", gpu_missing_line(command));
+  else return nvcc;
+  return std::nullopt;
+}
+
+int run_gpu_verify(const std::vector<ir::Kernel>& kernels, const VerifyOptions& o, std::ostream& out, std::ostream& err) {
+  auto nvcc = usable_nvcc("verify", out);
+  if (!nvcc) return support::kOk;
   auto modules = build_modules(gpu_kernels(kernels), o.module, *nvcc, job_count(o.jobs), out);
   std::vector<GpuCase> cases = plan_cases(kernels, o);
   std::erase_if(cases, [&](const GpuCase& c) { return !modules.count(c.kernel->name); });
@@ -653,11 +671,8 @@ int run_gpu_bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   auto kernels = spec::load_library(spec::collect_spec_files(o.inputs, diags), diags, o.include_dirs);
   fmt::print(err, "{}", diags.format_all());
   if (diags.has_errors()) return support::kSpecErrors;
-  auto nvcc = find_nvcc();
-  if (!nvcc) {
-    fmt::print(out, "{}", nvcc_missing_line("bench"));
-    return support::kOk;
-  }
+  auto nvcc = usable_nvcc("bench", out);
+  if (!nvcc) return support::kOk;
   std::vector<const ir::Kernel*> selected;
   for (const ir::Kernel* k : gpu_kernels(kernels))
     if (o.kernel_filter.empty() || k->name == o.kernel_filter) selected.push_back(k);

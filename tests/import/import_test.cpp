@@ -189,6 +189,28 @@ TEST(Import, HeadersUnderAnIncludeRootAreRewrittenWhereTheyAre) {
   EXPECT_EQ(k->source->include_paths, std::vector<std::string>{"tests/import/include_dirs/root"});
 }
 
+// An include directory that does not exist is an error at the line that names it.
+TEST(Import, MissingIncludeDirIsLocated) {
+  fs::path dir = fs::temp_directory_path() / ("mtlgen-import-incdir-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string spec = read("tests/import/specs/tile_transpose_header.yaml");
+  size_t at = spec.find("include_dirs: [../include_dirs/root]");
+  ASSERT_NE(at, std::string::npos);
+  spec.replace(at, std::string("include_dirs: [../include_dirs/root]").size(), "include_dirs: [no/such/dir]");
+  size_t source = spec.find("source: ../include_dirs/kernels/");
+  spec.replace(source, std::string("source: ../").size(), "source: " + fs::absolute("tests/import").string() + "/");
+  std::ofstream(dir / "s.yaml") << spec;
+  support::Diagnostics diags;
+  EXPECT_FALSE(spec::load_spec((dir / "s.yaml").string(), "s.yaml", diags));
+  ASSERT_EQ(diags.error_count(), 1) << diags.format_all();
+  EXPECT_EQ(diags.all()[0].kind, support::ErrorKind::io);
+  EXPECT_EQ(diags.all()[0].loc.line, 7);
+  EXPECT_EQ(diags.all()[0].loc.column, 16);
+  EXPECT_NE(diags.all()[0].message.find("include directory `no/such/dir` does not exist"), std::string::npos);
+  fs::remove_all(dir);
+}
+
 // Replaces each TODO `check` reports (a double-quoted scalar) with the YAML text given for its
 // key path; a path without a value fails the test.
 std::string fill_in(const fs::path& spec, const std::map<std::string, std::string>& values) {
