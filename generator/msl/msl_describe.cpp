@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "msl/msl_internal.h"
@@ -259,19 +260,23 @@ class Describer {
     d_.threadgroup_sites.push_back({f.path, f.tokens[spec].begin, f.tokens[end - 1].end, name, type});
   }
 
-  // `constant T name [[function_constant(i)]];` at file scope.
+  // `constant T name [[function_constant(i)]];` at file scope; the pre-pass made the attribute
+  // `__MTL_FCONST(i)`, whose enumerator holds i as clang evaluated it.
   void function_constant(CXCursor var) {
     FilePos at = ctx_.begin(var);
     if (!at.file) return;
     const UserFile& f = *at.file;
     size_t first = f.token_at(at.offset);
     size_t i = first;
-    while (i < f.tokens.size() && f.tokens[i].text != ";" && f.tokens[i].text != "function_constant") ++i;
-    if (i + 3 >= f.tokens.size() || f.tokens[i].text != "function_constant" || f.tokens[i + 1].text != "(") return;
+    auto is_attribute = [](const std::string& t) { return t == "function_constant" || t == "__MTL_FCONST"; };
+    while (i < f.tokens.size() && f.tokens[i].text != ";" && !is_attribute(f.tokens[i].text)) ++i;
+    if (i + 3 >= f.tokens.size() || !is_attribute(f.tokens[i].text) || f.tokens[i + 1].text != "(") return;
     FunctionConstant fc;
     fc.name = spelling(var);
     fc.type = msl_type_name(spelling(clang_getCursorType(var)));
-    fc.index = to_int(f.tokens[i + 2].text).value_or(-1);
+    auto evaluated = function_constant_indices_.find({f.path, f.tokens[i].begin});
+    fc.index = evaluated != function_constant_indices_.end() ? evaluated->second
+                                                              : to_int(f.tokens[i + 2].text).value_or(-1);
     fc.loc = ctx_.pos(var).loc;
     d_.function_constants.push_back(fc);
     size_t semicolon = i;
@@ -280,6 +285,24 @@ class Describer {
     d_.function_constant_decls.push_back({f.path, f.tokens[specifier_start(f, first)].begin, f.tokens[last].end});
   }
 
+ public:
+  // The pre-pass's enumerators, by where their attribute is (file, offset): read before the
+  // declarations, which come first.
+  void index_function_constants(CXCursor scope) {
+    visit_children(scope, [&](CXCursor c) {
+      const CXCursorKind kind = clang_getCursorKind(c);
+      if (kind == CXCursor_Namespace || kind == CXCursor_LinkageSpec || kind == CXCursor_EnumDecl)
+        index_function_constants(c);
+      if (kind == CXCursor_EnumConstantDecl && spelling(c).rfind(kFunctionConstantIndex, 0) == 0) {
+        FilePos at = ctx_.pos(c);
+        if (at.file) function_constant_indices_[{at.file->path, at.offset}] = int(clang_getEnumConstantDeclValue(c));
+      }
+      return CXChildVisit_Continue;
+    });
+  }
+
+ private:
+  std::map<std::pair<std::string, unsigned>, int> function_constant_indices_;
   Context& ctx_;
   Description& d_;
   std::set<std::pair<std::string, unsigned>> seen_;
@@ -303,6 +326,7 @@ Description describe(Context& ctx) {
   register_included_files(ctx);
   Description d;
   Describer describer(ctx, d);
+  describer.index_function_constants(clang_getTranslationUnitCursor(ctx.tu()));
   visit_children(clang_getTranslationUnitCursor(ctx.tu()), [&](CXCursor c) {
     describer.declaration(c);
     return CXChildVisit_Continue;

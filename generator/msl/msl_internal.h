@@ -3,6 +3,7 @@
 #include <clang-c/Index.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,10 @@ inline constexpr std::string_view kShimDir = "/.mtlgen-embedded/shim";
 // `[[threadgroup(n)]]` as the parse and the simulator spell it (the shim's `threadgroup` is an
 // empty macro); same length as `threadgroup`.
 inline constexpr std::string_view kThreadgroupAttribute = "mtlsim_tgrp";
+
+// The pre-pass makes `[[function_constant(e)]]` on a declaration the enumerator
+// `<kFunctionConstantIndex>N = (e)` after it, located at the attribute (msl_prepass.cpp).
+inline constexpr std::string_view kFunctionConstantIndex = "__mtl_function_constant_";
 
 std::string str(CXString s);  // takes ownership
 std::string spelling(CXCursor c);
@@ -68,6 +73,8 @@ class Context {
   FilePos end(CXCursor c) { return pos(clang_getRangeEnd(clang_getCursorExtent(c))); }
   bool in_user_file(CXCursor c) { return pos(c).file != nullptr; }
   const std::map<std::string, UserFile>& files() const { return files_; }
+  // The `#define name` among the user files met so far: its file and the index of `define`.
+  std::optional<std::pair<const UserFile*, size_t>> definition_of_macro(const std::string& name);
   const std::string& main_display() const { return display_; }
 
   std::map<std::string, std::vector<Edit>> edits;  // by UserFile::path
@@ -79,6 +86,8 @@ class Context {
   std::string display_;
   std::map<std::string, UserFile> files_;  // user files met so far, by path
   std::map<std::string, bool> is_user_;     // by path
+  std::map<std::string, std::pair<const UserFile*, size_t>> macros_;  // indexed on first use
+  size_t macros_indexed_files_ = 0;
 };
 
 // What a Unit keeps of its parse for simulator_source() (the translation unit is gone by then).
@@ -93,6 +102,10 @@ struct Unit::Impl {
 // Index of the first of the decl-specifier words (`threadgroup`, `const`, `static`, ...) that
 // end right before tokens[first]; they are empty macros or keywords that extents leave out.
 size_t specifier_start(const UserFile& f, size_t first);
+
+// Whether the decl-specifier words around f.tokens[i] (`static const constant`) already say
+// `const`, so that `constant` cannot become a second one (msl_rewrite.cpp).
+bool says_const_beside(const UserFile& f, size_t i);
 
 // Pre-pass (msl_prepass.cpp): MSL attribute spellings clang would drop, respelled in place
 // with the same length so every line and column stays the user's.

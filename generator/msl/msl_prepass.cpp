@@ -25,14 +25,19 @@ struct Respelling {
   std::string_view attribute;  // as written inside [[...]]
   std::string_view macro;      // the replacement word (no longer than `[[ attribute`)
   Style style;
+  bool ends_declaration = false;  // only where `;` follows: the macro closes the declaration
 };
 
-// `[[host_name("x")]]` -> `__MTL_HOSTN("x")  `: same 12 characters before the argument.
+// `[[host_name("x")]]` -> `__MTL_HOSTN("x")  `: same 12 characters before the argument; a
+// shorter macro ends where the attribute's name ends.
 constexpr std::array kRespellings = {
     Respelling{"host_name", "__MTL_HOSTN", Style::macro_call},
     Respelling{"max_total_threads_per_threadgroup", "__MTL_MAXTPT", Style::macro_call},
     Respelling{"kernel", "kernel", Style::bare_word},
     Respelling{"threadgroup", kThreadgroupAttribute, Style::rename},
+    // `constant T x [[function_constant(FC_BASE + 1)]];` -> an enumerator after the declaration,
+    // so that clang evaluates the index (describe reads it); kernel parameters keep theirs.
+    Respelling{"function_constant", "__MTL_FCONST", Style::macro_call, true},
 };
 static_assert(kThreadgroupAttribute.size() == std::string_view("threadgroup").size());
 
@@ -102,7 +107,7 @@ size_t respell_list(std::string& s, size_t open) {
     size_t name_end = i;
     while (name_end < s.size() && is_ident_char(s[name_end])) ++name_end;
     const Respelling* r = respelling_of(std::string_view(s.data() + i, name_end - i));
-    if (!r || r->style == Style::rename) return std::string::npos;
+    if (!r || r->style == Style::rename || r->ends_declaration) return std::string::npos;
     size_t args_end = name_end;
     size_t next = skip_blanks(s, name_end);
     if (next < s.size() && s[next] == '(') {
@@ -160,8 +165,9 @@ size_t respell_at(std::string& s, size_t open) {
     if (paren == std::string::npos) return open + 2;
     close = skip_blanks(s, paren + 1);
     if (s.compare(close, 2, "]]") != 0) return open + 2;
-    blank_out(s, open, name_end);
-    s.replace(open, r.macro.size(), r.macro);
+    if (r.ends_declaration && s.compare(skip_blanks(s, close + 2), 1, ";") != 0) return open + 2;
+    blank_out(s, open, name_end);  // the macro ends where the name did: `x[[a(1)]]` keeps a blank
+    s.replace(name_end - r.macro.size(), r.macro.size(), r.macro);
     blank_out(s, paren + 1, close + 2);
     return close + 2;
   }
@@ -190,6 +196,9 @@ std::vector<std::string> prepass_macro_definitions() {
       "-Dkernel=__attribute__((annotate(\"mtl_kernel\")))",
       "-D__MTL_HOSTN(name)=__attribute__((annotate(\"mtl_host_name=\" name)))",
       "-D__MTL_MAXTPT(n)=__attribute__((annotate(\"mtl_max_total_threads_per_threadgroup=\" #n)))",
+      std::string("-D__MTL_FCONST(e)=;enum:long long{__MTL_FC_NAME(__COUNTER__)=(e)}"),
+      std::string("-D__MTL_FC_NAME(n)=__MTL_FC_CAT(") + std::string(kFunctionConstantIndex) + ",n)",
+      "-D__MTL_FC_CAT(a,b)=a##b",
   };
 }
 

@@ -72,5 +72,28 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_index_in_threadgr
   EXPECT_EQ(lines[7], "  sums[i][0] = 1.0f;");
 }
 
+// `constant` beside a `const` (MLX's `static const constant U max`, `static constant constexpr
+// const` through a macro) is dropped: `const const` does not compile.
+TEST(MslRewrite, ConstantBesideConstIsDropped) {
+  std::string text = R"(#include <metal_stdlib>
+using namespace metal;
+#define STATIC_CONST static constant constexpr const
+template <typename U> struct limits {
+  static const constant U max = U(7);
+};
+STATIC_CONST int kRows = 4;
+constant constexpr float kScale = 2.0f;
+kernel void k(device int* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = limits<int>::max + kRows + int(kScale);
+}
+)";
+  Parsed p = parse_text(text);
+  ASSERT_FALSE(p.diags.has_errors()) << p.diags.format_all();
+  auto lines = lines_of(p.unit.simulator_source());
+  EXPECT_EQ(lines[2], "#define STATIC_CONST static          constexpr const");
+  EXPECT_EQ(lines[4], "  static const          U max = U(7);");
+  EXPECT_EQ(lines[7], "const    constexpr float kScale = 2.0f;");
+}
+
 }  // namespace
 }  // namespace mtlgen::msl::testing
