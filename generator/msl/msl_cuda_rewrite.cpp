@@ -184,6 +184,8 @@ std::map<std::string, std::string> plan_cuda_texts(Context& ctx, const Descripti
   std::map<std::string, std::vector<Edit>> edits;
   std::vector<SourceRange> dropped;
   for (const auto& [path, file] : ctx.files()) {
+    for (const SourceRange& r : d.address_space_twins)  // first: edits inside them are skipped
+      if (r.file == path) edits[path].push_back({r.begin, r.end, ""});
     auto more = drop_explicit_instantiations(file, edits[path]);
     dropped.insert(dropped.end(), more.begin(), more.end());
     drop_attributes(file, edits[path]);

@@ -113,8 +113,19 @@ std::string respell_msl_attributes(std::string text);
 // The -D definitions that give the respelled words their meaning in the parse.
 std::vector<std::string> prepass_macro_definitions();
 
-// Clang's errors as located msl_syntax diagnostics (msl_diagnostics.cpp).
-void report_clang_diagnostics(Context& ctx, support::Diagnostics& diags);
+struct SourceRange {
+  std::string file;
+  unsigned begin = 0;
+  unsigned end = 0;
+};
+
+// Later declarations that equal an earlier one in their scope but for address-space words: the
+// same C++ function once the parse erases them (msl_overloads.cpp).
+std::vector<SourceRange> address_space_twins(Context& ctx);
+
+// Clang's errors as located msl_syntax diagnostics (msl_diagnostics.cpp), except those inside
+// `ignored` (address-space twins).
+void report_clang_diagnostics(Context& ctx, support::Diagnostics& diags, const std::vector<SourceRange>& ignored);
 
 // Description passes (msl_describe.cpp, msl_params.cpp, msl_layout.cpp).
 // Where a body's threadgroup declaration lies, for the simulator rewrite.
@@ -125,17 +136,13 @@ struct ThreadgroupSite {
   std::string name;
   std::string type;     // specifiers without `threadgroup`, plus the array suffix
 };
-struct SourceRange {
-  std::string file;
-  unsigned begin = 0;
-  unsigned end = 0;
-};
 struct Description {
   std::vector<EntryPoint> entry_points;
   std::vector<FunctionConstant> function_constants;
   std::vector<ThreadgroupVariable> threadgroup_variables;
   std::vector<ThreadgroupSite> threadgroup_sites;
   std::vector<SourceRange> function_constant_decls;  // `constant` stays assignable there
+  std::vector<SourceRange> address_space_twins;      // left out of the simulator's copies
 };
 Description describe(Context& ctx);
 std::vector<KernelParam> describe_params(Context& ctx, CXCursor function);

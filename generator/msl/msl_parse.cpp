@@ -172,8 +172,10 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
     return unit;
   }
   Context ctx(session.tu, path, path);
-  report_clang_diagnostics(ctx, diags);
+  std::vector<SourceRange> twins = address_space_twins(ctx);
+  report_clang_diagnostics(ctx, diags, twins);
   Description d = describe(ctx);
+  d.address_space_twins = std::move(twins);
   plan_simulator_edits(ctx, d);
   unit.impl_->loop_form = plan_loop_form(ctx, d, *text);
   unit.impl_->cuda_texts = plan_cuda_texts(ctx, d);

@@ -48,6 +48,12 @@ void respell_constant(const UserFile& f, const Description& d, std::vector<Edit>
   }
 }
 
+// An overload on address space that equals an earlier one once spaces are erased (msl_overloads.cpp).
+void drop_address_space_twins(const UserFile& f, const Description& d, std::vector<Edit>& edits) {
+  for (const SourceRange& r : d.address_space_twins)
+    if (r.file == f.path) edits.push_back({r.begin, r.end, ""});
+}
+
 // `[[threadgroup(n)]]` -> `[[mtlsim_tgrp(n)]]`: the shim's `threadgroup` is an empty macro.
 // The pre-pass already respelled it for the parse, so the tokens show where.
 void respell_threadgroup_attribute(const UserFile& f, std::vector<Edit>& edits) {
@@ -70,6 +76,7 @@ void rewrite_threadgroup_variables(const UserFile& f, const Description& d, std:
 void plan_simulator_edits(Context& ctx, const Description& d) {
   for (const auto& [path, file] : ctx.files()) {
     std::vector<Edit>& edits = ctx.edits[path];
+    drop_address_space_twins(file, d, edits);  // first: the edits inside them are then skipped
     rewrite_threadgroup_variables(file, d, edits);
     respell_constant(file, d, edits);
     respell_threadgroup_attribute(file, edits);
