@@ -78,6 +78,7 @@ class Context {
   const std::string& main_display() const { return display_; }
 
   std::map<std::string, std::vector<Edit>> edits;  // by UserFile::path
+  std::map<std::string, std::optional<long long>> evaluated;  // evaluate_integer()'s, by expression
 
  private:
   const UserFile* user_file(CXFile f);
@@ -106,6 +107,13 @@ size_t specifier_start(const UserFile& f, size_t first);
 // Whether the decl-specifier words around f.tokens[i] (`static const constant`) already say
 // `const`, so that `constant` cannot become a second one (msl_rewrite.cpp).
 bool says_const_beside(const UserFile& f, size_t i);
+
+// End (exclusive token index) of the `#define` whose `define` is f.tokens[i] (msl_params.cpp).
+size_t define_end(const UserFile& f, size_t i);
+
+// The value of an integer constant expression written in an attribute (`BASE + 1`), the user
+// files' macros expanded, as clang evaluates it; nullopt when it is none (msl_constant_expr.cpp).
+std::optional<long long> evaluate_integer(Context& ctx, const std::string& expression);
 
 // Pre-pass (msl_prepass.cpp): MSL attribute spellings clang would drop, respelled in place
 // with the same length so every line and column stays the user's.

@@ -1,6 +1,7 @@
 // Kernel parameters: type and constness from the (instantiated) AST; address space and the
 // [[...]] attributes from the tokens of the parameter's declaration, since clang drops both.
 #include <charconv>
+#include <cstdint>
 #include <optional>
 #include <regex>
 #include <set>
@@ -59,22 +60,6 @@ size_t param_start(const UserFile& f, size_t name) {
     if (t == "," && depth == 0) return i;
   }
   return 0;
-}
-
-// End (exclusive) of the `#define` whose `define` is tokens[i]: its last line is the first not
-// continued by a backslash.
-size_t define_end(const UserFile& f, size_t i) {
-  size_t eol = f.tokens[i].end;
-  for (;;) {
-    eol = f.text.find('\n', eol);
-    if (eol == std::string::npos) return f.tokens.size();
-    size_t last = f.text.find_last_not_of(" \t\r", eol - 1);
-    if (last == std::string::npos || f.text[last] != '\\') break;
-    ++eol;
-  }
-  size_t end = i;
-  while (end < f.tokens.size() && f.tokens[end].begin < eol) ++end;
-  return end;
 }
 
 // The parameter `name` in the body of the macro `macro` (`#define macro(...) ... T name [[...]],`):
@@ -175,11 +160,18 @@ std::string strip_qualifiers(std::string type) {
   return type;
 }
 
-void apply_attributes(KernelParam& p, const std::vector<Attribute>& attributes) {
+// `[[buffer(2)]]`, or `[[buffer(BASE + 1)]]` with the user's macros, which clang evaluates.
+int attribute_index(Context& ctx, const std::string& args) {
+  if (auto literal = to_int(args)) return *literal;
+  auto value = evaluate_integer(ctx, args);
+  return value && *value >= 0 && *value <= INT32_MAX ? static_cast<int>(*value) : -1;
+}
+
+void apply_attributes(Context& ctx, KernelParam& p, const std::vector<Attribute>& attributes) {
   for (const auto& a : attributes) {
     if (a.name == "buffer" || a.name == kThreadgroupAttribute) {
       p.kind = a.name == "buffer" ? ParamKind::buffer : ParamKind::threadgroup;
-      p.index = to_int(a.args).value_or(-1);  // a macro or expression: not evaluated (yet)
+      p.index = attribute_index(ctx, a.args);
       p.index_explicit = true;
     } else if (a.name == "function_constant") {
       p.function_constant = a.args;
@@ -223,7 +215,7 @@ KernelParam describe_param(Context& ctx, CXCursor parm) {
   p.is_const = clang_isConstQualifiedType(element) || p.address_space == AddressSpace::constant;
   p.type = full_type(p);
   p.kind = kind_without_attribute(p);
-  apply_attributes(p, syntax.attributes);
+  apply_attributes(ctx, p, syntax.attributes);
   if (p.kind == ParamKind::builtin) p.builtin_type = p.element_type;
   if (p.kind == ParamKind::buffer && is_user_record(element)) {
     p.layout = metal_struct_layout(element);
@@ -249,6 +241,21 @@ void assign_indices_by_order(std::vector<KernelParam>& params, ParamKind kind) {
 }
 
 }  // namespace
+
+// A define ends with the first line not continued by a backslash.
+size_t define_end(const UserFile& f, size_t i) {
+  size_t eol = f.tokens[i].end;
+  for (;;) {
+    eol = f.text.find('\n', eol);
+    if (eol == std::string::npos) return f.tokens.size();
+    size_t last = f.text.find_last_not_of(" \t\r", eol - 1);
+    if (last == std::string::npos || f.text[last] != '\\') break;
+    ++eol;
+  }
+  size_t end = i;
+  while (end < f.tokens.size() && f.tokens[end].begin < eol) ++end;
+  return end;
+}
 
 std::vector<KernelParam> describe_params(Context& ctx, CXCursor function) {
   std::vector<KernelParam> params;

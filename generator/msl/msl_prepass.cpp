@@ -193,6 +193,9 @@ std::string respell_msl_attributes(std::string text) {
 std::vector<std::string> prepass_macro_definitions() {
   return {
       "-DMTLSIM_NO_KERNEL_KEYWORD",  // the shim's empty `kernel` would hide entry points
+      // Address spaces are keywords, there before any header (MLX's fence.metal declares a
+      // `constant` before its first include); the shim's definitions are the same, empty.
+      "-Ddevice=", "-Dconstant=", "-Dthread=", "-Dthreadgroup=",
       "-Dkernel=__attribute__((annotate(\"mtl_kernel\")))",
       "-D__MTL_HOSTN(name)=__attribute__((annotate(\"mtl_host_name=\" name)))",
       "-D__MTL_MAXTPT(n)=__attribute__((annotate(\"mtl_max_total_threads_per_threadgroup=\" #n)))",

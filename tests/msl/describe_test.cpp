@@ -223,6 +223,40 @@ instantiate_scale(f32, float, 3)
   EXPECT_EQ(entry(p.unit, "scale_f32_3").template_args.at(1).value, "3");
 }
 
+// Address spaces are keywords: a declaration may use one before any header is included.
+TEST(MslDescribe, AddressSpacesBeforeAnyInclude) {
+  Parsed p = parse_text(R"(constant int kLanes = 32;
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device int* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i] = kLanes; }
+)");
+  ASSERT_FALSE(p.diags.has_errors()) << p.diags.format_all();
+  EXPECT_EQ(param(entry(p.unit, "k"), "out").address_space, AddressSpace::device);
+}
+
+// Buffer and threadgroup indices written as macros or expressions are evaluated by clang.
+TEST(MslDescribe, ArgumentIndicesAreConstantExpressions) {
+  Parsed p = parse_text(R"(
+#include <metal_stdlib>
+using namespace metal;
+#define BASE 2
+#define NEXT(i) (BASE + (i))
+#define TG_SLOT 1
+kernel void k(device float* a [[buffer(BASE)]], device float* b [[buffer(BASE + 1)]],
+              device float* c [[buffer(NEXT(2) * 2)]], device float* d,
+              threadgroup float* t [[threadgroup(TG_SLOT)]], uint i [[thread_position_in_grid]]) {
+  a[i] = b[i] + c[i] + d[i] + t[0];
+}
+)");
+  ASSERT_FALSE(p.diags.has_errors()) << p.diags.format_all();
+  const EntryPoint& e = entry(p.unit, "k");
+  EXPECT_EQ(param(e, "a").index, 2);
+  EXPECT_EQ(param(e, "b").index, 3);
+  EXPECT_EQ(param(e, "c").index, 8);
+  EXPECT_EQ(param(e, "d").index, 0);  // the first index no argument names
+  EXPECT_EQ(param(e, "t").index, 1);
+}
+
 TEST(MslDescribe, ThreadgroupVariablesInBodiesButNotPointerLocals) {
   Parsed mlx = parse_input("mlx_style.metal");
   std::vector<std::string> found;
