@@ -89,13 +89,46 @@ std::string template_arg_value(CXCursor fn, int i, const CXCursor* param) {
   }
 }
 
-std::vector<TemplateArg> template_args(CXCursor fn) {
+// The template arguments as the explicit instantiation at `at` (its host_name) spells them
+// (`k<block_q4_0, 2, dequantize_q4_0>`), for those libclang gives no value of (declarations:
+// ggml's function-pointer arguments). Empty when not spelled in a user file's own tokens.
+std::vector<std::string> spelled_template_args(Context& ctx, CXCursor fn, CXCursor at) {
+  FilePos begin = ctx.pos(at);
+  if (!begin.file) return {};
+  const UserFile& f = *begin.file;
+  const std::string name = spelling(fn);
+  size_t i = f.token_at(begin.offset);
+  while (i + 1 < f.tokens.size() && f.tokens[i].text != ";" && !(f.tokens[i].text == name && f.tokens[i + 1].text == "<"))
+    ++i;
+  if (i + 1 >= f.tokens.size() || f.tokens[i].text == ";") return {};
+  std::vector<std::string> args(1);
+  int depth = 0;
+  for (size_t j = i + 2; j < f.tokens.size() && f.tokens[j].text != ";"; ++j) {
+    const std::string& t = f.tokens[j].text;
+    if (t == "<" || t == "(" || t == "[") ++depth;
+    if ((t == ">" || t == ">>") && depth == 0) return args;
+    if (t == ">" || t == ")" || t == "]") --depth;
+    if (t == ">>") depth -= 2;
+    if (t == "," && depth == 0) {
+      args.emplace_back();
+      continue;
+    }
+    args.back() += (args.back().empty() ? "" : " ") + t;
+  }
+  return {};
+}
+
+std::vector<TemplateArg> template_args(Context& ctx, CXCursor fn, CXCursor host_name_at) {
   std::vector<TemplateArg> args;
   int n = clang_Cursor_getNumTemplateArguments(fn);
   std::vector<CXCursor> params = template_parameters(fn);
+  std::vector<std::string> spelled;
   for (int i = 0; i < n; ++i) {
     const CXCursor* param = i < static_cast<int>(params.size()) ? &params[i] : nullptr;
-    args.push_back({param ? spelling(*param) : "", template_arg_value(fn, i, param)});
+    std::string value = template_arg_value(fn, i, param);
+    if (value.empty() && spelled.empty()) spelled = spelled_template_args(ctx, fn, host_name_at);
+    if (value.empty() && i < static_cast<int>(spelled.size())) value = spelled[i];
+    args.push_back({param ? spelling(*param) : "", value});
   }
   return args;
 }
@@ -134,7 +167,7 @@ std::optional<EntryPoint> entry_point(Context& ctx, CXCursor fn) {
   EntryPoint e;
   e.function = spelling(fn);
   e.host_name = a.host_name.value_or(e.function);
-  if (instantiation) e.template_args = template_args(fn);
+  if (instantiation) e.template_args = template_args(ctx, fn, a.host_name_at);
   e.params = describe_params(ctx, fn);
   e.max_total_threads_per_threadgroup = a.max_total_threads;
   e.function_constants = referenced_globals(fn);  // narrowed to function constants in describe()
