@@ -307,6 +307,7 @@ class Describer {
     FunctionConstant fc;
     fc.name = spelling(var);
     fc.type = msl_type_name(spelling(clang_getCursorType(var)));
+    if (fc.type.rfind("const ", 0) == 0) fc.type.erase(0, 6);  // `constant` is const in the parse
     auto evaluated = function_constant_indices_.find({f.path, f.tokens[i].begin});
     fc.index = evaluated != function_constant_indices_.end() ? evaluated->second
                                                               : to_int(f.tokens[i + 2].text).value_or(-1);

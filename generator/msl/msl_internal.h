@@ -120,6 +120,9 @@ std::optional<long long> evaluate_integer(Context& ctx, const std::string& expre
 std::string respell_msl_attributes(std::string text);
 // The -D definitions that give the respelled words their meaning in the parse.
 std::vector<std::string> prepass_macro_definitions();
+// What the parse includes before the user's file (-include), under kShimDir.
+inline constexpr std::string_view kParsePrelude = "mtlgen_parse_prelude.h";
+std::string parse_prelude();
 
 struct SourceRange {
   std::string file;

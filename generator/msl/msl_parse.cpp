@@ -94,6 +94,8 @@ std::vector<std::string> clang_arguments(const ParseOptions& options, const std:
   args.push_back("-I" + (own_dir.empty() ? std::string(".") : own_dir));
   for (const auto& dir : options.include_dirs) args.push_back("-I" + dir.string());
   args.push_back("-I" + std::string(kShimDir));
+  args.push_back("-include");
+  args.push_back(std::string(kShimDir) + "/" + std::string(kParsePrelude));
   return args;
 }
 
@@ -150,6 +152,7 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
   }
   for (const auto& f : support::mtlgen_msl_files())
     memory.files.emplace_back(std::string(kShimDir) + "/" + std::string(f.path), std::string(f.bytes));
+  memory.files.emplace_back(std::string(kShimDir) + "/" + std::string(kParsePrelude), parse_prelude());
   // libclang would open what an absolute or `..` include names (`/dev/stdin` waits forever).
   bool refused = false;
   auto refuse = [&](const std::string& file, const std::string& content) {

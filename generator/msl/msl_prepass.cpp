@@ -199,10 +199,20 @@ std::vector<std::string> prepass_macro_definitions() {
       "-Dkernel=__attribute__((annotate(\"mtl_kernel\")))",
       "-D__MTL_HOSTN(name)=__attribute__((annotate(\"mtl_host_name=\" name)))",
       "-D__MTL_MAXTPT(n)=__attribute__((annotate(\"mtl_max_total_threads_per_threadgroup=\" #n)))",
-      std::string("-D__MTL_FCONST(e)=;enum:long long{__MTL_FC_NAME(__COUNTER__)=(e)}"),
+      // `= {}`: in the parse a `constant` is const (parse_prelude), so it needs an initialiser.
+      std::string("-D__MTL_FCONST(e)={};enum:long long{__MTL_FC_NAME(__COUNTER__)=(e)}"),
       std::string("-D__MTL_FC_NAME(n)=__MTL_FC_CAT(") + std::string(kFunctionConstantIndex) + ",n)",
       "-D__MTL_FC_CAT(a,b)=a##b",
   };
+}
+
+// In the parse `constant` is `const`, as in the simulator's copy (msl_rewrite.cpp): Metal's
+// constant memory is read-only, so ggml passes its `constexpr constant` tables to `constant
+// float*` parameters. The shim's empty `constant` is replaced after the shim is read (its
+// #pragma once keeps the user's own include from undoing it); a `const` beside it is only a
+// warning. The words stay in the user's tokens, which the description reads.
+std::string parse_prelude() {
+  return "#include <metal_stdlib>\n#undef constant\n#define constant const\n";
 }
 
 }  // namespace mtlgen::msl

@@ -257,6 +257,25 @@ kernel void k(device float* a [[buffer(BASE)]], device float* b [[buffer(BASE + 
   EXPECT_EQ(param(e, "t").index, 1);
 }
 
+// Constant memory is read-only: ggml passes its `constexpr constant` tables to `constant float*`.
+TEST(MslDescribe, ConstantTablesBindToConstantPointers) {
+  Parsed p = parse_text(R"(
+#include <metal_stdlib>
+using namespace metal;
+constexpr constant static float kValues[4] = {-1.0f, 0.0f, 0.5f, 1.0f};
+static inline int nearest(int n, constant float* val, float x) {
+  int best = 0;
+  for (int i = 1; i < n; ++i) best = fabs(val[i] - x) < fabs(val[best] - x) ? i : best;
+  return best;
+}
+kernel void k(device const float* x [[buffer(0)]], device int* out [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) { out[i] = nearest(4, kValues, x[i]); }
+)");
+  ASSERT_FALSE(p.diags.has_errors()) << p.diags.format_all();
+  EXPECT_NE(p.unit.simulator_source().find("const    static float kValues[4]"), std::string::npos)
+      << p.unit.simulator_source();
+}
+
 TEST(MslDescribe, ThreadgroupVariablesInBodiesButNotPointerLocals) {
   Parsed mlx = parse_input("mlx_style.metal");
   std::vector<std::string> found;
