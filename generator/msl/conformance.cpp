@@ -160,7 +160,8 @@ class Checker {
     switch (clang_getCursorKind(c)) {
       case CXCursor_LambdaExpr:  // MLX's Metal 4 kernels (the *_nax files) use them
         if (before(4, 0))
-          excluded(c, "lambda expressions are", "write a helper function, or target MSL 4.0 (MLX's lambdas are Metal 4 only)");
+          excluded(c, "lambda expressions are",
+                   "write a helper function, or target MSL 4.0 (MLX's lambdas are Metal 4 only)");
         return;
       case CXCursor_CXXNewExpr:
         return excluded(c, "`new` is", "use a local variable, or memory passed in as a `device` buffer");

@@ -71,7 +71,8 @@ std::vector<SourceRange> drop_explicit_instantiations(const UserFile& f, std::ve
 }
 
 // `[[buffer(0)]]`, `[[thread_position_in_grid]]`, `[[function_constant(i)]]`, and the pre-pass's
-// `__MTL_HOSTN(...)` / `__MTL_MAXTPT(...)` / `__MTL_FCONST(...)`: the launcher binds by the front end's description.
+// `__MTL_HOSTN(...)` / `__MTL_MAXTPT(...)` / `__MTL_FCONST(...)`: the launcher binds by the front
+// end's description.
 void drop_attributes(const UserFile& f, std::vector<Edit>& edits) {
   for (size_t i = 0; i + 1 < f.tokens.size(); ++i) {
     const std::string& t = f.tokens[i].text;

@@ -98,8 +98,8 @@ std::vector<std::string> spelled_template_args(Context& ctx, CXCursor fn, CXCurs
   const UserFile& f = *begin.file;
   const std::string name = spelling(fn);
   size_t i = f.token_at(begin.offset);
-  while (i + 1 < f.tokens.size() && f.tokens[i].text != ";" && !(f.tokens[i].text == name && f.tokens[i + 1].text == "<"))
-    ++i;
+  auto opens_arguments = [&](size_t j) { return f.tokens[j].text == name && f.tokens[j + 1].text == "<"; };
+  while (i + 1 < f.tokens.size() && f.tokens[i].text != ";" && !opens_arguments(i)) ++i;
   if (i + 1 >= f.tokens.size() || f.tokens[i].text == ";") return {};
   std::vector<std::string> args(1);
   int depth = 0;
