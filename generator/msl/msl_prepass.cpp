@@ -174,11 +174,40 @@ size_t respell_at(std::string& s, size_t open) {
   return open + 2;
 }
 
+// The blank-skipping start of the word that ends right before `end` ("" when none).
+std::string_view word_before(const std::string& s, size_t end, size_t& begin) {
+  while (end > 0 && std::isspace(static_cast<unsigned char>(s[end - 1]))) --end;
+  begin = end;
+  while (begin > 0 && is_ident_char(s[begin - 1])) --begin;
+  return std::string_view(s.data() + begin, end - begin);
+}
+
+// `constant` at `i` qualifies `this` (`complex_t(T x) constant : ...`, `operator U() const
+// constant`) when a parameter list's `)` ends right before it, `const` between allowed.
+bool qualifies_this(const std::string& s, size_t i) {
+  size_t begin = 0;
+  if (word_before(s, i, begin) == "const") i = begin;
+  while (i > 0 && std::isspace(static_cast<unsigned char>(s[i - 1]))) --i;
+  return i > 0 && s[i - 1] == ')';
+}
+
+// A `constant` that qualifies `this` is blanked: the parse makes `constant` const, and a const
+// constructor is no C++ (the member's overloads on address space are one function there).
+size_t blank_this_constant(std::string& s, size_t i) {
+  constexpr std::string_view kWord = "constant";
+  const bool word = s.compare(i, kWord.size(), kWord) == 0 && (i == 0 || !is_ident_char(s[i - 1])) &&
+                    (i + kWord.size() >= s.size() || !is_ident_char(s[i + kWord.size()]));
+  if (!word) return i;
+  if (qualifies_this(s, i)) blank_out(s, i, i + kWord.size());
+  return i + kWord.size();
+}
+
 }  // namespace
 
 std::string respell_msl_attributes(std::string text) {
   for (size_t i = 0; i < text.size();) {
     size_t after = skip_literal_or_comment(text, i);
+    if (after == i) after = blank_this_constant(text, i);
     if (after != i) {
       i = after;
     } else if (text.compare(i, 2, "[[") == 0) {
