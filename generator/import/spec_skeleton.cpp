@@ -62,6 +62,13 @@ std::optional<std::string> spec_type(const std::string& c_type) {
   return ir::info(t).spec_name;
 }
 
+// A template argument a spec's type parameter can take: a scalar element type. Vectors keep
+// their type (`float4` is not `float`: a kernel instantiated with both would make two entries
+// with one key), so they are fixed arguments like functors (`ArgMax<float>`) and functions.
+bool is_type_argument(const std::string& value) {
+  return spec_type(value) && spec::c_value_kind(value) != spec::ValueKind::none;
+}
+
 // Each value once, in the order of first appearance (instantiations list `float` before `half`).
 std::vector<std::string> distinct(const std::vector<std::string>& values) {
   std::vector<std::string> out;
@@ -169,7 +176,7 @@ class SkeletonWriter {
       tp.name = first_.template_args[i].name.empty() ? fmt::format("P{}", i) : first_.template_args[i].name;
       for (const EntryPoint* e : entries_) {
         std::string v = i < e->template_args.size() ? e->template_args[i].value : "";
-        tp.is_type = tp.is_type && spec_type(v).has_value();
+        tp.is_type = tp.is_type && is_type_argument(v);
         tp.varies = tp.varies || v != first_.template_args[i].value;
         tp.values.push_back(v);
       }
@@ -445,15 +452,50 @@ std::string group_name(const std::vector<const EntryPoint*>& group) {
   return spec_name(group.size() == 1 ? group[0]->host_name : group[0]->function);
 }
 
-// Entry points grouped by kernel function, in the order the file first instantiates them.
+// Whether the `i`th template argument of `group` is one a spec states (a type parameter or an
+// integer tunable, as SkeletonWriter plans them): then it tells the group's entries apart.
+bool states_argument(const std::vector<const EntryPoint*>& group, size_t i) {
+  bool types = true, integers = true;
+  for (const EntryPoint* e : group) {
+    const std::string v = i < e->template_args.size() ? e->template_args[i].value : "";
+    types = types && is_type_argument(v);
+    integers = integers && integer_literal(v).has_value();
+  }
+  return types || integers;
+}
+
+// A group split by the template arguments no spec states (`ArgMax<float>` against
+// `ArgMin<float>`, ggml's dequantize functions, `float4` against `float`): entries that differ
+// only there would share one key, so each value gets its own skeleton.
+std::vector<std::vector<const EntryPoint*>> split_by_fixed_arguments(const std::vector<const EntryPoint*>& group) {
+  std::vector<size_t> fixed;
+  for (size_t i = 0; i < group.front()->template_args.size(); ++i)
+    if (!states_argument(group, i)) fixed.push_back(i);
+  std::vector<std::vector<const EntryPoint*>> parts;
+  std::map<std::vector<std::string>, size_t> index;
+  for (const EntryPoint* e : group) {
+    std::vector<std::string> key;
+    for (size_t i : fixed) key.push_back(i < e->template_args.size() ? e->template_args[i].value : "");
+    auto [it, fresh] = index.emplace(key, parts.size());
+    if (fresh) parts.emplace_back();
+    parts[it->second].push_back(e);
+  }
+  return parts;
+}
+
+// Entry points grouped by kernel function, in the order the file first instantiates them; a
+// function's group is split where its entries differ only in arguments no spec states.
 std::vector<std::vector<const EntryPoint*>> group_by_function(const msl::Unit& unit) {
-  std::vector<std::vector<const EntryPoint*>> groups;
+  std::vector<std::vector<const EntryPoint*>> by_function;
   std::map<std::string, size_t> index;
   for (const auto& ep : unit.entry_points()) {
-    auto [it, fresh] = index.emplace(ep.function, groups.size());
-    if (fresh) groups.emplace_back();
-    groups[it->second].push_back(&ep);
+    auto [it, fresh] = index.emplace(ep.function, by_function.size());
+    if (fresh) by_function.emplace_back();
+    by_function[it->second].push_back(&ep);
   }
+  std::vector<std::vector<const EntryPoint*>> groups;
+  for (const auto& group : by_function)
+    for (auto& part : split_by_fixed_arguments(group)) groups.push_back(std::move(part));
   return groups;
 }
 
@@ -478,8 +520,12 @@ std::vector<Skeleton> spec_skeletons(const msl::Unit& unit, const SkeletonOption
     return out;
   }
   std::set<std::string> taken;
-  for (auto& group : group_by_function(unit)) {
-    std::string name = group_name(group);
+  const auto groups = group_by_function(unit);
+  std::map<std::string, int> groups_of_function;
+  for (const auto& group : groups) ++groups_of_function[group[0]->function];
+  for (const auto& group : groups) {
+    // A split function's skeletons are named by their first entry (`argmax_f32`, `argmin_f32`).
+    std::string name = groups_of_function[group[0]->function] > 1 ? spec_name(group[0]->host_name) : group_name(group);
     for (int n = 2; !taken.insert(name).second; ++n) name = fmt::format("{}_{}", group_name(group), n);
     out.push_back(SkeletonWriter(unit, group, name, options).write());
   }

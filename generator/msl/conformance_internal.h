@@ -1,10 +1,11 @@
 #pragma once
-// Shared pieces of the Metal conformance checker (conformance.cpp: token helpers, address
-// spaces, kernel signatures, the walk; each section can become its own conformance_*.cpp).
+// Shared pieces of the Metal conformance checker: conformance_tokens.cpp (token helpers),
+// conformance_address_space.cpp, conformance_kernel.cpp and conformance.cpp (the walk).
 // Address spaces and [[attributes]] are not in the AST (the parse makes them empty macros or
 // drops them), so several rules read the tokens each declaration was spelled with.
 #include <clang-c/Index.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -28,6 +29,9 @@ struct Citation {
 // standard library. Numbered 1.4.4 in naga's MSL keyword list (gfx-rs/wgpu
 // naga/src/back/msl/keywords.rs) and 1.5.4 in a summary of the 3.2 specification
 // (gostrobrod.medium.com "MTL S01E03"); the number moves between versions, so cite the title.
+// "Derived classes" is read as class hierarchies with virtual dispatch: Apple's compiler builds
+// MLX's traits deriving from bool_constant/integral_constant (steel/utils/type_traits.h), so
+// only virtual functions and virtual bases are reported, not plain non-virtual inheritance.
 inline constexpr Citation kCxxRestrictions{
     "Metal Shading Language Specification, \"Metal and C++14\" > \"Restrictions\""};
 // 2.1 "Scalar Data Types" (number from naga's keyword list): no double, long double; bfloat
@@ -67,8 +71,22 @@ struct Token {
   unsigned offset = 0;  // in its file; orders tokens
 };
 
-// Spelled tokens of `range` (address-space macros stay as identifiers).
+// Spelled tokens of `range`; a macro that spells an address space reads as that word (while an
+// AddressSpaceMacros lives).
 std::vector<Token> tokenize(CXTranslationUnit tu, CXSourceRange range);
+
+// Finds `#define CONST constant`-style macros in `files` and makes tokenize() read them as the
+// address space they spell, for its lifetime (one check_conformance call on this thread).
+class AddressSpaceMacros {
+ public:
+  AddressSpaceMacros(CXTranslationUnit tu, const std::set<std::string>& files);
+  ~AddressSpaceMacros();
+  AddressSpaceMacros(const AddressSpaceMacros&) = delete;
+  AddressSpaceMacros& operator=(const AddressSpaceMacros&) = delete;
+
+ private:
+  std::map<std::string, std::string> macros_;
+};
 SourceLoc to_loc(CXSourceLocation location);
 std::string to_string(CXString s);  // takes ownership
 bool is_address_space(const std::string& word);

@@ -71,14 +71,15 @@ std::vector<SourceRange> drop_explicit_instantiations(const UserFile& f, std::ve
 }
 
 // `[[buffer(0)]]`, `[[thread_position_in_grid]]`, `[[function_constant(i)]]`, and the pre-pass's
-// `__MTL_HOSTN(...)` / `__MTL_MAXTPT(...)`: the launcher binds by the front end's description.
+// `__MTL_HOSTN(...)` / `__MTL_MAXTPT(...)` / `__MTL_FCONST(...)`: the launcher binds by the front
+// end's description.
 void drop_attributes(const UserFile& f, std::vector<Edit>& edits) {
   for (size_t i = 0; i + 1 < f.tokens.size(); ++i) {
     const std::string& t = f.tokens[i].text;
     size_t last = i;
     if (t == "[" && f.tokens[i + 1].text == "[") {
       last = closing(f, i, "[", "]");
-    } else if ((t == "__MTL_HOSTN" || t == "__MTL_MAXTPT") && f.tokens[i + 1].text == "(") {
+    } else if ((t == "__MTL_HOSTN" || t == "__MTL_MAXTPT" || t == "__MTL_FCONST") && f.tokens[i + 1].text == "(") {
       last = closing(f, i + 1, "(", ")");
     } else {
       continue;
@@ -93,7 +94,8 @@ void drop_attributes(const UserFile& f, std::vector<Edit>& edits) {
 // before each launch; `constant` elsewhere stays const (a `const P` binds to `constant P&`);
 // `kernel` goes (the function gets `__device__`; a generated `__global__` wrapper calls it).
 void respell_words(const UserFile& f, const Description& d, std::vector<Edit>& edits) {
-  for (const Token& t : f.tokens) {
+  for (size_t i = 0; i < f.tokens.size(); ++i) {
+    const Token& t = f.tokens[i];
     if (t.kind != CXToken_Identifier) continue;
     if (t.text == "device" || t.text == "thread" || t.text == "kernel") {
       blank(t, edits);
@@ -101,7 +103,9 @@ void respell_words(const UserFile& f, const Description& d, std::vector<Edit>& e
       if (inside(d.threadgroup_sites, f.path, t.begin)) edits.push_back({t.begin, t.end, "__shared__"});
       else blank(t, edits);
     } else if (t.text == "constant") {
-      edits.push_back({t.begin, t.end, inside(d.function_constant_decls, f.path, t.begin) ? "__device__" : "const"});
+      if (inside(d.function_constant_decls, f.path, t.begin)) edits.push_back({t.begin, t.end, "__device__"});
+      else if (says_const_beside(f, i)) blank(t, edits);
+      else edits.push_back({t.begin, t.end, "const"});
     } else if (is_vector_type_name(t.text)) {
       edits.push_back({t.begin, t.end, "mtl_" + t.text});
     }
@@ -181,6 +185,8 @@ std::map<std::string, std::string> plan_cuda_texts(Context& ctx, const Descripti
   std::map<std::string, std::vector<Edit>> edits;
   std::vector<SourceRange> dropped;
   for (const auto& [path, file] : ctx.files()) {
+    for (const SourceRange& r : d.address_space_twins)  // first: edits inside them are skipped
+      if (r.file == path) edits[path].push_back({r.begin, r.end, ""});
     auto more = drop_explicit_instantiations(file, edits[path]);
     dropped.insert(dropped.end(), more.begin(), more.end());
     drop_attributes(file, edits[path]);

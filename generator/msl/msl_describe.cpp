@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "msl/msl_internal.h"
@@ -88,13 +89,46 @@ std::string template_arg_value(CXCursor fn, int i, const CXCursor* param) {
   }
 }
 
-std::vector<TemplateArg> template_args(CXCursor fn) {
+// The template arguments as the explicit instantiation at `at` (its host_name) spells them
+// (`k<block_q4_0, 2, dequantize_q4_0>`), for those libclang gives no value of (declarations:
+// ggml's function-pointer arguments). Empty when not spelled in a user file's own tokens.
+std::vector<std::string> spelled_template_args(Context& ctx, CXCursor fn, CXCursor at) {
+  FilePos begin = ctx.pos(at);
+  if (!begin.file) return {};
+  const UserFile& f = *begin.file;
+  const std::string name = spelling(fn);
+  size_t i = f.token_at(begin.offset);
+  auto opens_arguments = [&](size_t j) { return f.tokens[j].text == name && f.tokens[j + 1].text == "<"; };
+  while (i + 1 < f.tokens.size() && f.tokens[i].text != ";" && !opens_arguments(i)) ++i;
+  if (i + 1 >= f.tokens.size() || f.tokens[i].text == ";") return {};
+  std::vector<std::string> args(1);
+  int depth = 0;
+  for (size_t j = i + 2; j < f.tokens.size() && f.tokens[j].text != ";"; ++j) {
+    const std::string& t = f.tokens[j].text;
+    if (t == "<" || t == "(" || t == "[") ++depth;
+    if ((t == ">" || t == ">>") && depth == 0) return args;
+    if (t == ">" || t == ")" || t == "]") --depth;
+    if (t == ">>") depth -= 2;
+    if (t == "," && depth == 0) {
+      args.emplace_back();
+      continue;
+    }
+    args.back() += (args.back().empty() ? "" : " ") + t;
+  }
+  return {};
+}
+
+std::vector<TemplateArg> template_args(Context& ctx, CXCursor fn, CXCursor host_name_at) {
   std::vector<TemplateArg> args;
   int n = clang_Cursor_getNumTemplateArguments(fn);
   std::vector<CXCursor> params = template_parameters(fn);
+  std::vector<std::string> spelled;
   for (int i = 0; i < n; ++i) {
     const CXCursor* param = i < static_cast<int>(params.size()) ? &params[i] : nullptr;
-    args.push_back({param ? spelling(*param) : "", template_arg_value(fn, i, param)});
+    std::string value = template_arg_value(fn, i, param);
+    if (value.empty() && spelled.empty()) spelled = spelled_template_args(ctx, fn, host_name_at);
+    if (value.empty() && i < static_cast<int>(spelled.size())) value = spelled[i];
+    args.push_back({param ? spelling(*param) : "", value});
   }
   return args;
 }
@@ -133,7 +167,7 @@ std::optional<EntryPoint> entry_point(Context& ctx, CXCursor fn) {
   EntryPoint e;
   e.function = spelling(fn);
   e.host_name = a.host_name.value_or(e.function);
-  if (instantiation) e.template_args = template_args(fn);
+  if (instantiation) e.template_args = template_args(ctx, fn, a.host_name_at);
   e.params = describe_params(ctx, fn);
   e.max_total_threads_per_threadgroup = a.max_total_threads;
   e.function_constants = referenced_globals(fn);  // narrowed to function constants in describe()
@@ -259,19 +293,24 @@ class Describer {
     d_.threadgroup_sites.push_back({f.path, f.tokens[spec].begin, f.tokens[end - 1].end, name, type});
   }
 
-  // `constant T name [[function_constant(i)]];` at file scope.
+  // `constant T name [[function_constant(i)]];` at file scope; the pre-pass made the attribute
+  // `__MTL_FCONST(i)`, whose enumerator holds i as clang evaluated it.
   void function_constant(CXCursor var) {
     FilePos at = ctx_.begin(var);
     if (!at.file) return;
     const UserFile& f = *at.file;
     size_t first = f.token_at(at.offset);
     size_t i = first;
-    while (i < f.tokens.size() && f.tokens[i].text != ";" && f.tokens[i].text != "function_constant") ++i;
-    if (i + 3 >= f.tokens.size() || f.tokens[i].text != "function_constant" || f.tokens[i + 1].text != "(") return;
+    auto is_attribute = [](const std::string& t) { return t == "function_constant" || t == "__MTL_FCONST"; };
+    while (i < f.tokens.size() && f.tokens[i].text != ";" && !is_attribute(f.tokens[i].text)) ++i;
+    if (i + 3 >= f.tokens.size() || !is_attribute(f.tokens[i].text) || f.tokens[i + 1].text != "(") return;
     FunctionConstant fc;
     fc.name = spelling(var);
     fc.type = msl_type_name(spelling(clang_getCursorType(var)));
-    fc.index = to_int(f.tokens[i + 2].text).value_or(-1);
+    if (fc.type.rfind("const ", 0) == 0) fc.type.erase(0, 6);  // `constant` is const in the parse
+    auto evaluated = function_constant_indices_.find({f.path, f.tokens[i].begin});
+    fc.index = evaluated != function_constant_indices_.end() ? evaluated->second
+                                                              : to_int(f.tokens[i + 2].text).value_or(-1);
     fc.loc = ctx_.pos(var).loc;
     d_.function_constants.push_back(fc);
     size_t semicolon = i;
@@ -280,6 +319,24 @@ class Describer {
     d_.function_constant_decls.push_back({f.path, f.tokens[specifier_start(f, first)].begin, f.tokens[last].end});
   }
 
+ public:
+  // The pre-pass's enumerators, by where their attribute is (file, offset): read before the
+  // declarations, which come first.
+  void index_function_constants(CXCursor scope) {
+    visit_children(scope, [&](CXCursor c) {
+      const CXCursorKind kind = clang_getCursorKind(c);
+      if (kind == CXCursor_Namespace || kind == CXCursor_LinkageSpec || kind == CXCursor_EnumDecl)
+        index_function_constants(c);
+      if (kind == CXCursor_EnumConstantDecl && spelling(c).rfind(kFunctionConstantIndex, 0) == 0) {
+        FilePos at = ctx_.pos(c);
+        if (at.file) function_constant_indices_[{at.file->path, at.offset}] = int(clang_getEnumConstantDeclValue(c));
+      }
+      return CXChildVisit_Continue;
+    });
+  }
+
+ private:
+  std::map<std::pair<std::string, unsigned>, int> function_constant_indices_;
   Context& ctx_;
   Description& d_;
   std::set<std::pair<std::string, unsigned>> seen_;
@@ -303,6 +360,7 @@ Description describe(Context& ctx) {
   register_included_files(ctx);
   Description d;
   Describer describer(ctx, d);
+  describer.index_function_constants(clang_getTranslationUnitCursor(ctx.tu()));
   visit_children(clang_getTranslationUnitCursor(ctx.tu()), [&](CXCursor c) {
     describer.declaration(c);
     return CXChildVisit_Continue;

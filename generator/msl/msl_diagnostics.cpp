@@ -2,6 +2,8 @@
 // reported at the invocation, errors inside the shim at the user's line that instantiated it.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "msl/msl_internal.h"
 
 namespace mtlgen::msl {
@@ -32,13 +34,20 @@ std::string hint_for(const std::string& message) {
 
 }  // namespace
 
-void report_clang_diagnostics(Context& ctx, support::Diagnostics& diags) {
+void report_clang_diagnostics(Context& ctx, support::Diagnostics& diags, const std::vector<SourceRange>& ignored) {
   unsigned n = clang_getNumDiagnostics(ctx.tu());
   for (unsigned i = 0; i < n; ++i) {
     CXDiagnostic d = clang_getDiagnostic(ctx.tu(), i);
     if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) {
       std::string message = str(clang_getDiagnosticSpelling(d));
       FilePos at = ctx.pos(clang_getDiagnosticLocation(d));
+      const bool inside_ignored = at.file && std::any_of(ignored.begin(), ignored.end(), [&](const SourceRange& r) {
+        return r.file == at.file->path && r.begin <= at.offset && at.offset < r.end;
+      });
+      if (inside_ignored) {
+        clang_disposeDiagnostic(d);
+        continue;
+      }
       if (!at.file) {
         FilePos user = user_position_from_notes(ctx, d);
         if (at.loc.line > 0) message += fmt::format(" (in {}:{})", at.loc.file, at.loc.line);

@@ -3,6 +3,7 @@
 #include <clang-c/Index.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,10 @@ inline constexpr std::string_view kShimDir = "/.mtlgen-embedded/shim";
 // `[[threadgroup(n)]]` as the parse and the simulator spell it (the shim's `threadgroup` is an
 // empty macro); same length as `threadgroup`.
 inline constexpr std::string_view kThreadgroupAttribute = "mtlsim_tgrp";
+
+// The pre-pass makes `[[function_constant(e)]]` on a declaration the enumerator
+// `<kFunctionConstantIndex>N = (e)` after it, located at the attribute (msl_prepass.cpp).
+inline constexpr std::string_view kFunctionConstantIndex = "__mtl_function_constant_";
 
 std::string str(CXString s);  // takes ownership
 std::string spelling(CXCursor c);
@@ -68,9 +73,12 @@ class Context {
   FilePos end(CXCursor c) { return pos(clang_getRangeEnd(clang_getCursorExtent(c))); }
   bool in_user_file(CXCursor c) { return pos(c).file != nullptr; }
   const std::map<std::string, UserFile>& files() const { return files_; }
+  // The `#define name` among the user files met so far: its file and the index of `define`.
+  std::optional<std::pair<const UserFile*, size_t>> definition_of_macro(const std::string& name);
   const std::string& main_display() const { return display_; }
 
   std::map<std::string, std::vector<Edit>> edits;  // by UserFile::path
+  std::map<std::string, std::optional<long long>> evaluated;  // evaluate_integer()'s, by expression
 
  private:
   const UserFile* user_file(CXFile f);
@@ -79,6 +87,8 @@ class Context {
   std::string display_;
   std::map<std::string, UserFile> files_;  // user files met so far, by path
   std::map<std::string, bool> is_user_;     // by path
+  std::map<std::string, std::pair<const UserFile*, size_t>> macros_;  // indexed on first use
+  size_t macros_indexed_files_ = 0;
 };
 
 // A header the main file includes (transitively) from its own directory or an include directory.
@@ -100,14 +110,39 @@ struct Unit::Impl {
 // end right before tokens[first]; they are empty macros or keywords that extents leave out.
 size_t specifier_start(const UserFile& f, size_t first);
 
+// Whether the decl-specifier words around f.tokens[i] (`static const constant`) already say
+// `const`, so that `constant` cannot become a second one (msl_rewrite.cpp).
+bool says_const_beside(const UserFile& f, size_t i);
+
+// End (exclusive token index) of the `#define` whose `define` is f.tokens[i] (msl_params.cpp).
+size_t define_end(const UserFile& f, size_t i);
+
+// The value of an integer constant expression written in an attribute (`BASE + 1`), the user
+// files' macros expanded, as clang evaluates it; nullopt when it is none (msl_constant_expr.cpp).
+std::optional<long long> evaluate_integer(Context& ctx, const std::string& expression);
+
 // Pre-pass (msl_prepass.cpp): MSL attribute spellings clang would drop, respelled in place
 // with the same length so every line and column stays the user's.
 std::string respell_msl_attributes(std::string text);
 // The -D definitions that give the respelled words their meaning in the parse.
 std::vector<std::string> prepass_macro_definitions();
+// What the parse includes before the user's file (-include), under kShimDir.
+inline constexpr std::string_view kParsePrelude = "mtlgen_parse_prelude.h";
+std::string parse_prelude();
 
-// Clang's errors as located msl_syntax diagnostics (msl_diagnostics.cpp).
-void report_clang_diagnostics(Context& ctx, support::Diagnostics& diags);
+struct SourceRange {
+  std::string file;
+  unsigned begin = 0;
+  unsigned end = 0;
+};
+
+// Later declarations that equal an earlier one in their scope but for address-space words: the
+// same C++ function once the parse erases them (msl_overloads.cpp).
+std::vector<SourceRange> address_space_twins(Context& ctx);
+
+// Clang's errors as located msl_syntax diagnostics (msl_diagnostics.cpp), except those inside
+// `ignored` (address-space twins).
+void report_clang_diagnostics(Context& ctx, support::Diagnostics& diags, const std::vector<SourceRange>& ignored);
 
 // Description passes (msl_describe.cpp, msl_params.cpp, msl_layout.cpp).
 // Where a body's threadgroup declaration lies, for the simulator rewrite.
@@ -118,17 +153,13 @@ struct ThreadgroupSite {
   std::string name;
   std::string type;     // specifiers without `threadgroup`, plus the array suffix
 };
-struct SourceRange {
-  std::string file;
-  unsigned begin = 0;
-  unsigned end = 0;
-};
 struct Description {
   std::vector<EntryPoint> entry_points;
   std::vector<FunctionConstant> function_constants;
   std::vector<ThreadgroupVariable> threadgroup_variables;
   std::vector<ThreadgroupSite> threadgroup_sites;
   std::vector<SourceRange> function_constant_decls;  // `constant` stays assignable there
+  std::vector<SourceRange> address_space_twins;      // left out of the simulator's copies
 };
 Description describe(Context& ctx);
 std::vector<KernelParam> describe_params(Context& ctx, CXCursor function);

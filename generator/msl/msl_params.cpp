@@ -1,6 +1,8 @@
 // Kernel parameters: type and constness from the (instantiated) AST; address space and the
 // [[...]] attributes from the tokens of the parameter's declaration, since clang drops both.
 #include <charconv>
+#include <cstdint>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -46,15 +48,63 @@ size_t read_attribute_group(const UserFile& f, size_t i, std::vector<Attribute>&
   return end + 2;  // past "]]"
 }
 
+// Index of the first token of the parameter whose name is tokens[name]: after the `(` or `,`
+// that precedes it at depth 0.
+size_t param_start(const UserFile& f, size_t name) {
+  int depth = 0;
+  for (size_t i = name; i > 0; --i) {
+    const std::string& t = f.tokens[i - 1].text;
+    if (closes(t)) ++depth;
+    if (t == ">>") depth += 2;
+    if (opens(t) && depth-- == 0) return i;
+    if (t == "," && depth == 0) return i;
+  }
+  return 0;
+}
+
+// The parameter `name` in the body of the macro `macro` (`#define macro(...) ... T name [[...]],`):
+// the first `name` followed by `[`, `,` or `)`. A macro that declares two kernels with one
+// parameter name but different words is read at the first.
+std::optional<std::pair<const UserFile*, size_t>> param_in_macro(Context& ctx, const std::string& macro,
+                                                                 const std::string& name) {
+  auto def = ctx.definition_of_macro(macro);
+  if (!def) return std::nullopt;
+  const UserFile& f = *def->first;
+  const size_t end = define_end(f, def->second);
+  for (size_t j = def->second + 2; j + 1 < end; ++j) {
+    const std::string& next = f.tokens[j + 1].text;
+    if (f.tokens[j].text == name && (next == "[" || next == "," || next == ")")) return std::pair{&f, param_start(f, j)};
+  }
+  return std::nullopt;
+}
+
+// Where a parameter's tokens start. A kernel written inside a macro (ggml's and MLX's kernel
+// macros) is expanded at the macro's use, where its words are not: read them in the macro's
+// definition (libclang 14 has no spelling location inside a macro body).
+std::optional<std::pair<const UserFile*, size_t>> param_tokens_start(Context& ctx, CXCursor parm) {
+  FilePos at = ctx.begin(parm);
+  if (!at.file) return std::nullopt;
+  const size_t first = at.file->token_at(at.offset);
+  const std::string name = spelling(parm);
+  FilePos named = ctx.pos(parm);
+  const size_t name_token = named.file ? named.file->token_at(named.offset) : at.file->tokens.size();
+  const bool expanded = !name.empty() && name_token < named.file->tokens.size() &&
+                        named.file->tokens[name_token].text != name &&
+                        named.file->tokens[name_token].kind == CXToken_Identifier;
+  if (expanded)
+    if (auto in_macro = param_in_macro(ctx, named.file->tokens[name_token].text, name)) return in_macro;
+  // Address-space words are empty macros: the parameter's extent starts after them.
+  return std::pair{at.file, specifier_start(*at.file, first)};
+}
+
 // The tokens of one parameter: from its start to the `,` or `)` that ends it.
 ParamSyntax read_param_syntax(Context& ctx, CXCursor parm) {
   ParamSyntax syntax;
-  FilePos at = ctx.begin(parm);
-  if (!at.file) return syntax;
-  const UserFile& f = *at.file;
+  auto start = param_tokens_start(ctx, parm);
+  if (!start) return syntax;
+  const UserFile& f = *start->first;
   int depth = 0;
-  // Address-space words are empty macros: the parameter's extent starts after them.
-  for (size_t i = specifier_start(f, f.token_at(at.offset)); i < f.tokens.size();) {
+  for (size_t i = start->second; i < f.tokens.size();) {
     const std::string& t = f.tokens[i].text;
     if (depth == 0 && (t == "," || t == ")")) break;
     if (depth == 0 && t == "[" && i + 1 < f.tokens.size() && f.tokens[i + 1].text == "[") {
@@ -110,11 +160,18 @@ std::string strip_qualifiers(std::string type) {
   return type;
 }
 
-void apply_attributes(KernelParam& p, const std::vector<Attribute>& attributes) {
+// `[[buffer(2)]]`, or `[[buffer(BASE + 1)]]` with the user's macros, which clang evaluates.
+int attribute_index(Context& ctx, const std::string& args) {
+  if (auto literal = to_int(args)) return *literal;
+  auto value = evaluate_integer(ctx, args);
+  return value && *value >= 0 && *value <= INT32_MAX ? static_cast<int>(*value) : -1;
+}
+
+void apply_attributes(Context& ctx, KernelParam& p, const std::vector<Attribute>& attributes) {
   for (const auto& a : attributes) {
     if (a.name == "buffer" || a.name == kThreadgroupAttribute) {
       p.kind = a.name == "buffer" ? ParamKind::buffer : ParamKind::threadgroup;
-      p.index = to_int(a.args).value_or(-1);  // a macro or expression: not evaluated (yet)
+      p.index = attribute_index(ctx, a.args);
       p.index_explicit = true;
     } else if (a.name == "function_constant") {
       p.function_constant = a.args;
@@ -158,7 +215,7 @@ KernelParam describe_param(Context& ctx, CXCursor parm) {
   p.is_const = clang_isConstQualifiedType(element) || p.address_space == AddressSpace::constant;
   p.type = full_type(p);
   p.kind = kind_without_attribute(p);
-  apply_attributes(p, syntax.attributes);
+  apply_attributes(ctx, p, syntax.attributes);
   if (p.kind == ParamKind::builtin) p.builtin_type = p.element_type;
   if (p.kind == ParamKind::buffer && is_user_record(element)) {
     p.layout = metal_struct_layout(element);
@@ -184,6 +241,21 @@ void assign_indices_by_order(std::vector<KernelParam>& params, ParamKind kind) {
 }
 
 }  // namespace
+
+// A define ends with the first line not continued by a backslash.
+size_t define_end(const UserFile& f, size_t i) {
+  size_t eol = f.tokens[i].end;
+  for (;;) {
+    eol = f.text.find('\n', eol);
+    if (eol == std::string::npos) return f.tokens.size();
+    size_t last = f.text.find_last_not_of(" \t\r", eol - 1);
+    if (last == std::string::npos || f.text[last] != '\\') break;
+    ++eol;
+  }
+  size_t end = i;
+  while (end < f.tokens.size() && f.tokens[end].begin < eol) ++end;
+  return end;
+}
 
 std::vector<KernelParam> describe_params(Context& ctx, CXCursor function) {
   std::vector<KernelParam> params;

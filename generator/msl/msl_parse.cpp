@@ -97,6 +97,8 @@ std::vector<std::string> clang_arguments(const ParseOptions& options, const std:
   args.push_back("-I" + (own_dir.empty() ? std::string(".") : own_dir));
   for (const auto& dir : options.include_dirs) args.push_back("-I" + dir.string());
   args.push_back("-I" + std::string(kShimDir));
+  args.push_back("-include");
+  args.push_back(std::string(kShimDir) + "/" + std::string(kParsePrelude));
   return args;
 }
 
@@ -161,6 +163,7 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
   }
   for (const auto& f : support::mtlgen_msl_files())
     memory.files.emplace_back(std::string(kShimDir) + "/" + std::string(f.path), std::string(f.bytes));
+  memory.files.emplace_back(std::string(kShimDir) + "/" + std::string(kParsePrelude), parse_prelude());
   // libclang would open what an absolute or `..` include names (`/dev/stdin` waits forever).
   bool refused = false;
   auto refuse = [&](const std::string& file, const std::string& content) {
@@ -184,8 +187,10 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
   }
   Context ctx(session.tu, path, path);
   Diagnostics errors;  // clang's and conformance's, before they are told per kernel or not
-  report_clang_diagnostics(ctx, errors);
+  std::vector<SourceRange> twins = address_space_twins(ctx);
+  report_clang_diagnostics(ctx, errors, twins);
   Description d = describe(ctx);
+  d.address_space_twins = std::move(twins);
   plan_simulator_edits(ctx, d);
   unit.impl_->loop_form = plan_loop_form(ctx, d, *text);
   unit.impl_->cuda_texts = plan_cuda_texts(ctx, d);

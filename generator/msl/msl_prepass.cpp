@@ -25,14 +25,19 @@ struct Respelling {
   std::string_view attribute;  // as written inside [[...]]
   std::string_view macro;      // the replacement word (no longer than `[[ attribute`)
   Style style;
+  bool ends_declaration = false;  // only where `;` follows: the macro closes the declaration
 };
 
-// `[[host_name("x")]]` -> `__MTL_HOSTN("x")  `: same 12 characters before the argument.
+// `[[host_name("x")]]` -> `__MTL_HOSTN("x")  `: same 12 characters before the argument; a
+// shorter macro ends where the attribute's name ends.
 constexpr std::array kRespellings = {
     Respelling{"host_name", "__MTL_HOSTN", Style::macro_call},
     Respelling{"max_total_threads_per_threadgroup", "__MTL_MAXTPT", Style::macro_call},
     Respelling{"kernel", "kernel", Style::bare_word},
     Respelling{"threadgroup", kThreadgroupAttribute, Style::rename},
+    // `constant T x [[function_constant(FC_BASE + 1)]];` -> an enumerator after the declaration,
+    // so that clang evaluates the index (describe reads it); kernel parameters keep theirs.
+    Respelling{"function_constant", "__MTL_FCONST", Style::macro_call, true},
 };
 static_assert(kThreadgroupAttribute.size() == std::string_view("threadgroup").size());
 
@@ -102,7 +107,7 @@ size_t respell_list(std::string& s, size_t open) {
     size_t name_end = i;
     while (name_end < s.size() && is_ident_char(s[name_end])) ++name_end;
     const Respelling* r = respelling_of(std::string_view(s.data() + i, name_end - i));
-    if (!r || r->style == Style::rename) return std::string::npos;
+    if (!r || r->style == Style::rename || r->ends_declaration) return std::string::npos;
     size_t args_end = name_end;
     size_t next = skip_blanks(s, name_end);
     if (next < s.size() && s[next] == '(') {
@@ -160,12 +165,41 @@ size_t respell_at(std::string& s, size_t open) {
     if (paren == std::string::npos) return open + 2;
     close = skip_blanks(s, paren + 1);
     if (s.compare(close, 2, "]]") != 0) return open + 2;
-    blank_out(s, open, name_end);
-    s.replace(open, r.macro.size(), r.macro);
+    if (r.ends_declaration && s.compare(skip_blanks(s, close + 2), 1, ";") != 0) return open + 2;
+    blank_out(s, open, name_end);  // the macro ends where the name did: `x[[a(1)]]` keeps a blank
+    s.replace(name_end - r.macro.size(), r.macro.size(), r.macro);
     blank_out(s, paren + 1, close + 2);
     return close + 2;
   }
   return open + 2;
+}
+
+// The blank-skipping start of the word that ends right before `end` ("" when none).
+std::string_view word_before(const std::string& s, size_t end, size_t& begin) {
+  while (end > 0 && std::isspace(static_cast<unsigned char>(s[end - 1]))) --end;
+  begin = end;
+  while (begin > 0 && is_ident_char(s[begin - 1])) --begin;
+  return std::string_view(s.data() + begin, end - begin);
+}
+
+// `constant` at `i` qualifies `this` (`complex_t(T x) constant : ...`, `operator U() const
+// constant`) when a parameter list's `)` ends right before it, `const` between allowed.
+bool qualifies_this(const std::string& s, size_t i) {
+  size_t begin = 0;
+  if (word_before(s, i, begin) == "const") i = begin;
+  while (i > 0 && std::isspace(static_cast<unsigned char>(s[i - 1]))) --i;
+  return i > 0 && s[i - 1] == ')';
+}
+
+// A `constant` that qualifies `this` is blanked: the parse makes `constant` const, and a const
+// constructor is no C++ (the member's overloads on address space are one function there).
+size_t blank_this_constant(std::string& s, size_t i) {
+  constexpr std::string_view kWord = "constant";
+  const bool word = s.compare(i, kWord.size(), kWord) == 0 && (i == 0 || !is_ident_char(s[i - 1])) &&
+                    (i + kWord.size() >= s.size() || !is_ident_char(s[i + kWord.size()]));
+  if (!word) return i;
+  if (qualifies_this(s, i)) blank_out(s, i, i + kWord.size());
+  return i + kWord.size();
 }
 
 }  // namespace
@@ -173,6 +207,7 @@ size_t respell_at(std::string& s, size_t open) {
 std::string respell_msl_attributes(std::string text) {
   for (size_t i = 0; i < text.size();) {
     size_t after = skip_literal_or_comment(text, i);
+    if (after == i) after = blank_this_constant(text, i);
     if (after != i) {
       i = after;
     } else if (text.compare(i, 2, "[[") == 0) {
@@ -187,10 +222,26 @@ std::string respell_msl_attributes(std::string text) {
 std::vector<std::string> prepass_macro_definitions() {
   return {
       "-DMTLSIM_NO_KERNEL_KEYWORD",  // the shim's empty `kernel` would hide entry points
+      // Address spaces are keywords, there before any header (MLX's fence.metal declares a
+      // `constant` before its first include); the shim's definitions are the same, empty.
+      "-Ddevice=", "-Dconstant=", "-Dthread=", "-Dthreadgroup=",
       "-Dkernel=__attribute__((annotate(\"mtl_kernel\")))",
       "-D__MTL_HOSTN(name)=__attribute__((annotate(\"mtl_host_name=\" name)))",
       "-D__MTL_MAXTPT(n)=__attribute__((annotate(\"mtl_max_total_threads_per_threadgroup=\" #n)))",
+      // `= {}`: in the parse a `constant` is const (parse_prelude), so it needs an initialiser.
+      std::string("-D__MTL_FCONST(e)={};enum:long long{__MTL_FC_NAME(__COUNTER__)=(e)}"),
+      std::string("-D__MTL_FC_NAME(n)=__MTL_FC_CAT(") + std::string(kFunctionConstantIndex) + ",n)",
+      "-D__MTL_FC_CAT(a,b)=a##b",
   };
+}
+
+// In the parse `constant` is `const`, as in the simulator's copy (msl_rewrite.cpp): Metal's
+// constant memory is read-only, so ggml passes its `constexpr constant` tables to `constant
+// float*` parameters. The shim's empty `constant` is replaced after the shim is read (its
+// #pragma once keeps the user's own include from undoing it); a `const` beside it is only a
+// warning. The words stay in the user's tokens, which the description reads.
+std::string parse_prelude() {
+  return "#include <metal_stdlib>\n#undef constant\n#define constant const\n";
 }
 
 }  // namespace mtlgen::msl

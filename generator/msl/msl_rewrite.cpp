@@ -10,6 +10,25 @@ namespace mtlgen::msl {
 
 namespace {
 
+bool is_decl_specifier(const std::string& w) {
+  return w == "static" || w == "const" || w == "constexpr" || w == "volatile" || w == "inline" || w == "device" ||
+         w == "thread" || w == "threadgroup" || w == "constant";
+}
+
+}  // namespace
+
+// Whether the decl-specifier words around tokens[i] (`static const constant`, MLX's
+// `static constant constexpr const`) already say `const`: a second one is an error in C++.
+bool says_const_beside(const UserFile& f, size_t i) {
+  for (size_t j = i; j > 0 && is_decl_specifier(f.tokens[j - 1].text); --j)
+    if (f.tokens[j - 1].text == "const") return true;
+  for (size_t j = i + 1; j < f.tokens.size() && is_decl_specifier(f.tokens[j].text); ++j)
+    if (f.tokens[j].text == "const") return true;
+  return false;
+}
+
+namespace {
+
 bool inside(const std::vector<SourceRange>& ranges, const std::string& file, unsigned offset) {
   return std::any_of(ranges.begin(), ranges.end(), [&](const SourceRange& r) {
     return r.file == file && r.begin <= offset && offset < r.end;
@@ -17,12 +36,22 @@ bool inside(const std::vector<SourceRange>& ranges, const std::string& file, uns
 }
 
 // `constant` -> `const   ` (same width; the shim's `constant` is empty and would drop the
-// const-ness that lets a `const P` bind to `constant P&`), except in function-constant
-// declarations, which the simulator assigns once per variant.
+// const-ness that lets a `const P` bind to `constant P&`), or blanks where a `const` is already
+// beside it, except in function-constant declarations, which the simulator assigns once per
+// variant.
 void respell_constant(const UserFile& f, const Description& d, std::vector<Edit>& edits) {
-  for (const Token& t : f.tokens)
-    if (t.kind == CXToken_Identifier && t.text == "constant" && !inside(d.function_constant_decls, f.path, t.begin))
-      edits.push_back({t.begin, t.end, "const   "});
+  for (size_t i = 0; i < f.tokens.size(); ++i) {
+    const Token& t = f.tokens[i];
+    if (t.kind != CXToken_Identifier || t.text != "constant" || inside(d.function_constant_decls, f.path, t.begin))
+      continue;
+    edits.push_back({t.begin, t.end, says_const_beside(f, i) ? "        " : "const   "});
+  }
+}
+
+// An overload on address space that equals an earlier one once spaces are erased (msl_overloads.cpp).
+void drop_address_space_twins(const UserFile& f, const Description& d, std::vector<Edit>& edits) {
+  for (const SourceRange& r : d.address_space_twins)
+    if (r.file == f.path) edits.push_back({r.begin, r.end, ""});
 }
 
 // `[[threadgroup(n)]]` -> `[[mtlsim_tgrp(n)]]`: the shim's `threadgroup` is an empty macro.
@@ -47,6 +76,7 @@ void rewrite_threadgroup_variables(const UserFile& f, const Description& d, std:
 void plan_simulator_edits(Context& ctx, const Description& d) {
   for (const auto& [path, file] : ctx.files()) {
     std::vector<Edit>& edits = ctx.edits[path];
+    drop_address_space_twins(file, d, edits);  // first: the edits inside them are then skipped
     rewrite_threadgroup_variables(file, d, edits);
     respell_constant(file, d, edits);
     respell_threadgroup_attribute(file, edits);

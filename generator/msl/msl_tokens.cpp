@@ -89,4 +89,18 @@ FilePos Context::pos(CXSourceLocation l) {
   return p;
 }
 
+std::optional<std::pair<const UserFile*, size_t>> Context::definition_of_macro(const std::string& name) {
+  if (macros_indexed_files_ != files_.size()) {  // a file met since: index them all again
+    macros_.clear();
+    for (const auto& [path, f] : files_)
+      for (size_t i = 1; i + 1 < f.tokens.size(); ++i)
+        if (f.tokens[i].text == "define" && f.tokens[i - 1].text == "#")
+          macros_.emplace(f.tokens[i + 1].text, std::pair{&f, i});
+    macros_indexed_files_ = files_.size();
+  }
+  auto it = macros_.find(name);
+  if (it == macros_.end()) return std::nullopt;
+  return it->second;
+}
+
 }  // namespace mtlgen::msl

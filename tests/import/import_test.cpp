@@ -336,4 +336,28 @@ TEST(ImportFillVerify, GgmlStyleArgumentStructAndCharBuffers) {
                                "  tolerance: {float: {max_abs: 1.0e-4, max_rel: 1.0e-4}}"}});
 }
 
+// A kernel instantiated with `float4` keeps it (a fixed argument: shapes count floats) beside an
+// integer tunable; functors that tell two instantiations apart give each its own spec, so every
+// entry matches a variant.
+TEST(ImportFillVerify, VectorAndFunctorTemplateArguments) {
+  import_fill_verify("template_arguments.metal", "scale.yaml",
+                     {{"summary", "out = in * N"},
+                      {"dims", "{n: {min: 256, multiple_of: 256}}"},
+                      {"buffers.in.shape", "[n]"},
+                      {"buffers.out.shape", "[n]"},
+                      {"dispatch.threadgroups", "[\"n / 256\"]"},
+                      {"dispatch.threads_per_threadgroup", "[64]"},
+                      {"reference", quoted("for (int64_t i = 0; i < n; ++i) out[i] = in[i] * float(N);")},
+                      {"tests.cases[0].dims", "{n: 512}"}});
+  import_fill_verify("template_arguments.metal", "argmin_f32.yaml",
+                     {{"summary", "flags the positive elements"},
+                      {"dims", "{n: {min: 64, multiple_of: 64}}"},
+                      {"buffers.in.shape", "[n]"},
+                      {"buffers.out.shape", "[n]"},
+                      {"dispatch.threadgroups", "[\"n / 64\"]"},
+                      {"dispatch.threads_per_threadgroup", "[64]"},
+                      {"reference", quoted("for (int64_t i = 0; i < n; ++i) out[i] = in[i] > 0.0f ? 1.0f : 0.0f;")},
+                      {"tests.cases[0].dims", "{n: 128}"}});
+}
+
 }  // namespace

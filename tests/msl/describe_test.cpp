@@ -157,6 +157,125 @@ kernel void guarded(device float* y [[buffer(0)]], device float* z [[buffer(1), 
   EXPECT_EQ(entry(p.unit, "guarded").function_constants, (std::vector<std::string>{"use_b"}));
 }
 
+// ggml numbers its function constants from per-kernel bases: `FC_BASE + k` is evaluated by clang.
+TEST(MslDescribe, FunctionConstantIndicesAreConstantExpressions) {
+  Parsed p = parse_text(R"(
+#include <metal_stdlib>
+using namespace metal;
+#define FC_NORM 100
+enum { FC_SCAN = 200 };
+constant short norm_op [[function_constant(FC_NORM + 0)]];
+constant bool  norm_cnt[[function_constant(FC_NORM + 1)]];
+constant int   scan_w [[ function_constant(FC_SCAN * 2 + 3) ]] ;
+constant int   plain [[function_constant(7)]];
+kernel void k(device float* y [[buffer(0)]], device float* z [[buffer(1), function_constant(norm_cnt)]],
+              uint i [[thread_position_in_grid]]) { y[i] = norm_cnt ? float(norm_op + scan_w + plain) : 0.0f; }
+)");
+  ASSERT_FALSE(p.diags.has_errors()) << p.diags.format_all();
+  std::vector<std::string> found;
+  for (const auto& fc : p.unit.function_constants())
+    found.push_back(fmt::format("{}:{}:{}@{}:{}", fc.name, fc.type, fc.index, fc.loc.line, fc.loc.column));
+  EXPECT_EQ(found, (std::vector<std::string>{"norm_op:short:100@6:16", "norm_cnt:bool:101@7:16",
+                                             "scan_w:int:403@8:16", "plain:int:7@9:16"}));
+  EXPECT_EQ(param(entry(p.unit, "k"), "z").function_constant, "norm_cnt");
+  auto lines = p.unit.simulator_source();
+  EXPECT_NE(lines.find("constant short norm_op [[function_constant(FC_NORM + 0)]];"), std::string::npos);
+}
+
+// Kernels written inside macros: defined by one (ggml style) and instantiated by one (MLX
+// style); their parameters' words are read in the macro's definition, not at its use.
+TEST(MslDescribe, KernelsInsideMacroExpansionsKeepTheirBuffers) {
+  Parsed p = parse_text(R"(
+#include <metal_stdlib>
+using namespace metal;
+#define DEFINE_COPY(name, T)                                                               \
+  kernel void name(device const T* in [[buffer(0)]], constant uint& n [[buffer(1)]],     \
+                   device T* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {      \
+    if (i < n) out[i] = in[i];                                                             \
+  }
+DEFINE_COPY(copy_f32, float)
+template <typename T, int N>
+[[kernel]] void scale(const device T* in [[buffer(0)]], device T* out [[buffer(1)]],
+                      uint i [[thread_position_in_grid]]) { out[i] = in[i] * T(N); }
+#define instantiate_scale(tname, T, N)                                          \
+  template [[host_name("scale_" #tname "_" #N)]] [[kernel]] void scale<T, N>( \
+      const device T* in [[buffer(0)]], device T* out [[buffer(1)]],           \
+      uint i [[thread_position_in_grid]]);
+instantiate_scale(f32, float, 2)
+instantiate_scale(f32, float, 3)
+)");
+  ASSERT_FALSE(p.diags.has_errors()) << p.diags.format_all();
+  for (const char* name : {"copy_f32", "scale_f32_2", "scale_f32_3"}) {
+    SCOPED_TRACE(name);
+    const EntryPoint& e = entry(p.unit, name);
+    const KernelParam& in = param(e, "in");
+    EXPECT_EQ(in.kind, ParamKind::buffer);
+    EXPECT_EQ(in.address_space, AddressSpace::device);
+    EXPECT_EQ(in.index, 0);
+    EXPECT_TRUE(in.is_const);
+    EXPECT_EQ(param(e, "out").kind, ParamKind::buffer);
+    EXPECT_EQ(param(e, "out").index, e.function == "scale" ? 1 : 2);
+    EXPECT_EQ(param(e, "i").kind, ParamKind::builtin);
+  }
+  const KernelParam& n = param(entry(p.unit, "copy_f32"), "n");
+  EXPECT_EQ(n.address_space, AddressSpace::constant);
+  EXPECT_EQ(n.index, 1);
+  EXPECT_EQ(entry(p.unit, "scale_f32_3").template_args.at(1).value, "3");
+}
+
+// Address spaces are keywords: a declaration may use one before any header is included.
+TEST(MslDescribe, AddressSpacesBeforeAnyInclude) {
+  Parsed p = parse_text(R"(constant int kLanes = 32;
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device int* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i] = kLanes; }
+)");
+  ASSERT_FALSE(p.diags.has_errors()) << p.diags.format_all();
+  EXPECT_EQ(param(entry(p.unit, "k"), "out").address_space, AddressSpace::device);
+}
+
+// Buffer and threadgroup indices written as macros or expressions are evaluated by clang.
+TEST(MslDescribe, ArgumentIndicesAreConstantExpressions) {
+  Parsed p = parse_text(R"(
+#include <metal_stdlib>
+using namespace metal;
+#define BASE 2
+#define NEXT(i) (BASE + (i))
+#define TG_SLOT 1
+kernel void k(device float* a [[buffer(BASE)]], device float* b [[buffer(BASE + 1)]],
+              device float* c [[buffer(NEXT(2) * 2)]], device float* d,
+              threadgroup float* t [[threadgroup(TG_SLOT)]], uint i [[thread_position_in_grid]]) {
+  a[i] = b[i] + c[i] + d[i] + t[0];
+}
+)");
+  ASSERT_FALSE(p.diags.has_errors()) << p.diags.format_all();
+  const EntryPoint& e = entry(p.unit, "k");
+  EXPECT_EQ(param(e, "a").index, 2);
+  EXPECT_EQ(param(e, "b").index, 3);
+  EXPECT_EQ(param(e, "c").index, 8);
+  EXPECT_EQ(param(e, "d").index, 0);  // the first index no argument names
+  EXPECT_EQ(param(e, "t").index, 1);
+}
+
+// Constant memory is read-only: ggml passes its `constexpr constant` tables to `constant float*`.
+TEST(MslDescribe, ConstantTablesBindToConstantPointers) {
+  Parsed p = parse_text(R"(
+#include <metal_stdlib>
+using namespace metal;
+constexpr constant static float kValues[4] = {-1.0f, 0.0f, 0.5f, 1.0f};
+static inline int nearest(int n, constant float* val, float x) {
+  int best = 0;
+  for (int i = 1; i < n; ++i) best = fabs(val[i] - x) < fabs(val[best] - x) ? i : best;
+  return best;
+}
+kernel void k(device const float* x [[buffer(0)]], device int* out [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) { out[i] = nearest(4, kValues, x[i]); }
+)");
+  ASSERT_FALSE(p.diags.has_errors()) << p.diags.format_all();
+  EXPECT_NE(p.unit.simulator_source().find("const    static float kValues[4]"), std::string::npos)
+      << p.unit.simulator_source();
+}
+
 TEST(MslDescribe, ThreadgroupVariablesInBodiesButNotPointerLocals) {
   Parsed mlx = parse_input("mlx_style.metal");
   std::vector<std::string> found;

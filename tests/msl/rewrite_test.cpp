@@ -73,5 +73,78 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_index_in_threadgr
   EXPECT_EQ(lines[7], "  sums[i][0] = 1.0f;");
 }
 
+// `constant` beside a `const` (MLX's `static const constant U max`, `static constant constexpr
+// const` through a macro) is dropped: `const const` does not compile.
+TEST(MslRewrite, ConstantBesideConstIsDropped) {
+  std::string text = R"(#include <metal_stdlib>
+using namespace metal;
+#define STATIC_CONST static constant constexpr const
+template <typename U> struct limits {
+  static const constant U max = U(7);
+};
+STATIC_CONST int kRows = 4;
+constant constexpr float kScale = 2.0f;
+struct P { float x; constexpr P(float v) constant : x(v) {} float get() const constant { return x; } };
+constant P kHalf(0.5f);
+kernel void k(device int* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = limits<int>::max + kRows + int(kScale) + int(kHalf.get());
+}
+)";
+  Parsed p = parse_text(text);
+  ASSERT_FALSE(p.diags.has_errors()) << p.diags.format_all();
+  auto lines = lines_of(p.unit.simulator_source());
+  EXPECT_EQ(lines[2], "#define STATIC_CONST static          constexpr const");
+  EXPECT_EQ(lines[4], "  static const          U max = U(7);");
+  EXPECT_EQ(lines[7], "const    constexpr float kScale = 2.0f;");
+  // A `constant` that qualifies `this` is no const (a const constructor is no C++): the parse
+  // blanks it, and the simulator's copy keeps it as written, empty in the shim.
+  EXPECT_EQ(lines[8], "struct P { float x; constexpr P(float v) constant : x(v) {} float get() const constant { return x; } };");
+}
+
+// MLX's complex_t overloads its members on the address space of `this` and its operators on
+// their parameters'; once address spaces are erased the overloads with equal bodies are one C++
+// function, kept once (the later ones are blanked, their lines kept).
+TEST(MslRewrite, OverloadsOnAddressSpaceAreKeptOnce) {
+  std::string text = R"(#include <metal_stdlib>
+using namespace metal;
+struct cplx {
+  float re;
+  constexpr cplx() thread : re(0) {}
+  constexpr cplx() constant : re(0) {}
+  float get() const thread { return re; }
+  float get() const constant { return re; }
+};
+constexpr thread cplx& operator+=(thread cplx& a, cplx b) { a.re += b.re; return a; }
+constexpr device cplx& operator+=(device cplx& a, cplx b) { a.re += b.re; return a; }
+kernel void k(device cplx* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  cplx c;
+  out[i] += c;
+  out[i].re = out[i].get();
+}
+)";
+  Parsed p = parse_text(text);
+  ASSERT_FALSE(p.diags.has_errors()) << p.diags.format_all();
+  std::string sim = p.unit.simulator_source();
+  EXPECT_EQ(count_newlines(sim), count_newlines(text));
+  auto lines = lines_of(sim);
+  EXPECT_EQ(lines[4], "  constexpr cplx() thread : re(0) {}");
+  EXPECT_EQ(lines[5], "  ");  // `constant` qualifies `this` there: never a const constructor
+  EXPECT_EQ(lines[7], "  ");
+  EXPECT_EQ(lines[10], "");
+  EXPECT_EQ(p.unit.cuda_source().find("device cplx& a"), std::string::npos);
+}
+
+// Overloads whose bodies differ by more than their address spaces cannot be one C++ function.
+TEST(MslRewrite, OverloadsOnAddressSpaceWithDifferentBodiesStayErrors) {
+  Parsed p = parse_text(R"(#include <metal_stdlib>
+using namespace metal;
+float first(device const float* p) { return p[0]; }
+float first(threadgroup const float* p) { return p[1]; }
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i] = first(out); }
+)");
+  EXPECT_TRUE(p.diags.has_errors());
+  EXPECT_NE(p.diags.format_all().find("redefinition"), std::string::npos) << p.diags.format_all();
+}
+
 }  // namespace
 }  // namespace mtlgen::msl::testing

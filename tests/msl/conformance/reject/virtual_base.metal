@@ -1,4 +1,4 @@
-// expect: 9:25 derived classes are not supported | "Restrictions"
+// expect: 9:33 virtual base classes are not supported | "Restrictions"
 #include <metal_stdlib>
 using namespace metal;
 
@@ -6,7 +6,7 @@ struct Base {
   float bias;
 };
 
-struct Shifted : public Base {
+struct Shifted : public virtual Base {
   float apply(float x) const { return x + bias; }
 };
 
