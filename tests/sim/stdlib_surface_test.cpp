@@ -121,11 +121,11 @@ void launch_overloads(const ThreadContext& tc, void* user) {
 }
 
 TEST(StdlibSurface, OverloadsRealKernelsCall) {
-  std::vector<float> out(14, -7.0f);
+  std::vector<float> out(16, -7.0f);
   std::vector<int> iout(13, -7);
   OverloadArgs args{out.data(), iout.data()};
   ASSERT_TRUE(dispatch(test::grid_1d(1, 1, "overloads"), launch_overloads, &args).ok());
-  EXPECT_EQ(out, (std::vector<float>{6, -2, 5, 3, -1, 0.75f, 4, 12, 1, 0x1p-10f, 7, 7, 32, 2.5f}));
+  EXPECT_EQ(out, (std::vector<float>{6, -2, 5, 3, -1, 0.75f, 4, 12, 1, 0x1p-10f, 7, 7, 32, 2.5f, -2, 28}));
   EXPECT_EQ(iout, (std::vector<int>{7, 1, 0, 7, 8, 2, 3, 128, -1, 15, 0x500, int(0xff80ff00u), 3}));
 }
 

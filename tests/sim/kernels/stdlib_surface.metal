@@ -21,6 +21,10 @@ static_assert(numeric_limits<float>::max() == MAXFLOAT && CHAR_BIT == 8);
 static_assert(is_floating_point_v<bfloat> && is_same_v<remove_addrspace_t<const device float>, const float>);
 
 METAL_FUNC float twice(float x) { return 2.0f * x; }
+template <typename T>
+constexpr constant bool is_small_int = _disjunction<is_same<T, short>, is_same<T, char>>::value;
+static_assert(is_small_int<short> && !is_small_int<int>);
+constexpr const uniform<int> four = make_uniform(4);
 
 // out[0..15]: limits of half and bfloat, as floats.
 [[kernel]] void limits(device float* out [[buffer(0)]], uint gid [[thread_position_in_grid]]) {
@@ -96,6 +100,7 @@ METAL_FUNC float twice(float x) { return 2.0f * x; }
   simdgroup_float8x8 ma, md;
   simdgroup_load(ma, a);
   simdgroup_multiply(md, ma, simdgroup_float8x8(1.0f));
+  md = md * simdgroup_float8x8(1.0f);  // operator*: a second product with the identity
   simdgroup_store(md, d, 10, ulong2(2, 1), true);
 }
 
@@ -121,6 +126,9 @@ METAL_FUNC float twice(float x) { return 2.0f * x; }
   out[k++] = __metal_fma(2.0f, 3.0f, 1.0f, __METAL_PRECISE_MATH__);  // 7
   out[k++] = float(__metal_get_simdgroup_size(ushort()));  // 32
   out[k++] = float(bfloat(abs(bfloat(-2.5f))));            // 2.5
+  out[k++] = copysign(bfloat(2.0f), -1.0f);                // -2 (bfloat meets float at float)
+  const uint4 braced = {7u, 8u, 9u};                       // w is zero
+  out[k++] = float(braced.x + braced.y + braced.z + braced.w) + float(four);  // 28
   int j = 0;
   iout[j++] = absdiff(3, -4);                  // 7
   iout[j++] = addsat(INT_MAX, 5) == INT_MAX;   // 1

@@ -97,11 +97,11 @@ template <class T>
 struct uniform {
   T value;
   uniform() = default;
-  uniform(T v) : value(v) {}
-  operator T() const { return value; }
+  constexpr uniform(T v) : value(v) {}
+  constexpr operator T() const { return value; }
 };
 template <class T>
-inline uniform<T> make_uniform(T v) { return uniform<T>(v); }
+constexpr uniform<T> make_uniform(T v) { return uniform<T>(v); }
 
 template <class T, size_t N>
 struct array {

@@ -68,6 +68,24 @@ MTLSIM_SCALAR_VEC(fmax)
 MTLSIM_SCALAR_VEC(fmin)
 #undef MTLSIM_SCALAR_VEC
 
+// ---- mixed scalar operands of two-argument functions (copysign(bfloat, float)): they meet at
+// detail::common_scalar_t, as min/max do in msl_math.h ----
+#define MTLSIM_MIXED2(name)                                                    \
+  template <msl_scalar A, msl_scalar B>                                        \
+    requires(!std::is_same_v<A, B> && (msl_float<A> || msl_float<B>))          \
+  inline detail::common_scalar_t<A, B> name(A a, B b) {                        \
+    using C = detail::common_scalar_t<A, B>;                                   \
+    return name(C(a), C(b));                                                   \
+  }
+MTLSIM_MIXED2(pow)
+MTLSIM_MIXED2(powr)
+MTLSIM_MIXED2(atan2)
+MTLSIM_MIXED2(fmod)
+MTLSIM_MIXED2(copysign)
+MTLSIM_MIXED2(fdim)
+MTLSIM_MIXED2(divide)
+#undef MTLSIM_MIXED2
+
 // ---- exponent and representation ----
 template <msl_float T>
 inline T frexp(T x, int& exponent) { return T(__builtin_frexpf(float(x), &exponent)); }

@@ -178,4 +178,12 @@ inline void simdgroup_multiply(simdgroup_matrix<TD, N, N>& d, const simdgroup_ma
   detail::multiply_collective(mtlsim::detail::Op::simdgroup_multiply, d, a, b, zero, line);
 }
 
+// a * b as an expression (MLX's conv.metal writes (G * g) * Gt): one simdgroup_multiply.
+template <class T, int N>
+inline simdgroup_matrix<T, N, N> operator*(const simdgroup_matrix<T, N, N>& a, const simdgroup_matrix<T, N, N>& b) {
+  simdgroup_matrix<T, N, N> d;
+  simdgroup_multiply(d, a, b, __builtin_LINE());
+  return d;
+}
+
 }  // namespace metal

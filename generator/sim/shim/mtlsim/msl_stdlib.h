@@ -11,7 +11,8 @@
 #pragma GCC system_header
 
 #include <cfloat>
-#include <cmath>
+// No <cmath>: its global double overloads (::log1p(double)) make calls with half ambiguous
+// against a kernel's own float overloads; Metal has no double. The shim uses __builtin_* math.
 #include <cstddef>
 #include <cstdint>
 
