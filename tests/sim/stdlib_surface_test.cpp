@@ -130,3 +130,17 @@ TEST(StdlibSurface, OverloadsRealKernelsCall) {
 }
 
 }  // namespace
+
+namespace {
+
+void launch_doubles(const mtlsim::ThreadContext& tc, void* user) {
+  doubles(static_cast<float*>(user), tc.thread_position_in_grid.x);
+}
+
+TEST(StdlibSurface, DoubleArgumentsComputeInFloat) {
+  std::vector<float> out(3, -7.0f);
+  ASSERT_TRUE(mtlsim::dispatch(mtlsim::test::grid_1d(1, 1, "doubles"), launch_doubles, out.data()).ok());
+  EXPECT_EQ(out, (std::vector<float>{6, 1.5f, 1}));
+}
+
+}  // namespace

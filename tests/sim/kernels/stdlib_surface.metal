@@ -144,3 +144,15 @@ constexpr const uniform<int> four = make_uniform(4);
   iout[j++] = int(pack_float_to_unorm4x8(float4(0, 1, 0.5f, 1)));
   iout[j++] = popcount(uint2(3, 7)).y;         // 3
 }
+
+// Unsuffixed literals make double expressions; a class converting to bool converts on to bfloat.
+struct always_on {
+  constexpr operator bool() const { return true; }
+};
+[[kernel]] void doubles(device float* out [[buffer(0)]], uint gid [[thread_position_in_grid]]) {
+  if (gid != 0) return;
+  const float v = 100.0f;
+  out[0] = floor(v * 0.0625);            // 6
+  out[1] = sqrt(2.25);                   // 1.5
+  out[2] = float(bfloat(always_on()));   // 1
+}

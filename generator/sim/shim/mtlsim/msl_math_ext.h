@@ -28,6 +28,22 @@ MTLSIM_MATH1(tanpi, __builtin_tanf(x * 3.14159265358979323846f))
 MTLSIM_MATH1(logb, __builtin_logbf(x))
 #undef MTLSIM_MATH1
 
+// ---- double arguments: Metal has no double, but unsuffixed literals make expressions double
+// (ggml: floor(v * 0.0625)); they compute in float and return float. Templates, so that where a
+// TU also has <cmath>, its ::floor(double) is preferred instead of being ambiguous ----
+#define MTLSIM_DOUBLE1(name)                   \
+  template <class D>                           \
+    requires std::is_same_v<D, double>         \
+  inline float name(D x) { return name(float(x)); }
+MTLSIM_DOUBLE1(exp) MTLSIM_DOUBLE1(exp2) MTLSIM_DOUBLE1(exp10) MTLSIM_DOUBLE1(log) MTLSIM_DOUBLE1(log2)
+MTLSIM_DOUBLE1(log10) MTLSIM_DOUBLE1(sqrt) MTLSIM_DOUBLE1(rsqrt) MTLSIM_DOUBLE1(sin) MTLSIM_DOUBLE1(cos)
+MTLSIM_DOUBLE1(tan) MTLSIM_DOUBLE1(asin) MTLSIM_DOUBLE1(acos) MTLSIM_DOUBLE1(atan) MTLSIM_DOUBLE1(sinh)
+MTLSIM_DOUBLE1(cosh) MTLSIM_DOUBLE1(tanh) MTLSIM_DOUBLE1(floor) MTLSIM_DOUBLE1(ceil) MTLSIM_DOUBLE1(round)
+MTLSIM_DOUBLE1(rint) MTLSIM_DOUBLE1(trunc) MTLSIM_DOUBLE1(fabs) MTLSIM_DOUBLE1(fract) MTLSIM_DOUBLE1(saturate)
+MTLSIM_DOUBLE1(sign) MTLSIM_DOUBLE1(acosh) MTLSIM_DOUBLE1(asinh) MTLSIM_DOUBLE1(atanh) MTLSIM_DOUBLE1(cospi)
+MTLSIM_DOUBLE1(sinpi) MTLSIM_DOUBLE1(tanpi)
+#undef MTLSIM_DOUBLE1
+
 // ---- three operands ----
 template <msl_scalar T>
 inline T fmax3(T a, T b, T c) { return fmax(fmax(a, b), c); }

@@ -26,6 +26,11 @@ struct bfloat {
   template <class S>
     requires(std::is_arithmetic_v<S> || std::is_same_v<S, _Float16>)
   constexpr bfloat(S s) : bits(from_float(static_cast<float>(s))) {}
+  // A class that converts to a scalar (MLX's mask types convert to bool): through that scalar.
+  template <class S>
+    requires(!(std::is_arithmetic_v<S> || std::is_same_v<S, _Float16> || std::is_same_v<S, bfloat>) &&
+             std::is_convertible_v<const S&, float>)
+  explicit constexpr bfloat(const S& s) : bits(from_float(static_cast<float>(s))) {}
   constexpr operator float() const { return std::bit_cast<float>(uint32_t(bits) << 16); }
 
   static constexpr bfloat from_bits(uint16_t b) {
