@@ -4,6 +4,7 @@
 // name a piece of Apple's library the shim lacks.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
 #include <regex>
 #include <string>
@@ -58,6 +59,11 @@ INSTANTIATE_TEST_SUITE_P(Files, CorpusSurface,
                                            "mlx/mlx/backend/metal/kernels/scaled_dot_product_attention.metal",
                                            "mlx/mlx/backend/metal/kernels/quantized.metal",
                                            "mlx/mlx/backend/metal/kernels/random.metal",
-                                           "ggml/ggml-metal.metal"));
+                                           "ggml/ggml-metal.metal"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string stem = fs::path(info.param).stem().string();
+                           for (char& c : stem) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return stem;
+                         });
 
 }  // namespace
