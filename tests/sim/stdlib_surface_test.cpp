@@ -144,3 +144,26 @@ TEST(StdlibSurface, DoubleArgumentsComputeInFloat) {
 }
 
 }  // namespace
+
+namespace {
+
+void launch_divergent_store(const mtlsim::ThreadContext& tc, void* user) {
+  divergent_matrix_store(static_cast<float*>(user), mtlsim::as_builtin<ushort>(tc.thread_index_in_simdgroup));
+}
+
+TEST(StdlibSurface, SimdgroupMatrixFunctionsAreCollectives) {
+  std::vector<float> out(128);
+  const mtlsim::DispatchResult r =
+      mtlsim::dispatch(mtlsim::test::grid_1d(1, 32, "divergent_matrix_store"), launch_divergent_store, out.data());
+  ASSERT_GE(r.issues_total, 1u);
+  const mtlsim::SimIssue& i = r.issues[0];
+  EXPECT_EQ(i.kind, mtlsim::SimIssue::Kind::simd_divergence);
+  const int a = mtlsim::test::line_of("stdlib_surface.metal", "MARK:store_a");
+  const int b = mtlsim::test::line_of("stdlib_surface.metal", "MARK:store_b");
+  EXPECT_NE(i.message.find("threads 0-15 wait at simdgroup_store (line " + std::to_string(a) + ")"), std::string::npos)
+      << i.message;
+  EXPECT_NE(i.message.find("threads 16-31 wait at simdgroup_store (line " + std::to_string(b) + ")"), std::string::npos)
+      << i.message;
+}
+
+}  // namespace

@@ -156,3 +156,13 @@ struct always_on {
   out[1] = sqrt(2.25);                   // 1.5
   out[2] = float(bfloat(always_on()));   // 1
 }
+
+// Half the simdgroup stores its matrix from one line, half from another: simd divergence.
+[[kernel]] void divergent_matrix_store(device float* out [[buffer(0)]], ushort lane [[thread_index_in_simdgroup]]) {
+  const simdgroup_float8x8 m = make_filled_simdgroup_matrix<float, 8>(1.0f);
+  if (lane < 16) {
+    simdgroup_store(m, out);  // MARK:store_a
+  } else {
+    simdgroup_store(m, out + 64);  // MARK:store_b
+  }
+}
