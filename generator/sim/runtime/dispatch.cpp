@@ -63,8 +63,9 @@ const char* op_name(Op op) noexcept {
       "quad_prefix_exclusive_sum", "quad_prefix_inclusive_product", "quad_prefix_exclusive_product",
       "quad_shuffle", "quad_broadcast", "quad_shuffle_down", "quad_shuffle_up", "quad_shuffle_xor",
       "quad_shuffle_rotate_down", "quad_shuffle_rotate_up", "quad_shuffle_and_fill_down",
-      "quad_shuffle_and_fill_up", "quad_any", "quad_all"};
-  static_assert(std::size(names) == size_t(Op::quad_all) + 1, "one name per Op");
+      "quad_shuffle_and_fill_up", "quad_any", "quad_all", "simdgroup_load", "simdgroup_store",
+      "simdgroup_multiply", "simdgroup_multiply_accumulate"};
+  static_assert(std::size(names) == size_t(Op::simdgroup_multiply_accumulate) + 1, "one name per Op");
   const size_t i = size_t(op);
   return i < std::size(names) ? names[i] : "?";
 }

@@ -64,6 +64,10 @@ enum class Op : uint8_t {
   quad_shuffle_and_fill_up,
   quad_any,
   quad_all,
+  simdgroup_load,  // simdgroup_matrix collectives (mtlsim/msl_simdgroup_matrix.h)
+  simdgroup_store,
+  simdgroup_multiply,
+  simdgroup_multiply_accumulate,
 };
 const char* op_name(Op op) noexcept;
 

@@ -26,6 +26,11 @@ struct bfloat {
   template <class S>
     requires(std::is_arithmetic_v<S> || std::is_same_v<S, _Float16>)
   constexpr bfloat(S s) : bits(from_float(static_cast<float>(s))) {}
+  // A class that converts to a scalar (MLX's mask types convert to bool): through that scalar.
+  template <class S>
+    requires(!(std::is_arithmetic_v<S> || std::is_same_v<S, _Float16> || std::is_same_v<S, bfloat>) &&
+             std::is_convertible_v<const S&, float>)
+  explicit constexpr bfloat(const S& s) : bits(from_float(static_cast<float>(s))) {}
   constexpr operator float() const { return std::bit_cast<float>(uint32_t(bits) << 16); }
 
   static constexpr bfloat from_bits(uint16_t b) {
@@ -113,7 +118,12 @@ template <>
 struct numeric_limits<_Float16> {
   static constexpr bool is_specialized = true, is_signed = true, is_integer = false,
                         has_infinity = true, has_quiet_NaN = true;
-  static constexpr int digits = 11;
+  static constexpr bool has_signaling_NaN = true, has_denorm_loss = false, is_iec559 = true, is_bounded = true,
+                        is_exact = false, is_modulo = false;
+  static constexpr int digits = 11, digits10 = 3, max_digits10 = 5, radix = 2, min_exponent = -13,
+                       min_exponent10 = -4, max_exponent = 16, max_exponent10 = 4;
+  static constexpr _Float16 round_error() { return from(0x3800); }
+  static constexpr _Float16 signaling_NaN() { return from(0x7d00); }
   static constexpr _Float16 from(uint16_t b) { return std::bit_cast<_Float16>(b); }
   static constexpr _Float16 max() { return from(0x7bff); }
   static constexpr _Float16 lowest() { return from(0xfbff); }
@@ -128,7 +138,11 @@ template <>
 struct numeric_limits<bfloat> {
   static constexpr bool is_specialized = true, is_signed = true, is_integer = false,
                         has_infinity = true, has_quiet_NaN = true;
-  static constexpr int digits = 8;
+  static constexpr bool has_signaling_NaN = true, is_bounded = true, is_exact = false, is_modulo = false;
+  static constexpr int digits = 8, digits10 = 2, max_digits10 = 4, radix = 2, min_exponent = -125,
+                       min_exponent10 = -37, max_exponent = 128, max_exponent10 = 38;
+  static constexpr bfloat round_error() { return bfloat::from_bits(0x3f00); }
+  static constexpr bfloat signaling_NaN() { return bfloat::from_bits(0x7fa0); }
   static constexpr bfloat max() { return bfloat::from_bits(0x7f7f); }
   static constexpr bfloat lowest() { return bfloat::from_bits(0xff7f); }
   static constexpr bfloat min() { return bfloat::from_bits(0x0080); }

@@ -198,9 +198,28 @@ struct Plus { template <class T> static T apply(const T& a, const T& b) { return
 struct Times { template <class T> static T apply(const T& a, const T& b) { return T(a * b); } };
 struct Min { template <class T> static T apply(const T& a, const T& b) { return metal::fmin(a, b); } };
 struct Max { template <class T> static T apply(const T& a, const T& b) { return metal::fmax(a, b); } };
-struct And { template <class T> static T apply(const T& a, const T& b) { return T(a & b); } };
-struct Or { template <class T> static T apply(const T& a, const T& b) { return T(a | b); } };
-struct Xor { template <class T> static T apply(const T& a, const T& b) { return T(a ^ b); } };
+// Bitwise reductions of floats (Apple's __metal_simd_xor takes them, MLX's bf16 simd_xor calls it)
+// combine the bit patterns.
+template <class T, class F>
+inline T bitwise(const T& a, const T& b, F f) {
+  using E = typename elem_of<T>::type;
+  if constexpr (metal::is_msl_int_v<E> || std::is_same_v<E, bool>) {
+    return T(f(a, b));
+  } else {
+    using U = std::conditional_t<sizeof(E) == 4, uint32_t, uint16_t>;
+    constexpr int n = sizeof(T) / sizeof(E);
+    U x[n], y[n];
+    std::memcpy(x, &a, sizeof x);
+    std::memcpy(y, &b, sizeof y);
+    for (int i = 0; i < n; ++i) x[i] = U(f(x[i], y[i]));
+    T r;
+    std::memcpy(&r, x, sizeof x);
+    return r;
+  }
+}
+struct And { template <class T> static T apply(const T& a, const T& b) { return bitwise(a, b, [](auto x, auto y) { return x & y; }); } };
+struct Or { template <class T> static T apply(const T& a, const T& b) { return bitwise(a, b, [](auto x, auto y) { return x | y; }); } };
+struct Xor { template <class T> static T apply(const T& a, const T& b) { return bitwise(a, b, [](auto x, auto y) { return x ^ y; }); } };
 
 // Lanes of group g (W = 32: the simdgroup; W = 4: quad g) as a bit mask.
 template <uint32_t W>

@@ -72,6 +72,18 @@ struct is_signed : bool_constant<std::is_signed_v<T> || is_floating_point_v<T>> 
 template <class T>
 inline constexpr bool is_signed_v = is_signed<T>::value;
 
+// Apple's own names for the logical traits (MLX's atomic.h uses _disjunction), and the standard ones.
+using std::conjunction;
+using std::conjunction_v;
+using std::disjunction;
+using std::disjunction_v;
+using std::negation;
+using std::negation_v;
+template <class... B>
+using _conjunction = std::conjunction<B...>;
+template <class... B>
+using _disjunction = std::disjunction<B...>;
+
 // MSL: scalars are the arithmetic types (vectors are not).
 template <class T>
 struct is_scalar : is_arithmetic<T> {};

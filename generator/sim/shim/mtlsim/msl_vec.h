@@ -193,12 +193,16 @@ struct alignas(detail::vec_align(sizeof(T), N)) vec : detail::vec_storage<T, N> 
   vec(S s) {
     for (int i = 0; i < N; ++i) this->elems_[i] = T(s);
   }
-  // float4(a, b, c, d), float4(v2, z, w), float4(v3, w), float4(v2, v2), ...
+  // float4(a, b, c, d), float4(v2, z, w), float4(v3, w), float4(v2, v2), ...; and a braced list of
+  // fewer scalars, `uint4 k = {a, b, c}`, whose missing components are zero (as in Metal; the
+  // function-style float4(a, b, c) that Metal refuses is accepted too).
   template <class... A>
-    requires(sizeof...(A) >= 2 && (detail::components<A>::value + ...) == N)
+    requires(sizeof...(A) >= 2 && ((detail::components<A>::value + ...) == N ||
+                                   ((msl_scalar<A> && ...) && int(sizeof...(A)) < N)))
   vec(const A&... parts) {
     int i = 0;
     (append(i, parts), ...);
+    for (; i < N; ++i) this->elems_[i] = T(0);
   }
   // Conversions between element types are explicit, as in MSL: float4(h4).
   template <class U>
