@@ -27,7 +27,7 @@ namespace {
 check_msl::PassedChecks passed_checks() {
   const char* dir = std::getenv("MTLGEN_CACHE_DIR");
   if (dir == nullptr || *dir == '\0') return {};
-  return {dir, support::tool_identity()};
+  return {dir, support::sources_identity()};
 }
 
 }  // namespace

@@ -8,4 +8,10 @@ namespace mtlgen::support {
 // (even at the same version), or another program linking the same stages, has entries of its own.
 std::string tool_identity();
 
+// The version and a hash of mtlgen's sources (generator/, templates/) taken when it was built: the
+// same for every program built from one tree, mtlgen and the test programs alike. For verdicts
+// that follow from those sources alone (libclang's on emitted code), so that one program's pass
+// serves the others.
+std::string sources_identity();
+
 }  // namespace mtlgen::support

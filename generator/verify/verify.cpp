@@ -488,7 +488,7 @@ void write_json(const std::string& path, const std::vector<Finished>& finished) 
 int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
   support::Diagnostics diags;
   check_msl::PassedChecks passed;  // with the result cache: bodies that passed libclang are not parsed again
-  if (o.result_cache) passed = {cache_dir(o.module), support::tool_identity()};
+  if (o.result_cache) passed = {cache_dir(o.module), support::sources_identity()};
   auto kernels = check_msl::kernels_that_compile(spec::load_library(spec::collect_spec_files(o.inputs, diags), diags, o.include_dirs),
                                                  diags, passed);
   fmt::print(err, "{}", diags.format_all());
