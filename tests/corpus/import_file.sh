@@ -31,7 +31,10 @@ if (( unreadable != expected )); then
   echo "the number of unreadable kernels changed: update $record if this is progress"
   exit 1
 fi
-(( skeletons > 0 )) || { echo "no skeleton written"; exit 1; }
+if (( skeletons == 0 )); then
+  (( unreadable > 0 )) || { echo "no skeleton written and no kernel listed as unreadable"; exit 1; }
+  exit 0  # every kernel of the file is unreadable (recorded): nothing to check
+fi
 "$mtlgen" check "$out" "${includes[@]}" > "$out.check" 2>&1
 if grep "error:" "$out.check" | grep -qv "is still a TODO"; then
   grep "error:" "$out.check" | grep -v "is still a TODO" | head -20
