@@ -81,6 +81,15 @@ TemplateData constant_assignments(const ir::Kernel& k, Spelling spelling) {
   return list;
 }
 
+// `k` with only the variants `entry_points` names (all of them when it is empty).
+ir::Kernel with_variants(const ir::Kernel& k, const std::set<std::string>& entry_points) {
+  ir::Kernel subset = k;
+  if (!entry_points.empty()) {
+    std::erase_if(subset.variants, [&](const ir::Variant& v) { return !entry_points.count(v.entry_point); });
+  }
+  return subset;
+}
+
 std::string launcher_source(const ir::Kernel& k) {
   TemplateData variants{TemplateData::type::list};
   for (const auto& v : k.variants) {
@@ -239,20 +248,23 @@ std::string reference_symbol(const ir::Kernel& k, const ir::Variant& v) {
   return symbol;
 }
 
-void emit_sim(const ir::Kernel& k, support::OutputSet& out) {
+void emit_sim(const ir::Kernel& k, support::OutputSet& out) { emit_sim_variants(k, {}, out); }
+
+void emit_sim_variants(const ir::Kernel& k, const std::set<std::string>& entry_points, support::OutputSet& out) {
   const std::string dir = sim_dir(k);
+  const ir::Kernel run = with_variants(k, entry_points);
   if (k.is_source()) {
     for (const auto& [name, text] : k.source->simulator_headers) {
       // Files beside the source may include the source itself, when it is named <kernel>.metal.
       if (name != k.name + ".metal") out.add(dir + name, text);
     }
     out.add(dir + k.name + ".metal", k.source->simulator_text);
-    out.add(sim_launcher_path(k), with_return_marks(source_launcher_source(k), k.name));
+    out.add(sim_launcher_path(k), with_return_marks(source_launcher_source(run), k.name));
   } else if (k.is_family()) {
     out.add(sim_launcher_path(k), "// A kernel family: each of its kernels is a module of its own; this one holds the reference.\n");
   } else {
-    out.add(dir + k.name + ".metal", mtlsim::prepare_msl_for_sim(msl_source(k)));
-    out.add(sim_launcher_path(k), with_return_marks(launcher_source(k), k.name));
+    out.add(dir + k.name + ".metal", mtlsim::prepare_msl_for_sim(msl_source(run)));
+    out.add(sim_launcher_path(k), with_return_marks(launcher_source(run), k.name));
   }
   out.add(sim_bridge_path(k), bridge_source(k));
 }

@@ -5,6 +5,7 @@
 // one mtlsim::KernelThreadFn per variant, and a bridge that exposes the generated host
 // description (mtlsim_host_dispatch) and the reference as C functions. Never shipped: `generate`
 // does not write these files; verify asks for this emitter by name.
+#include <set>
 #include <string>
 
 #include "ir/kernel.h"
@@ -13,6 +14,13 @@
 namespace mtlgen::emit {
 
 void emit_sim(const ir::Kernel& kernel, support::OutputSet& out);
+
+// emit_sim with launchers and MSL instantiations for the variants named in `entry_points` only
+// (every variant when it is empty): a module that runs three of eighteen variants compiles three.
+// The bridge keeps every variant (mtlsim_host_dispatch takes the index in kernel.variants) and the
+// bodies keep their lines (the instantiations come after them). A hand-written kernel keeps its
+// file as written, instantiations included.
+void emit_sim_variants(const ir::Kernel& kernel, const std::set<std::string>& entry_points, support::OutputSet& out);
 
 // Where emit_sim puts `kernel`'s files, relative to the module's root.
 std::string sim_dir(const ir::Kernel& kernel);

@@ -71,8 +71,9 @@ const char* kLinkFlags = "-Wl,--wrap=exit";
 // Every source file of the module, by path relative to its directory: what the types, reference
 // and simulator emitters write for the kernel (the simulator's launchers include the MSL), and the
 // shim.
-support::OutputSet module_sources(const ir::Kernel& k) {
-  support::OutputSet files = emit::run_emitters({"types", "reference", "sim"}, {k});
+support::OutputSet module_sources(const ir::Kernel& k, const std::set<std::string>& entry_points) {
+  support::OutputSet files = emit::run_emitters({"types", "reference"}, {k});
+  emit::emit_sim_variants(k, entry_points, files);
   for (const auto& f : support::mtlgen_verify_files()) files.add("shim/" + std::string(f.path), std::string(f.bytes));
   return files;
 }
@@ -350,7 +351,7 @@ class ModuleDirLock {
 
 SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
   check_includes(kernel);
-  support::OutputSet files = module_sources(kernel);
+  support::OutputSet files = module_sources(kernel, options.entry_points);
   files.add("loop_form_revision", msl::LoopForm::revision());
   fs::path cache = cache_dir(options);
   fs::path dir = cache / "sim" /

@@ -4,6 +4,7 @@
 // description and the C++ reference) compiled against the shim into a shared object. Modules are cached by the
 // hash of everything that goes into them, so a re-run compiles nothing.
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -41,6 +42,10 @@ struct ModuleOptions {
   // whether outputs depend on them. A separate cache entry.
   enum class PrivateInit { pattern, zero };
   PrivateInit private_init = PrivateInit::pattern;
+  // The variants (entry points) the module can run; empty: every variant. Only their launchers
+  // and instantiations are compiled, most of a module's time (emit::emit_sim_variants); a module
+  // for another set is another cache entry.
+  std::set<std::string> entry_points;
   // A compile running longer is killed (with its process group) and reported.
   double compile_timeout_seconds = 600;
 };

@@ -5,12 +5,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <deque>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "check_msl/check_msl.h"
@@ -36,6 +39,7 @@ struct WorkItem {
   std::vector<const SimModule*> member_modules;  // a kernel family's: one per Family::kernels entry
   ir::ConstantSetting constants;  // one of kernel->constant_settings(*test)
   std::string skip_reason;        // a precondition of the variant excludes the case: not run
+  size_t kernel_index = 0;        // of `kernel` in the run's kernels
 };
 
 struct Finished {
@@ -71,8 +75,9 @@ std::vector<const SimModule*> member_modules(const std::vector<ir::Kernel>& kern
   return out;
 }
 
-std::vector<WorkItem> plan(const std::vector<ir::Kernel>& kernels, const std::vector<std::unique_ptr<SimModule>>& modules,
-                           const VerifyOptions& o) {
+// Every case of the run, without modules yet: the modules hold only the variants the cases run
+// (module_plans), so they are built after planning (attach_modules).
+std::vector<WorkItem> plan(const std::vector<ir::Kernel>& kernels, const VerifyOptions& o) {
   std::vector<WorkItem> items;
   size_t index = 0;
   for (size_t k = 0; k < kernels.size(); ++k) {
@@ -86,13 +91,48 @@ std::vector<WorkItem> plan(const std::vector<ir::Kernel>& kernels, const std::ve
         const ir::Variant& run = o.all_variants ? v : kernels[k].serving_variant(t.dims, v.types);
         for (auto& constants : kernels[k].constant_settings(t)) {
           if (index++ % static_cast<size_t>(o.shard_count) != static_cast<size_t>(o.shard_index - 1)) continue;
-          items.push_back({&kernels[k], &run, &t, modules[k].get(), member_modules(kernels, modules, kernels[k]),
-                           std::move(constants), skip_reason(kernels[k], run, t)});
+          items.push_back(
+              {&kernels[k], &run, &t, nullptr, {}, std::move(constants), skip_reason(kernels[k], run, t), k});
         }
       }
     }
   }
   return items;
+}
+
+// Which kernels need a module, and which entry points each must hold: those of its cases that
+// run. A kernel that a family of the run dispatches keeps every variant (an empty set).
+struct ModulePlan {
+  bool needed = false;
+  std::set<std::string> entry_points;
+};
+
+std::vector<ModulePlan> module_plans(const std::vector<ir::Kernel>& kernels, const std::vector<WorkItem>& items) {
+  std::vector<ModulePlan> plans(kernels.size());
+  for (const auto& w : items) {
+    if (!w.skip_reason.empty()) continue;
+    ModulePlan& p = plans[w.kernel_index];
+    p.needed = true;
+    p.entry_points.insert(w.variant->entry_point);
+  }
+  for (const auto& k : kernels) {
+    if (!k.is_family() || !plans[static_cast<size_t>(&k - kernels.data())].needed) continue;
+    for (const auto& member : k.family->kernels) {
+      for (size_t i = 0; i < kernels.size(); ++i) {
+        if (kernels[i].name == member.name) plans[i] = {true, {}};
+      }
+    }
+  }
+  return plans;
+}
+
+void attach_modules(std::vector<WorkItem>& items, const std::vector<ir::Kernel>& kernels,
+                    const std::vector<std::unique_ptr<SimModule>>& modules) {
+  for (auto& w : items) {
+    if (!w.skip_reason.empty()) continue;
+    w.module = modules[w.kernel_index].get();
+    w.member_modules = member_modules(kernels, modules, *w.kernel);
+  }
 }
 
 std::string stats_text(const CaseResult& r) {
@@ -199,7 +239,8 @@ class FollowUps {
  public:
   enum class Stage { none, private_memory, exact_lines };
 
-  explicit FollowUps(const VerifyOptions& o) : o_(o) {}
+  // `plans`: indexed as the kernels of the run; a follow-up build holds the first run's variants.
+  FollowUps(const VerifyOptions& o, const std::vector<ModulePlan>& plans) : o_(o), plans_(plans) {}
 
   // What the case needs after `done`, given its result so far.
   Stage next(const CaseResult& r, Stage done) const {
@@ -217,6 +258,7 @@ class FollowUps {
     auto& module = modules_[{w.kernel, stage}];
     if (!module) {
       ModuleOptions options = o_.module;
+      options.entry_points = plans_[w.kernel_index].entry_points;
       options.race_instrumented = exact;
       if (stage == Stage::private_memory) options.private_init = ModuleOptions::PrivateInit::zero;
       try {
@@ -308,6 +350,7 @@ class FollowUps {
   }
 
   const VerifyOptions& o_;
+  const std::vector<ModulePlan>& plans_;
   std::map<std::pair<const ir::Kernel*, Stage>, std::unique_ptr<SimModule>> modules_;
 };
 
@@ -328,13 +371,14 @@ CaseIdentity identity(const WorkItem& w, const VerifyOptions& o) {
   return id;
 }
 
-std::vector<Finished> run_all(const std::vector<WorkItem>& items, const VerifyOptions& o, std::ostream& out) {
+std::vector<Finished> run_all(const std::vector<WorkItem>& items, const std::vector<ModulePlan>& plans,
+                              const VerifyOptions& o, std::ostream& out) {
   int jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   std::vector<Finished> finished;
   std::deque<size_t> pending;
   for (size_t i = 0; i < items.size(); ++i) pending.push_back(i);
   std::vector<Active> running;
-  FollowUps follow_ups(o);
+  FollowUps follow_ups(o, plans);
   Progress progress(out, items.size(), o.progress_line);
   auto report = [&](const std::vector<Finished>& done) {
     progress.clear();
@@ -483,6 +527,75 @@ void write_json(const std::string& path, const std::vector<Finished>& finished) 
   support::write_file_atomically(path, j.dump(2) + "\n");
 }
 
+// Builds the modules `plans` asks for, `o.jobs` compiles at a time (a cold cache spends nearly all
+// its time in g++), reporting each in kernel order. On a failure no further compile starts and
+// the first failing kernel's error is reported, as a one-at-a-time build would.
+int build_modules(const std::vector<ir::Kernel>& kernels, const std::vector<ModulePlan>& plans, const VerifyOptions& o,
+                  std::vector<std::unique_ptr<SimModule>>& modules, std::ostream& out, std::ostream& err) {
+  struct Built {
+    bool done = false;
+    double seconds = 0;
+    std::string error;
+    int status = support::kOk;
+  };
+  std::vector<Built> built(kernels.size());
+  std::mutex mutex;
+  std::condition_variable finished;
+  size_t next = 0;
+  bool failed = false;
+  auto work = [&] {
+    std::unique_lock lock(mutex);
+    while (next < kernels.size() && !failed) {
+      const size_t i = next++;
+      if (!plans[i].needed) {
+        built[i].done = true;
+        finished.notify_all();
+        continue;
+      }
+      ModuleOptions options = o.module;
+      options.race_instrumented = o.exact_races;
+      options.entry_points = plans[i].entry_points;
+      lock.unlock();
+      Built b;
+      b.done = true;
+      const double start = monotonic_seconds();
+      try {
+        modules[i] = std::make_unique<SimModule>(kernels[i], options);
+      } catch (const RefusedSpecCode& e) {
+        b = {true, 0, fmt::format("{}\n", e.what()), support::kSpecErrors};
+      } catch (const std::exception& e) {
+        b = {true, 0, fmt::format("{}: error: {}\n", kernels[i].spec_path, e.what()), support::kVerifyFailed};
+      }
+      b.seconds = monotonic_seconds() - start;
+      lock.lock();
+      built[i] = b;
+      failed = failed || b.status != support::kOk;
+      finished.notify_all();
+    }
+  };
+  const int jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::min<int>(jobs, static_cast<int>(kernels.size())); ++t) threads.emplace_back(work);
+  std::unique_lock lock(mutex);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    finished.wait(lock, [&] { return built[i].done; });
+    if (built[i].status != support::kOk) {
+      lock.unlock();
+      for (auto& t : threads) t.join();
+      fmt::print(err, "{}", built[i].error);
+      return built[i].status;
+    }
+    if (!o.quiet && modules[i]) {
+      fmt::print(out, "{}: simulator module{} {} ({:.1f} s)\n", kernels[i].name,
+                 o.exact_races ? " (race-instrumented)" : "", modules[i]->was_cached() ? "cached" : "compiled",
+                 built[i].seconds);
+    }
+  }
+  lock.unlock();
+  for (auto& t : threads) t.join();
+  return support::kOk;  // (a failure returned at its kernel: every earlier kernel had started)
+}
+
 }  // namespace
 
 int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
@@ -494,27 +607,12 @@ int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
   fmt::print(err, "{}", diags.format_all());
   if (diags.has_errors()) return support::kSpecErrors;
   if (!o.gpu.empty()) return run_gpu_verify(kernels, o, out, err);
-  std::vector<std::unique_ptr<SimModule>> modules;
-  ModuleOptions module_options = o.module;
-  module_options.race_instrumented = o.exact_races;
-  for (const auto& k : kernels) {
-    double start = monotonic_seconds();
-    try {
-      modules.push_back(std::make_unique<SimModule>(k, module_options));
-    } catch (const RefusedSpecCode& e) {
-      fmt::print(err, "{}\n", e.what());
-      return support::kSpecErrors;
-    } catch (const std::exception& e) {
-      fmt::print(err, "{}: error: {}\n", k.spec_path, e.what());
-      return support::kVerifyFailed;
-    }
-    if (!o.quiet) {
-      fmt::print(out, "{}: simulator module{} {} ({:.1f} s)\n", k.name, o.exact_races ? " (race-instrumented)" : "",
-                 modules.back()->was_cached() ? "cached" : "compiled", monotonic_seconds() - start);
-    }
-  }
-  auto items = plan(kernels, modules, o);
-  auto finished = run_all(items, o, out);
+  auto items = plan(kernels, o);
+  const std::vector<ModulePlan> plans = module_plans(kernels, items);
+  std::vector<std::unique_ptr<SimModule>> modules(kernels.size());
+  if (int status = build_modules(kernels, plans, o, modules, out, err); status != support::kOk) return status;
+  attach_modules(items, kernels, modules);
+  auto finished = run_all(items, plans, o, out);
   print_summary(out, kernels, finished);
   if (!o.json_path.empty()) write_json(o.json_path, finished);
   // A shard sees a slice of the variants: a case skipped here may run in another shard.
