@@ -52,5 +52,14 @@ kernel void k(device cplx<float>* out [[buffer(0)]], threadgroup cplx<float>* ti
 )");
 }
 
+// A trait specialized once per address space (MLX's steel pointer_element, in a header) is one
+// partial specialization once address spaces are erased: the later ones are left out of the
+// parse, found from clang's redefinition errors; the first serves.
+TEST(MslAccept, TraitSpecializedPerAddressSpace) {
+  Parsed p = parse_input("address_space_traits.metal");
+  EXPECT_FALSE(p.diags.has_errors()) << p.diags.format_all();
+  EXPECT_EQ(p.unit.entry_points().size(), 1u);
+}
+
 }  // namespace
 }  // namespace mtlgen::msl::testing
