@@ -59,6 +59,7 @@ void collect_local_headers(const std::string& file, const std::string& own_key, 
   static const std::regex kInclude(R"([ \t]*#[ \t]*include[ \t]*(["<])([^">\n]+)[">].*)");
   if (found.size() > 1024) return;
   std::filesystem::path own_dir = std::filesystem::path(file).parent_path();
+  if (own_dir.empty()) own_dir = ".";  // clang names `sub/x.h` beside `k.metal` ./sub/x.h
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
     std::smatch m;
