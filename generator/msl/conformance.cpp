@@ -335,7 +335,7 @@ void check_conformance(CXTranslationUnit tu, const ConformanceOptions& options, 
   const Context ctx{tu, options, parse_version(options.msl_version), reporter};
   const auto incs = inclusions(tu);
   auto users = user_files(incs, file_name(clang_getFile(tu, options.main_file.c_str())));
-  const AddressSpaceMacros macros(tu, users);
+  TokenIndex tokens(tu, users);
   Checker checker(ctx, std::move(users));
   checker.run(incs);
 }

@@ -17,6 +17,7 @@ struct Level {
   char open = 0;          // '<' or '(' that opened it; 0 for the declaration itself
   bool expression = false;  // template arguments or a parenthesised expression in them
   bool code = false;      // the group of a function pointer, `(*op)(T)`: code has no address space
+  bool space_pointer = false;  // right after the `*` of a pointer into a named space (and cv words)
 };
 
 bool is_indirection(const std::string& t) { return t == "*" || t == "&" || t == "&&"; }
@@ -88,6 +89,7 @@ void check_address_spaces(const Context& ctx, const std::vector<Token>& tokens, 
   for (size_t i = 0; i < tokens.size(); ++i) {
     const std::string& t = tokens[i].text;
     Level& top = levels.back();
+    if (t != "const" && t != "volatile" && !is_indirection(t)) top.space_pointer = false;
     if (t == "[" || t == "{") {  // array bounds and struct bodies: expressions and fields,
       i = closing(tokens, i, t.c_str(), t == "[" ? "]" : "}");  // checked as their own cursors
     } else if (is_address_space(t)) {
@@ -109,11 +111,15 @@ void check_address_spaces(const Context& ctx, const std::vector<Token>& tokens, 
       top.expression = expression;
       top.open = open;
     } else if (is_indirection(t) && !is_operator(tokens, i, top)) {
-      if (!top.has_address_space && !top.deduced && !top.code) report_missing(ctx, tokens[i]);
+      // A reference to a pointer into a named space (`const device T*& x`) names the caller's
+      // pointer variable: Apple's compiler builds MLX's (quantized.h adjust_matrix_offsets).
+      const bool to_space_pointer = t != "*" && top.space_pointer;
+      if (!top.has_address_space && !top.deduced && !top.code && !to_space_pointer) report_missing(ctx, tokens[i]);
       if (levels.size() == 1 && !base_set) {
         base = top;
         base_set = true;
       }
+      top.space_pointer = t == "*" && top.has_address_space;
       top.has_address_space = false;  // the pointer itself is the next level
     }
   }

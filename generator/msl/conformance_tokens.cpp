@@ -1,7 +1,9 @@
 // Metal conformance checks, token helpers: reading declarations from their spelled tokens
 // (the parse turns address spaces into empty macros and drops [[attributes]], so the tokens
 // are the only place they survive).
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 
 #include "msl/conformance_internal.h"
@@ -37,50 +39,77 @@ bool is_address_space(const std::string& word) {
 
 namespace {
 
-// clang_tokenize reads files, not macro expansions: a range that starts inside one (a kernel
-// declared with the `kernel` macro) is moved to where the macro is used.
-CXSourceLocation in_file(CXTranslationUnit tu, CXSourceLocation location) {
-  CXFile file = nullptr;
-  unsigned offset = 0;
-  clang_getExpansionLocation(location, &file, nullptr, nullptr, &offset);
-  return file ? clang_getLocationForOffset(tu, file, offset) : location;
-}
-
-}  // namespace
-
-namespace {
-
-// Macros that spell an address space (`#define CONST constant`), by name, for the translation unit
-// being checked (AddressSpaceMacros).
-thread_local const std::map<std::string, std::string>* address_space_macros = nullptr;
+// The index of this thread's check_conformance call (TokenIndex).
+thread_local TokenIndex* active_index = nullptr;
 
 // A token as the rules read it: a macro that spells an address space reads as that word.
-std::string as_spelled(std::string text) {
-  if (!address_space_macros) return text;
-  auto it = address_space_macros->find(text);
-  return it == address_space_macros->end() ? text : it->second;
+std::string as_spelled(const std::string& text) {
+  if (!active_index) return text;
+  const auto& macros = active_index->address_space_macros();
+  auto it = macros.find(text);
+  return it == macros.end() ? text : it->second;
+}
+
+TokenIndex::File lex_file(CXTranslationUnit tu, CXFile f) {
+  TokenIndex::File out;
+  size_t size = 0;
+  if (!clang_getFileContents(tu, f, &size)) return out;
+  CXToken* raw = nullptr;
+  unsigned count = 0;
+  CXSourceRange all =
+      clang_getRange(clang_getLocationForOffset(tu, f, 0), clang_getLocationForOffset(tu, f, unsigned(size)));
+  clang_tokenize(tu, all, &raw, &count);
+  const std::string name = to_string(clang_getFileName(f));
+  out.tokens.reserve(count);
+  out.ends.reserve(count);
+  for (unsigned i = 0; i < count; ++i) {
+    Token t;
+    t.text = to_string(clang_getTokenSpelling(tu, raw[i]));
+    t.kind = clang_getTokenKind(raw[i]);
+    unsigned line = 0, column = 0;
+    clang_getExpansionLocation(clang_getTokenLocation(tu, raw[i]), nullptr, &line, &column, &t.offset);
+    t.loc = {name, int(line), int(column)};
+    out.ends.push_back(t.offset + unsigned(t.text.size()));  // a token's extent ends one token late
+    out.tokens.push_back(std::move(t));
+  }
+  clang_disposeTokens(tu, raw, count);
+  return out;
+}
+
+// Calls `use` with the tokens of `f`: the active index's, else lexed for this call alone.
+template <typename Use>
+auto with_file(CXTranslationUnit tu, CXFile f, Use use) {
+  if (active_index) return use(active_index->file(f));
+  return use(lex_file(tu, f));
+}
+
+// What clang_tokenize gives for [begin, end) of one file: the token at `begin`, then each next
+// one while the previous one ends before `end`.
+std::vector<Token> tokens_between(CXTranslationUnit tu, CXFile f, unsigned begin, unsigned end) {
+  return with_file(tu, f, [&](const TokenIndex::File& file) {
+    auto first = std::lower_bound(file.tokens.begin(), file.tokens.end(), begin,
+                                  [](const Token& t, unsigned offset) { return t.offset < offset; });
+    std::vector<Token> out;
+    for (size_t i = size_t(first - file.tokens.begin()); i < file.tokens.size(); ++i) {
+      if (!out.empty() && file.ends[i - 1] >= end) break;
+      out.push_back(file.tokens[i]);
+      out.back().text = as_spelled(out.back().text);
+    }
+    return out;
+  });
 }
 
 }  // namespace
 
+// A range inside a macro expansion (a kernel declared with the `kernel` macro) is read where the
+// macro is used; clang_tokenize reads files, and one file at a time.
 std::vector<Token> tokenize(CXTranslationUnit tu, CXSourceRange range) {
-  CXToken* raw = nullptr;
-  unsigned count = 0;
-  range = clang_getRange(in_file(tu, clang_getRangeStart(range)), in_file(tu, clang_getRangeEnd(range)));
-  clang_tokenize(tu, range, &raw, &count);
-  std::vector<Token> tokens;
-  tokens.reserve(count);
-  for (unsigned i = 0; i < count; ++i) {
-    CXSourceLocation at = clang_getTokenLocation(tu, raw[i]);
-    Token t;
-    t.text = as_spelled(to_string(clang_getTokenSpelling(tu, raw[i])));
-    t.kind = clang_getTokenKind(raw[i]);
-    t.loc = to_loc(at);
-    clang_getExpansionLocation(at, nullptr, nullptr, nullptr, &t.offset);
-    tokens.push_back(std::move(t));
-  }
-  clang_disposeTokens(tu, raw, count);
-  return tokens;
+  CXFile file = nullptr, end_file = nullptr;
+  unsigned begin = 0, end = 0;
+  clang_getExpansionLocation(clang_getRangeStart(range), &file, nullptr, nullptr, &begin);
+  clang_getExpansionLocation(clang_getRangeEnd(range), &end_file, nullptr, nullptr, &end);
+  if (!file || file != end_file) return {};
+  return tokens_between(tu, file, begin, end);
 }
 
 namespace {
@@ -110,18 +139,19 @@ std::vector<Token> slice(const std::vector<Token>& tokens, size_t begin, size_t 
 // A declaration that starts with an address space starts, for clang, after it: the word is an
 // empty macro. Recover such words spelled right before `start`.
 std::vector<Token> leading_address_spaces(CXTranslationUnit tu, CXSourceLocation start) {
-  CXFile file = nullptr;
+  CXFile f = nullptr;
   unsigned offset = 0;
-  clang_getExpansionLocation(start, &file, nullptr, nullptr, &offset);
-  if (!file) return {};
-  const unsigned from = offset > 256 ? offset - 256 : 0;  // a few words back is enough
-  auto tokens = tokenize(tu, clang_getRange(clang_getLocationForOffset(tu, file, from),
-                                            clang_getLocationForOffset(tu, file, offset)));
-  size_t end = tokens.size();
-  while (end > 0 && tokens[end - 1].offset >= offset) --end;
-  size_t begin = end;
-  while (begin > 0 && is_address_space(tokens[begin - 1].text)) --begin;
-  return slice(tokens, begin, end);
+  clang_getExpansionLocation(start, &f, nullptr, nullptr, &offset);
+  if (!f) return {};
+  return with_file(tu, f, [&](const TokenIndex::File& file) {
+    auto end = std::lower_bound(file.tokens.begin(), file.tokens.end(), offset,
+                                [](const Token& t, unsigned at) { return t.offset < at; });
+    auto begin = end;
+    while (begin != file.tokens.begin() && is_address_space(as_spelled(std::prev(begin)->text))) --begin;
+    std::vector<Token> out(begin, end);
+    for (Token& t : out) t.text = as_spelled(t.text);
+    return out;
+  });
 }
 
 // The cursor's tokens, with the address spaces spelled before it.
@@ -365,19 +395,19 @@ void collect_address_space_macros(const std::vector<Token>& tokens, std::map<std
 
 }  // namespace
 
-AddressSpaceMacros::AddressSpaceMacros(CXTranslationUnit tu, const std::set<std::string>& files) {
-  for (const std::string& path : files) {
-    CXFile file = clang_getFile(tu, path.c_str());
-    size_t size = 0;
-    if (!file || !clang_getFileContents(tu, file, &size)) continue;
-    auto tokens = tokenize(tu, clang_getRange(clang_getLocationForOffset(tu, file, 0),
-                                              clang_getLocationForOffset(tu, file, unsigned(size))));
-    collect_address_space_macros(tokens, macros_);
-  }
-  address_space_macros = &macros_;
+TokenIndex::TokenIndex(CXTranslationUnit tu, const std::set<std::string>& files) : tu_(tu) {
+  for (const std::string& path : files)
+    if (CXFile f = clang_getFile(tu, path.c_str())) collect_address_space_macros(file(f).tokens, macros_);
+  active_index = this;
 }
 
-AddressSpaceMacros::~AddressSpaceMacros() { address_space_macros = nullptr; }
+TokenIndex::~TokenIndex() { active_index = nullptr; }
+
+const TokenIndex::File& TokenIndex::file(CXFile f) {
+  auto [it, fresh] = files_.try_emplace(f);
+  if (fresh) it->second = lex_file(tu_, f);
+  return it->second;
+}
 
 }  // namespace conformance
 

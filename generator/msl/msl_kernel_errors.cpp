@@ -59,28 +59,30 @@ class DeclarationGraph {
     return out;
   }
 
-  // Every declaration reachable from `seeds` through what their subtrees name.
-  std::set<size_t> closure(std::vector<size_t> seeds) {
-    if (seeds.size() == 1) {  // a declaration's own closure is asked for by every kernel using it
-      if (auto known = closures_.find(seeds[0]); known != closures_.end()) return known->second;
-      size_t seed = seeds[0];
-      return closures_[seed] = closure_of(std::move(seeds));
+  // The errors each declaration reaches through what it names, transitively: the errors of each
+  // declaration that holds some are handed back along the edges to every declaration reaching
+  // it. Few declarations hold errors, thousands of instantiations share a few templates.
+  std::vector<std::set<size_t>> errors_reached(const std::map<size_t, std::vector<size_t>>& errors_in) {
+    std::vector<std::vector<size_t>> named_by(decls_.size());
+    for (size_t d = 0; d < decls_.size(); ++d)
+      for (size_t next : edges(d)) named_by[next].push_back(d);
+    std::vector<std::set<size_t>> out(decls_.size());
+    for (const auto& [holder, errors] : errors_in) {
+      std::vector<bool> seen(decls_.size(), false);
+      std::vector<size_t> todo{holder};
+      seen[holder] = true;
+      while (!todo.empty()) {
+        size_t d = todo.back();
+        todo.pop_back();
+        out[d].insert(errors.begin(), errors.end());
+        for (size_t by : named_by[d])
+          if (!seen[by]) seen[by] = true, todo.push_back(by);
+      }
     }
-    return closure_of(std::move(seeds));
+    return out;
   }
 
  private:
-  std::set<size_t> closure_of(std::vector<size_t> seeds) {
-    std::set<size_t> seen(seeds.begin(), seeds.end());
-    while (!seeds.empty()) {
-      size_t d = seeds.back();
-      seeds.pop_back();
-      for (size_t next : edges(d))
-        if (seen.insert(next).second) seeds.push_back(next);
-    }
-    return seen;
-  }
-
   void add(CXCursor c) {
     FilePos begin = ctx_.begin(c);
     if (!begin.file) return;
@@ -126,7 +128,6 @@ class DeclarationGraph {
   std::vector<Declaration> decls_;
   std::map<std::string, std::vector<size_t>> by_file_;  // sorted by first line
   std::map<size_t, std::set<size_t>> edges_;
-  std::map<size_t, std::set<size_t>> closures_;
 };
 
 std::string entry_list(const std::vector<std::string>& names) {
@@ -147,22 +148,21 @@ KernelErrors split_errors_by_kernel(Context& ctx, std::vector<EntryPoint>& entri
   for (size_t i = 0; i < errors.size(); ++i)
     for (size_t d : graph.at(errors[i].loc)) errors_in[d].push_back(i);
 
-  // What a kernel function's definition reaches is shared by its instantiations, which add what
-  // their own line names.
-  std::map<std::string, std::set<size_t>> reach_of_definition;  // by function
-  std::map<std::string, UnreadableKernel> stopped;             // by function
+  const std::vector<std::set<size_t>> reached = graph.errors_reached(errors_in);
+  std::map<std::pair<std::string, int>, std::set<size_t>> reached_from_line;  // many entries share one
+  auto errors_reached = [&](const SourceLoc& loc, std::set<size_t>& out) {
+    auto [it, fresh] = reached_from_line.try_emplace({loc.file, loc.line});
+    if (fresh)
+      for (size_t d : graph.at(loc)) it->second.insert(reached[d].begin(), reached[d].end());
+    out.insert(it->second.begin(), it->second.end());
+  };
+  std::map<std::string, UnreadableKernel> stopped;  // by function
   std::vector<bool> used(errors.size(), false);
   std::vector<EntryPoint> readable;
   for (auto& entry : entries) {
-    auto [def, fresh] = reach_of_definition.try_emplace(entry.function);
-    if (fresh) def->second = graph.closure(graph.at(entry.definition_loc));
-    std::set<size_t> reasons;
-    auto collect = [&](const std::set<size_t>& reach) {
-      for (size_t d : reach)
-        if (auto e = errors_in.find(d); e != errors_in.end()) reasons.insert(e->second.begin(), e->second.end());
-    };
-    collect(def->second);
-    collect(graph.closure(graph.at(entry.loc)));
+    std::set<size_t> reasons;  // what a kernel's definition reaches, and what its instantiation's line names
+    errors_reached(entry.definition_loc, reasons);
+    errors_reached(entry.loc, reasons);
     if (reasons.empty()) {
       readable.push_back(std::move(entry));
       continue;

@@ -59,6 +59,7 @@ void collect_local_headers(const std::string& file, const std::string& own_key, 
   static const std::regex kInclude(R"([ \t]*#[ \t]*include[ \t]*(["<])([^">\n]+)[">].*)");
   if (found.size() > 1024) return;
   std::filesystem::path own_dir = std::filesystem::path(file).parent_path();
+  if (own_dir.empty()) own_dir = ".";  // clang names `sub/x.h` beside `k.metal` ./sub/x.h
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
     std::smatch m;
@@ -87,8 +88,9 @@ std::vector<std::string> clang_arguments(const ParseOptions& options, const std:
   std::vector<std::string> args = {
       "-x", "c++", "-std=c++20", "-fsyntax-only", "-Wno-attributes", "-Wno-unknown-attributes",
       options.errors_per_kernel ? "-ferror-limit=0" : "-ferror-limit=50", "-ftemplate-depth=400",
-      // clang 14 has no _Float16 on x86; __fp16 is the same 2-byte storage type.
-      "-D_Float16=__fp16", "-Xclang", "-fallow-half-arguments-and-returns",
+      // clang 14 has no _Float16 on x86; __fp16 is the same 2-byte type, and native-half-type
+      // makes its arithmetic half as in Metal (`half x{a * b}`), not float (a narrowing error).
+      "-D_Float16=__fp16", "-Xclang", "-fallow-half-arguments-and-returns", "-Xclang", "-fnative-half-type",
       fmt::format("-D__METAL_VERSION__={}", metal_version), "-D__METAL_MACOS__"};
   // MLX guards bfloat with __HAVE_BFLOAT__, which Apple's compiler defines from MSL 3.1.
   if (metal_version >= 310) args.push_back("-D__HAVE_BFLOAT__");
@@ -122,7 +124,28 @@ struct ClangSession {
     return clang_parseTranslationUnit2(index, main_path.c_str(), argv.data(), static_cast<int>(argv.size()),
                                        unsaved.data(), static_cast<unsigned>(unsaved.size()), flags, &tu);
   }
+  CXErrorCode reparse(const MemoryFiles& files) {
+    auto unsaved = files.unsaved();
+    return CXErrorCode(clang_reparseTranslationUnit(tu, static_cast<unsigned>(unsaved.size()), unsaved.data(),
+                                                    clang_defaultReparseOptions(tu)));
+  }
 };
+
+// Address-space twins (msl_overloads.cpp) blanked where clang reads them, lines and columns
+// kept. In a class template a member declared twice (`complex_t() thread` beside `complex_t()
+// threadgroup`) costs the class its implicit members: `a[i] = b` finds no copy assignment.
+void blank_twins(MemoryFiles& memory, const std::vector<SourceRange>& twins) {
+  for (auto& [name, text] : memory.files)
+    for (const SourceRange& r : twins)
+      if (r.file == name)
+        for (unsigned i = r.begin; i < r.end && i < text.size(); ++i)
+          if (text[i] != '\n') text[i] = ' ';
+}
+
+std::vector<SourceRange> address_space_twins_of(CXTranslationUnit tu, const std::string& path) {
+  Context first(tu, path, path);
+  return address_space_twins(first);
+}
 
 void forward(const Diagnostics& from, Diagnostics& to) {
   for (const auto& e : from.all()) {
@@ -179,6 +202,12 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
 
   ClangSession session;
   CXErrorCode status = session.parse(path, clang_arguments(options, path, *version), memory);
+  std::vector<SourceRange> twins;
+  if (status == CXError_Success && session.tu) twins = address_space_twins_of(session.tu, path);
+  if (!twins.empty()) {  // parsed again as the simulator's copy reads, without them
+    blank_twins(memory, twins);
+    status = session.reparse(memory);
+  }
   if (status != CXError_Success || !session.tu) {
     diags.error(ErrorKind::msl_syntax, {path, 1, 1},
                 fmt::format("libclang could not parse the file (error {})", static_cast<int>(status)),
@@ -187,7 +216,6 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
   }
   Context ctx(session.tu, path, path);
   Diagnostics errors;  // clang's and conformance's, before they are told per kernel or not
-  std::vector<SourceRange> twins = address_space_twins(ctx);
   report_clang_diagnostics(ctx, errors, twins);
   Description d = describe(ctx);
   d.address_space_twins = std::move(twins);

@@ -1,4 +1,9 @@
 // Located errors: clang's, at the user's line and column; inputs that must not crash.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "msl_test_util.h"
 
 namespace mtlgen::msl::testing {
@@ -55,6 +60,27 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_index_in_simdgrou
   const auto& d = first_error(p);
   EXPECT_EQ(d.loc.file, "k.metal");
   EXPECT_EQ(d.loc.line, 6);
+}
+
+// A header beside a main file named without a directory (`mtlgen import k.metal`): its errors
+// name the header as clang does (./sub/bad.h) and quote the header's line.
+TEST(MslErrors, ErrorInAHeaderBesideARelativeMainFileQuotesTheHeader) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("mtlgen_header_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "sub");
+  std::ofstream(dir / "sub" / "bad.h") << "#pragma once\ninline float twice(float v) { return v +; }\n";
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  Parsed p = parse_text(R"(#include <metal_stdlib>
+#include "sub/bad.h"
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i] = twice(out[i]); }
+)");
+  std::filesystem::current_path(cwd);
+  std::filesystem::remove_all(dir);
+  const auto& d = first_error(p);
+  EXPECT_EQ(d.loc.file, "./sub/bad.h");
+  EXPECT_EQ(d.loc.line, 2);
+  EXPECT_NE(p.diags.format(d).find("return v +;"), std::string::npos) << p.diags.format(d);
 }
 
 TEST(MslErrors, MissingHeaderIsLocatedWithAHint) {

@@ -66,6 +66,13 @@ MTLSIM_MATH1(fabs, __builtin_fabsf(x))
 MTLSIM_MATH1(fract, __builtin_fminf(x - __builtin_floorf(x), 0x1.fffffep-1f))
 MTLSIM_MATH1(saturate, __builtin_fminf(__builtin_fmaxf(x, 0.0f), 1.0f))
 MTLSIM_MATH1(sign, x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x)  // keeps ±0 and NaN
+MTLSIM_MATH1(acosh, __builtin_acoshf(x))
+MTLSIM_MATH1(asinh, __builtin_asinhf(x))
+MTLSIM_MATH1(atanh, __builtin_atanhf(x))
+MTLSIM_MATH1(cospi, __builtin_cosf(x * 3.14159265358979323846f))
+MTLSIM_MATH1(sinpi, __builtin_sinf(x * 3.14159265358979323846f))
+MTLSIM_MATH1(tanpi, __builtin_tanf(x * 3.14159265358979323846f))
+MTLSIM_MATH1(logb, __builtin_logbf(x))
 #undef MTLSIM_MATH1
 
 // ---- two-argument float functions: (s, s), (v, v) ----

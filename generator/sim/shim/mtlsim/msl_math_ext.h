@@ -1,7 +1,7 @@
 // The rest of MSL's <metal_math>, <metal_common>, <metal_relational> and <metal_geometric> beside
-// msl_math.h: hyperbolic inverses, the *pi forms, three-operand min/max/median, frexp/ldexp/modf,
-// nextafter, mixed scalar-vector min/max (fmax(0, v) as kernels write it), isordered & co., and
-// reflect/refract/faceforward. half and bfloat compute in float and round once, as in msl_math.h.
+// msl_math.h: three-operand min/max/median, frexp/ldexp/modf, nextafter, mixed scalar-vector
+// min/max (fmax(0, v) as kernels write it), isordered & co., and reflect/refract/faceforward.
+// half and bfloat compute in float and round once, as in msl_math.h.
 #pragma once
 #pragma GCC system_header
 
@@ -9,24 +9,7 @@
 
 namespace metal {
 
-#define MTLSIM_MATH1(name, expr)                       \
-  template <msl_float T>                               \
-  inline T name(T x_) {                                \
-    const float x = float(x_);                         \
-    return T(expr);                                    \
-  }                                                    \
-  template <msl_float T, int N>                        \
-  inline vec<T, N> name(const vec<T, N>& v) {          \
-    return vec_map(v, [](T e) { return name(e); });    \
-  }
-MTLSIM_MATH1(acosh, __builtin_acoshf(x))
-MTLSIM_MATH1(asinh, __builtin_asinhf(x))
-MTLSIM_MATH1(atanh, __builtin_atanhf(x))
-MTLSIM_MATH1(cospi, __builtin_cosf(x * 3.14159265358979323846f))
-MTLSIM_MATH1(sinpi, __builtin_sinf(x * 3.14159265358979323846f))
-MTLSIM_MATH1(tanpi, __builtin_tanf(x * 3.14159265358979323846f))
-MTLSIM_MATH1(logb, __builtin_logbf(x))
-#undef MTLSIM_MATH1
+// acosh, asinh, atanh, cospi, sinpi, tanpi and logb: msl_math.h's one-argument list.
 
 // ---- double arguments: Metal has no double, but unsuffixed literals make expressions double
 // (ggml: floor(v * 0.0625)); they compute in float and return float. Templates, so that where a

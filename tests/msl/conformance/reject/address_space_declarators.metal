@@ -21,3 +21,7 @@ kernel void run(device float* out [[buffer(0)]], CONST float& k [[buffer(1)]], u
   float (*rows)[4] = (device float (*)[4])out;
   out[gid] = rows[0][0] + k;
 }
+// A reference to a pointer is accepted only where the pointer says its space.
+void step(float*& p) { p += 1; }
+// expect: 25:16 pointer type without an explicit address space | 4 "Address Spaces"
+// expect: 25:17 reference type without an explicit address space | 4 "Address Spaces"
