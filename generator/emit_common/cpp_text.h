@@ -36,4 +36,9 @@ std::string variant_condition(const ir::Kernel& k, const ir::Variant& v);
 // The C++ spelling of an element type in host code; type parameters keep their names.
 std::string host_type(const ir::TypeRef& t);
 
+// `cpp` without the `[[maybe_unused]]` of each function parameter that its body uses. Templates
+// mark every parameter that some kernel's function may leave unused; this keeps the mark only
+// where this kernel's leaves it unused. Declarations without a body and variables are left alone.
+std::string drop_needless_maybe_unused(const std::string& cpp);
+
 }  // namespace mtlgen::emit

@@ -33,7 +33,7 @@ std::optional<support::SourceLoc> spec_location(const std::string& emitted, cons
                                                 int line) {
   for (const auto& b : blocks) {
     if (b.block->text.empty()) continue;
-    int first = marker_line(emitted, b.marker) + 1;
+    int first = b.first_line > 0 ? b.first_line : marker_line(emitted, b.marker) + 1;
     int count = static_cast<int>(std::count(b.block->text.begin(), b.block->text.end(), '\n')) +
                 (b.block->text.back() == '\n' ? 0 : 1);
     if (first > 1 && line >= first && line < first + count) {

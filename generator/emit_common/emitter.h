@@ -57,16 +57,18 @@ std::string banner(const ir::Kernel& kernel, const std::string& what);
 std::string library_banner(const std::string& what);
 
 // 1-based line of the first line of `emitted` that holds `marker` (the comment an emitter writes
-// before pasting a spec code block, e.g. kBodyMarker); 0 when there is none.
+// before pasting a spec code block, e.g. "// body: "); 0 when there is none.
 int marker_line(const std::string& emitted, const std::string& marker);
 
-// A spec code block an emitter pastes into a file on the lines after its marker comment
-// (`// body: spec.yaml:12`), each line indented by `indent` spaces.
+// A spec code block an emitter pastes into a file, each line indented by `indent` spaces: from
+// `first_line` on when the emitter knows where it wrote it (the .metal, which carries no markers),
+// else on the lines after its marker comment (`// body: spec.yaml:12`).
 struct EmbeddedBlock {
   const ir::CodeBlock* block = nullptr;
   const char* what = "";  // "body", "prelude", ...: the spec key
-  std::string marker;     // "// body: "
+  std::string marker;     // "// body: "; empty with first_line
   int indent = 2;
+  int first_line = 0;     // 1-based line of the block's first line in the file; 0: after `marker`
 };
 
 // Where a line of an emitted file was written: the spec location of `line` (1-based, column 1 of

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "emit_common/cpp_text.h"
 #include "emit_common/emitter.h"
 
 namespace mtlgen::emit {
@@ -14,11 +15,20 @@ bool takes(const Emitter& e, const ir::Kernel& k) {
   return (e.hand_written_kernels || !k.is_source()) && (e.families || !k.is_family());
 }
 
+bool is_cpp(const std::string& path) {
+  for (const char* ext : {".h", ".cpp", ".mm"}) {
+    if (path.ends_with(ext)) return true;
+  }
+  return false;
+}
+
 void run(const Emitter& e, const std::vector<ir::Kernel>& kernels, support::OutputSet& out) {
   std::vector<ir::Kernel> mine;
   std::copy_if(kernels.begin(), kernels.end(), std::back_inserter(mine), [&](const ir::Kernel& k) { return takes(e, k); });
-  for (const auto& k : mine) e.emit_kernel(k, out);
-  if (e.emit_library) e.emit_library(mine, out);
+  support::OutputSet written;
+  for (const auto& k : mine) e.emit_kernel(k, written);
+  if (e.emit_library) e.emit_library(mine, written);
+  for (const auto& [path, text] : written.files()) out.add(path, is_cpp(path) ? drop_needless_maybe_unused(text) : text);
 }
 
 }  // namespace

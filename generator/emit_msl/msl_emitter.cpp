@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <stdexcept>
+#include <utility>
 
 #include "emit_common/cpp_text.h"
 #include "emit_common/emitter.h"
@@ -14,11 +16,41 @@ namespace {
 
 using support::TemplateData;
 
+// A line the writer puts before each spec block and takes out again, counting where the block starts.
+constexpr char kBlockStart = '\x01';
+
+std::string block_start(const char* what) { return std::string(1, kBlockStart) + what + "\n"; }
+
+// The .metal and the first line of each spec block in it, by block (the spec key).
+struct Rendered {
+  std::string text;
+  std::map<std::string, int> first_lines;
+};
+
+// `text` without the block-start lines, and where each block begins.
+Rendered take_block_starts(const std::string& text) {
+  Rendered r;
+  int line = 1;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\n', begin);
+    end = end == std::string::npos ? text.size() : end + 1;
+    if (text[begin] == kBlockStart) {
+      r.first_lines[text.substr(begin + 1, end - begin - 2)] = line;
+    } else {
+      r.text.append(text, begin, end - begin);
+      ++line;
+    }
+    begin = end;
+  }
+  return r;
+}
+
 class MslWriter {
  public:
   explicit MslWriter(const ir::Kernel& k) : k_(k) {}
 
-  std::string run() const {
+  Rendered run() const {
     TemplateData d;
     d.set("msl_version", k_.msl_version);
     d.set("banner", banner(k_, k_.name + ".metal"));
@@ -37,12 +69,11 @@ class MslWriter {
     d.set("max_threads", max_threads());
     d.set("parameters", parameter_list());
     d.set("prologue", support::string_list(prologue()));
-    d.set("body_origin", comment_text(fmt::format("{}:{}", k_.spec_path, k_.body.loc.line)));
-    d.set("body", support::indent_lines(k_.body.text, "  "));
+    d.set("body", block_start("body") + support::indent_lines(k_.body.text, "  "));
     d.set("variant_axes", variant_axes());
     d.set("macro_params", macro_params());
     d.set("variants", variants());
-    return support::render_template("msl/kernel.metal.mustache", d);
+    return take_block_starts(support::render_template("msl/kernel.metal.mustache", d));
   }
 
  private:
@@ -74,8 +105,6 @@ class MslWriter {
     for (const auto& h : ir::all_helpers()) {  // table order puts dependencies first
       if (!k_.helpers_used.count(h.helper)) continue;
       TemplateData item;
-      item.set("name", h.name);
-      item.set("file", h.file);
       std::string text(support::template_file(std::string("msl/helpers/") + h.file));
       while (!text.empty() && text.back() == '\n') text.pop_back();
       item.set("text", text);
@@ -86,14 +115,12 @@ class MslWriter {
 
   TemplateData preludes() const {
     TemplateData list{TemplateData::type::list};
-    for (const auto& b : msl_blocks(k_)) {
-      if (b.block == &k_.body || b.block->text.empty()) continue;
+    for (const auto& [block, what] : {std::pair{&k_.prelude, "prelude"}, std::pair{&k_.metal_prelude, "metal_prelude"}}) {
+      if (block->text.empty()) continue;
       TemplateData item;
-      item.set("marker", b.marker);
-      item.set("origin", comment_text(fmt::format("{}:{}", k_.spec_path, b.block->loc.line)));
-      std::string text = b.block->text;
+      std::string text = block->text;
       while (!text.empty() && text.back() == '\n') text.pop_back();
-      item.set("text", text);
+      item.set("text", block_start(what) + text);
       list.push_back(item);
     }
     return list;
@@ -209,12 +236,17 @@ class MslWriter {
 }  // namespace
 
 std::vector<EmbeddedBlock> msl_blocks(const ir::Kernel& kernel) {
-  return {{&kernel.prelude, "prelude", "// prelude: ", 0},
-          {&kernel.metal_prelude, "metal_prelude", "// metal_prelude: ", 0},
-          {&kernel.body, "body", kBodyMarker, 2}};
+  const Rendered r = MslWriter(kernel).run();
+  auto first_line = [&](const char* what) {
+    auto at = r.first_lines.find(what);
+    return at == r.first_lines.end() ? 0 : at->second;
+  };
+  return {{&kernel.prelude, "prelude", "", 0, first_line("prelude")},
+          {&kernel.metal_prelude, "metal_prelude", "", 0, first_line("metal_prelude")},
+          {&kernel.body, "body", "", 2, first_line("body")}};
 }
 
-std::string msl_source(const ir::Kernel& kernel) { return MslWriter(kernel).run(); }
+std::string msl_source(const ir::Kernel& kernel) { return MslWriter(kernel).run().text; }
 
 void emit_msl(const ir::Kernel& kernel, support::OutputSet& out) {
   out.add(kernel.name + "/" + kernel.name + ".metal", msl_source(kernel));

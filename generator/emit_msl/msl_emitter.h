@@ -21,10 +21,8 @@ namespace mtlgen::emit {
 std::string msl_source(const ir::Kernel& kernel);
 void emit_msl(const ir::Kernel& kernel, support::OutputSet& out);
 
-// Where the body starts in the emitted file: the line after "// body: <spec>:<line>".
-inline constexpr const char* kBodyMarker = "// body: ";
-
-// The spec blocks in the emitted .metal: prelude, metal_prelude (file scope), body.
+// The spec blocks in the emitted .metal: prelude, metal_prelude (file scope), body, each with the
+// line it starts on. The .metal carries no markers: these lines are computed as it is written.
 std::vector<EmbeddedBlock> msl_blocks(const ir::Kernel& kernel);
 
 }  // namespace mtlgen::emit

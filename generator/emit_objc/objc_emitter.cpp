@@ -48,10 +48,10 @@ class ObjcWriter {
     tuning_names(d);
     d.set("buffer_docs", buffer_docs());
     d.set("buffer_checks", buffer_checks());
+    d.set("buffers_init", buffers_initializer());
     d.set("bindings", bindings());
     function_constants(d);
     encode_signatures(d);
-    facade_calls(d);
     render(out, d, k_.names.objc_header, "objc/class.h.mustache");
     render(out, d, k_.names.objc_source, "objc/class.mm.mustache");
     render(out, d, k_.names.facade_header, "objc/facade.h.mustache");
@@ -78,50 +78,23 @@ class ObjcWriter {
     return d;
   }
 
+  // The variant table itself is <kernel>_types.h's kVariants; the class documents its extent.
   void variants(TemplateData& d) const {
-    TemplateData rows{TemplateData::type::list};
-    for (const auto& v : k_.variants) {
-      TemplateData row;
-      row.set("entry_point", v.entry_point);
-      row.set("types", types_initializer(v.types));
-      std::vector<std::string> values;
-      for (const auto& t : k_.tunables) values.push_back(std::to_string(v.tunables.at(t.name)));
-      row.set("tuning", fmt::format("{}", fmt::join(values, ", ")));
-      rows.push_back(row);
-    }
-    d.set("variant_rows", rows);
     d.set("variant_count", std::to_string(k_.variants.size()));
     d.set("variant_noun", k_.variants.size() == 1 ? "variant" : "variants");
     d.set("variant_axes", variant_axes());
-    d.set("describe_variant", describe_variant());
     std::vector<std::string> defaults;
     for (const auto& t : k_.tunables) defaults.push_back(fmt::format("{} = {}", t.name, t.default_value));
     d.set("default_tuning", defaults.empty() ? std::string("no tunables") : fmt::format("{}", fmt::join(defaults, ", ")));
   }
 
-  // `mtlgen::DType::f32, mtlgen::DType::f16`: a Types aggregate's fields in declaration order.
-  std::string types_initializer(const std::map<std::string, ir::ScalarType>& types) const {
-    std::vector<std::string> fields;
-    for (const auto& t : k_.type_params) fields.push_back(fmt::format("mtlgen::DType::{}", ir::info(types.at(t.name)).suffix));
-    return fmt::format("{}", fmt::join(fields, ", "));
-  }
-
-  // The distinct type choices of the variants, in variant order, and how to compare and name them.
+  // How tuning files and command lines name a type choice.
   void type_choices(TemplateData& d) const {
-    std::vector<std::string> choices;
-    for (const auto& v : k_.variants) {
-      std::string choice = types_initializer(v.types);
-      if (std::find(choices.begin(), choices.end(), choice) == choices.end()) choices.push_back(choice);
-    }
-    d.set("type_choices", support::string_list(choices));
-    d.set("type_choice_count", std::to_string(choices.size()));
-    std::vector<std::string> same, key, example;
+    std::vector<std::string> key, example;
     for (const auto& t : k_.type_params) {
-      same.push_back(fmt::format("kTypeChoices[i].{0} == types.{0}", t.name));
       key.push_back(fmt::format("\"{}{}=\" + std::string(mtlgen::dtype_name(types.{}))", key.empty() ? "" : ",", t.name, t.name));
       example.push_back(fmt::format("{}={}", t.name, ir::info(k_.variants.front().types.at(t.name)).spec_name));
     }
-    d.set("same_types", same.empty() ? std::string("true") : fmt::format("{}", fmt::join(same, " && ")));
     d.set("types_key", key.empty() ? std::string("std::string()") : fmt::format("{}", fmt::join(key, " + ")));
     d.set("types_key_example", example.empty() ? std::string("\"\" (no type parameters)")
                                                 : fmt::format("\"{}\"", fmt::join(example, ",")));
@@ -148,16 +121,6 @@ class ObjcWriter {
     return axes.empty() ? "no type parameters or tunables" : fmt::format("{}", fmt::join(axes, " x "));
   }
 
-  // C++ expression naming a type choice and tuning, e.g. "T = half, TG = 64", for messages.
-  std::string describe_variant() const {
-    std::vector<std::string> parts;
-    for (const auto& t : k_.type_params) {
-      parts.push_back(fmt::format("\"{0} = \" + std::string(mtlgen::dtype_name(types.{0}))", t.name));
-    }
-    for (const auto& t : k_.tunables) parts.push_back(fmt::format("\"{0} = \" + std::to_string(tuning.{0})", t.name));
-    return parts.empty() ? "\"the only variant\"" : fmt::format("{}", fmt::join(parts, " + \", \" + "));
-  }
-
   TemplateData buffer_docs() const {
     TemplateData list{TemplateData::type::list};
     for (size_t i = 0; i < k_.buffers.size(); ++i) {
@@ -176,6 +139,16 @@ class ObjcWriter {
       list.push_back(item);
     }
     return list;
+  }
+
+  // `{{(__bridge void*)x, xOffset}, ...}`: the encode methods' buffers as the facade's Buffers, on
+  // one line when it is short, else one buffer per line.
+  std::string buffers_initializer() const {
+    std::vector<std::string> items;
+    for (const auto& b : k_.names.buffers) items.push_back(fmt::format("{{(__bridge void*){}, {}}}", b.label, b.offset));
+    const std::string line = fmt::format("{{{}}}", fmt::join(items, ", "));
+    if (line.size() <= 80) return line;
+    return fmt::format("{{\n      {},\n  }}", fmt::join(items, ",\n      "));
   }
 
   TemplateData buffer_checks() const {
@@ -203,10 +176,7 @@ class ObjcWriter {
       item.set("is_params", p.kind == ir::KernelParam::Kind::params);
       item.set("is_threadgroup", p.kind == ir::KernelParam::Kind::threadgroup_array);
       item.set("index", std::to_string(p.index));
-      if (p.kind == ir::KernelParam::Kind::buffer) {
-        item.set("label", k_.names.buffers[p.ref].label);
-        item.set("offset", k_.names.buffers[p.ref].offset);
-      }
+      if (p.kind == ir::KernelParam::Kind::buffer) item.set("name", k_.buffers[p.ref].name);
       if (p.kind == ir::KernelParam::Kind::threadgroup_array) item.set("name", k_.threadgroup_arrays[p.ref].name);
       list.push_back(item);
     }
@@ -223,8 +193,11 @@ class ObjcWriter {
       item.set("data_type", mtl_data_type(f.type));
       list.push_back(item);
     }
-    d.set("has_function_constants", !k_.function_constants.empty());
+    const bool has = !k_.function_constants.empty();
+    d.set("has_function_constants", has);
     d.set("function_constants", list);
+    d.set("constant_values", has ? "ConstantValues(functionConstants)" : "nil");
+    d.set("facade_constant_values", has ? "(__bridge void*)ConstantValues(options.function_constants)" : "nullptr");
   }
 
   // The encode method's selector parts after `encodeToCommandEncoder:`, with and without tuning;
@@ -249,31 +222,6 @@ class ObjcWriter {
     const size_t column = std::string("- (BOOL)encodeToCommandEncoder").size();
     d.set("encode_params", aligned(column, encode_parts(true)));
     d.set("encode_params_default", aligned(column, encode_parts(false)));
-    auto forward = encode_parts(true);
-    for (auto& p : forward) {
-      // The default tuning, or the variant that serves the dims where some variants serve only some.
-      if (p.label == "tuning") p.value = "kernel::tuning_serving(dims, types, [self tuningForTypes:types])";
-    }
-    d.set("forward_args", aligned(std::string("  return [self encodeToCommandEncoder").size(), forward));
-  }
-
-  // The facade's calls into the class: arguments bridged from void* and the Buffers struct.
-  void facade_calls(TemplateData& d) const {
-    std::vector<SelectorPart> args;
-    for (size_t i = 0; i < k_.buffers.size(); ++i) {
-      const ir::BufferNames& n = k_.names.buffers[i];
-      args.push_back({n.label, "", fmt::format("(__bridge id<MTLBuffer>)buffers.{}.buffer", k_.buffers[i].name)});
-      args.push_back({n.offset, "", fmt::format("buffers.{}.offset", k_.buffers[i].name)});
-    }
-    for (const char* s : {"dims", "scalars", "types", "tuning"}) {
-      if (!k_.scalars.empty() || std::string(s) != "scalars") args.push_back({s, "", s});
-    }
-    args.push_back({"error", "", "&failure"});
-    d.set("facade_args", aligned(std::string("  const BOOL encoded = [impl_->glue encodeToCommandEncoder").size(), args));
-    const size_t init_column = fmt::format("  {0}* glue = [[{0} alloc] initWithLibrary", class_name_).size();
-    d.set("constants_pad", std::string(init_column - std::string("functionConstants").size(), ' '));
-    d.set("table_pad", std::string(init_column - std::string("tuningTable").size(), ' '));
-    d.set("error_pad", std::string(init_column - std::string("error").size(), ' '));
   }
 
   const ir::Kernel& k_;
@@ -310,7 +258,7 @@ class KernelLibraryWriter {
     d.set("families", families);
     d.set("has_families", !family_names.empty());
     d.set("family_names", fmt::format("{}", fmt::join(family_names, ", ")));
-    d.set("entry_points", support::string_list(entry_points));
+    d.set("entry_point_count", std::to_string(entry_points.size()));
     return d;
   }
 

@@ -1,5 +1,8 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+
 #include "emit_common/cpp_text.h"
 #include "emit_common/emitter.h"
 #include "emit_reference/reference_emitter.h"
@@ -30,6 +33,8 @@ class TypesWriter {
     d.set("family", k_.is_family());
     dispatch(d);
     d.set("variants", variants());
+    d.set("variant_count", std::to_string(k_.variants.size()));
+    variant_lookup(d);
     d.set("picks_tuning", k_.has_per_variant_preconditions());
     std::vector<std::string> tunable_names;
     for (const auto& t : k_.tunables) tunable_names.push_back(t.name);
@@ -50,7 +55,7 @@ class TypesWriter {
     function_constants(d);
     for (const auto& t : k_.tunables) {
       tunables.push_back(item({{"name", t.name}, {"default", std::to_string(t.default_value)},
-                               {"values", fmt::format("{}", fmt::join(t.values, ", "))}}));
+                               {"values", fmt::format("{}", fmt::join(t.values, ", "))}, {"doc", comment_text(t.doc)}}));
     }
     for (const auto& t : k_.type_params) {
       std::vector<std::string> names;
@@ -73,6 +78,7 @@ class TypesWriter {
       needs_numeric = needs_numeric || f.type == ir::ScalarType::f16 || f.type == ir::ScalarType::bf16;
     }
     d.set("function_constants", list);
+    d.set("has_function_constants", !k_.function_constants.empty());
     d.set("needs_numeric", needs_numeric);
   }
 
@@ -209,19 +215,54 @@ class TypesWriter {
     d.set("tg_array_count", std::to_string(k_.threadgroup_arrays.size()));
   }
 
+  // The variant table, the one list the .metal's instantiations are also written from.
   TemplateData variants() const {
     TemplateData list{TemplateData::type::list};
     for (const auto& v : k_.variants) {
-      std::vector<std::string> types, tuning;
-      for (const auto& t : k_.type_params) {
-        types.push_back(fmt::format("types.{} == mtlgen::DType::{}", t.name, ir::info(v.types.at(t.name)).suffix));
-      }
+      std::vector<std::string> tuning;
       for (const auto& t : k_.tunables) tuning.push_back(std::to_string(v.tunables.at(t.name)));  // field order
-      list.push_back(item({{"condition", variant_condition(k_, v)}, {"entry_point", v.entry_point},
-                           {"types_condition", types.empty() ? "true" : fmt::format("{}", fmt::join(types, " && "))},
+      list.push_back(item({{"entry_point", v.entry_point}, {"types", types_initializer(v.types)},
                            {"tuning", fmt::format("{}", fmt::join(tuning, ", "))}}));
     }
     return list;
+  }
+
+  // `mtlgen::DType::f32, mtlgen::DType::f16`: a Types aggregate's fields in declaration order.
+  std::string types_initializer(const std::map<std::string, ir::ScalarType>& types) const {
+    std::vector<std::string> fields;
+    for (const auto& t : k_.type_params) fields.push_back(fmt::format("mtlgen::DType::{}", ir::info(types.at(t.name)).suffix));
+    return fmt::format("{}", fmt::join(fields, ", "));
+  }
+
+  // The distinct type choices, how two type choices or tunings compare, and how a variant is named.
+  void variant_lookup(TemplateData& d) const {
+    std::vector<std::string> choices;
+    for (const auto& v : k_.variants) {
+      std::string choice = types_initializer(v.types);
+      if (std::find(choices.begin(), choices.end(), choice) == choices.end()) choices.push_back(choice);
+    }
+    d.set("type_choices", lines(choices));
+    d.set("type_choice_count", std::to_string(choices.size()));
+    std::vector<std::string> same_types, same_tuning, describe, example;
+    for (const auto& t : k_.type_params) {
+      same_types.push_back(fmt::format("a.{0} == b.{0}", t.name));
+      describe.push_back(fmt::format("\"{0} = \" + std::string(mtlgen::dtype_name(types.{0}))", t.name));
+      example.push_back(fmt::format("{} = {}", t.name, ir::info(t.types.front()).msl));
+    }
+    for (const auto& t : k_.tunables) {
+      same_tuning.push_back(fmt::format("a.{0} == b.{0}", t.name));
+      describe.push_back(fmt::format("\"{0} = \" + std::to_string(tuning.{0})", t.name));
+      example.push_back(fmt::format("{} = {}", t.name, t.default_value));
+    }
+    auto conjunction = [](const std::vector<std::string>& parts) {
+      return parts.empty() ? std::string("true") : fmt::format("{}", fmt::join(parts, " && "));
+    };
+    d.set("same_types", conjunction(same_types));
+    d.set("same_tuning", conjunction(same_tuning));
+    d.set("describe_variant_full",
+          describe.empty() ? std::string("\"the only variant\"") : fmt::format("{}", fmt::join(describe, " + \", \" + ")));
+    d.set("describe_example", example.empty() ? std::string("\"the only variant\"")
+                                              : fmt::format("\"{}\"", fmt::join(example, ", ")));
   }
 
   void cost(TemplateData& d) const {

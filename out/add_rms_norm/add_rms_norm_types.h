@@ -29,14 +29,12 @@ struct Scalars {
   float eps = 1e-06f;  // added to the mean square before the root
 };
 
-// Function constants ([[function_constant(i)]] in add_rms_norm.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
-  uint32_t TG = 512;  // one of {32, 64, 128, 256, 512, 1024}
+  uint32_t TG = 512;  // threads per threadgroup; one of {32, 64, 128, 256, 512, 1024}
 };
 
 // Element type chosen for each type parameter.
@@ -53,7 +51,7 @@ struct Params {
 static_assert(sizeof(Params) == 12, "Params must match the MSL struct byte for byte");
 inline constexpr int kParamsIndex = 5;
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, const Scalars& scalars) {
   return Params{dims.rows, dims.n, scalars.eps};
 }
 
@@ -62,7 +60,7 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t rows = dims.rows;
   const int64_t n = dims.n;
   mtlgen::require(rows >= 1, kName, "rows must be at least 1", describe(dims));
@@ -72,36 +70,36 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, [[maybe_unused]] const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
 }
 
 // Elements each buffer's shape needs.
-inline int64_t x_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t x_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t n = dims.n;
   return rows * n;
 }
-inline int64_t residual_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t residual_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t n = dims.n;
   return rows * n;
 }
-inline int64_t w_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t w_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n = dims.n;
   return n;
 }
-inline int64_t h_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t h_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t n = dims.n;
   return rows * n;
 }
-inline int64_t out_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t out_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t n = dims.n;
@@ -109,13 +107,13 @@ inline int64_t out_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] 
 }
 
 // Threadgroups per grid and threads per threadgroup.
-inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline std::array<uint64_t, 3> threadgroups(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t rows = dims.rows;
   return {static_cast<uint64_t>(rows), 1, 1};
 }
 
-inline std::array<uint64_t, 3> threads_per_threadgroup([[maybe_unused]] const Tuning& tuning = {}) {
+inline std::array<uint64_t, 3> threads_per_threadgroup(const Tuning& tuning = {}) {
   const int64_t TG = tuning.TG;
   return {static_cast<uint64_t>(TG), 1, 1};
 }
@@ -131,7 +129,7 @@ inline std::array<uint64_t, 3> max_threads_per_threadgroup(const Tuning& tuning 
 }
 
 // Bytes of each threadgroup array (before rounding up to 16 for setThreadgroupMemoryLength).
-inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tuning& tuning = {},
+inline uint64_t threadgroup_memory_bytes(int array, const Tuning& tuning = {},
                                          [[maybe_unused]] const Types& types = {}) {
   const int64_t TG = tuning.TG;
   switch (array) {
@@ -143,29 +141,67 @@ inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tunin
 }
 inline constexpr int kThreadgroupArrays = 1;
 
+// The compiled variants, in add_rms_norm.metal's order (its instantiations are written from the same
+// list): each entry point with the type choice and tuning it was instantiated for.
+struct CompiledVariant {
+  const char* entry_point;
+  Types types;
+  Tuning tuning;
+};
+inline constexpr std::array<CompiledVariant, 18> kVariants = {{
+    {"add_rms_norm_f32_tg32", {mtlgen::DType::f32}, {32}},
+    {"add_rms_norm_f32_tg64", {mtlgen::DType::f32}, {64}},
+    {"add_rms_norm_f32_tg128", {mtlgen::DType::f32}, {128}},
+    {"add_rms_norm_f32_tg256", {mtlgen::DType::f32}, {256}},
+    {"add_rms_norm_f32_tg512", {mtlgen::DType::f32}, {512}},
+    {"add_rms_norm_f32_tg1024", {mtlgen::DType::f32}, {1024}},
+    {"add_rms_norm_f16_tg32", {mtlgen::DType::f16}, {32}},
+    {"add_rms_norm_f16_tg64", {mtlgen::DType::f16}, {64}},
+    {"add_rms_norm_f16_tg128", {mtlgen::DType::f16}, {128}},
+    {"add_rms_norm_f16_tg256", {mtlgen::DType::f16}, {256}},
+    {"add_rms_norm_f16_tg512", {mtlgen::DType::f16}, {512}},
+    {"add_rms_norm_f16_tg1024", {mtlgen::DType::f16}, {1024}},
+    {"add_rms_norm_bf16_tg32", {mtlgen::DType::bf16}, {32}},
+    {"add_rms_norm_bf16_tg64", {mtlgen::DType::bf16}, {64}},
+    {"add_rms_norm_bf16_tg128", {mtlgen::DType::bf16}, {128}},
+    {"add_rms_norm_bf16_tg256", {mtlgen::DType::bf16}, {256}},
+    {"add_rms_norm_bf16_tg512", {mtlgen::DType::bf16}, {512}},
+    {"add_rms_norm_bf16_tg1024", {mtlgen::DType::bf16}, {1024}},
+}};
+
+// Every type choice that was compiled, in variant order.
+inline constexpr std::array<Types, 3> kTypeChoices = {{
+    {mtlgen::DType::f32},
+    {mtlgen::DType::f16},
+    {mtlgen::DType::bf16},
+}};
+
+inline bool same_types(const Types& a, const Types& b) { return a.T == b.T; }
+inline bool same_tuning(const Tuning& a, const Tuning& b) { return a.TG == b.TG; }
+
 // The compiled entry point for a type choice and tuning, or nullptr when it was not compiled.
-inline const char* entry_point([[maybe_unused]] const Types& types = {},
-                               [[maybe_unused]] const Tuning& tuning = {}) {
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 32) return "add_rms_norm_f32_tg32";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 64) return "add_rms_norm_f32_tg64";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 128) return "add_rms_norm_f32_tg128";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 256) return "add_rms_norm_f32_tg256";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 512) return "add_rms_norm_f32_tg512";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 1024) return "add_rms_norm_f32_tg1024";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 32) return "add_rms_norm_f16_tg32";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 64) return "add_rms_norm_f16_tg64";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 128) return "add_rms_norm_f16_tg128";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 256) return "add_rms_norm_f16_tg256";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 512) return "add_rms_norm_f16_tg512";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 1024) return "add_rms_norm_f16_tg1024";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 32) return "add_rms_norm_bf16_tg32";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 64) return "add_rms_norm_bf16_tg64";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 128) return "add_rms_norm_bf16_tg128";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 256) return "add_rms_norm_bf16_tg256";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 512) return "add_rms_norm_bf16_tg512";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 1024) return "add_rms_norm_bf16_tg1024";
+inline const char* entry_point(const Types& types = {}, const Tuning& tuning = {}) {
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types) && same_tuning(v.tuning, tuning)) return v.entry_point;
+  }
   return nullptr;
 }
+
+// A variant as messages name it: "T = float, TG = 512".
+inline std::string describe(const Types& types, const Tuning& tuning) {
+  return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "TG = " + std::to_string(tuning.TG);
+}
+
+// The kernel as one type, for the code written once for every kernel (MTGKernelGlue in
+// ../support/mtlgen_runtime.h), which finds this header's functions by argument-dependent lookup.
+struct KernelInfo {
+  using Dims = add_rms_norm::Dims;
+  using Types = add_rms_norm::Types;
+  using Tuning = add_rms_norm::Tuning;
+  static constexpr const char* kName = add_rms_norm::kName;
+  static constexpr const auto& kVariants = add_rms_norm::kVariants;
+  static constexpr const auto& kTypeChoices = add_rms_norm::kTypeChoices;
+};
 // The tuning for a caller that names none: every variant serves every problem its dims allow.
 inline Tuning tuning_serving(const Dims&, const Types&, const Tuning& preferred) { return preferred; }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.
@@ -175,8 +211,8 @@ struct Cost {
   int64_t flops = 0;
 };
 
-inline Cost cost([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
-    [[maybe_unused]] const Types& types = {}) {
+inline Cost cost(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+    const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t n = dims.n;
   return Cost{(2 * rows * n + n) * mtlgen::dtype_size(types.T), 2 * rows * n * mtlgen::dtype_size(types.T), 5 * rows * n};

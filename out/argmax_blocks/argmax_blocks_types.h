@@ -27,14 +27,12 @@ struct Dims {
 struct Scalars {
 };
 
-// Function constants ([[function_constant(i)]] in argmax_blocks.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
-  uint32_t TG = 256;  // one of {128, 256, 512, 1024}
+  uint32_t TG = 256;  // threads per threadgroup; each reads 1024 / TG elements of its block; one of {128, 256, 512, 1024}
 };
 
 // Element type chosen for each type parameter.
@@ -49,7 +47,7 @@ struct Params {
 static_assert(sizeof(Params) == 4, "Params must match the MSL struct byte for byte");
 inline constexpr int kParamsIndex = 3;
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
   return Params{dims.n};
 }
 
@@ -58,43 +56,43 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t n = dims.n;
   mtlgen::require(n >= 1, kName, "n must be at least 1", describe(dims));
 }
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, [[maybe_unused]] const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
 }
 
 // Elements each buffer's shape needs.
-inline int64_t x_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t x_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n = dims.n;
   return n;
 }
-inline int64_t block_values_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t block_values_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n = dims.n;
   return (n + 1024 - 1) / 1024;
 }
-inline int64_t block_indices_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t block_indices_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n = dims.n;
   return (n + 1024 - 1) / 1024;
 }
 
 // Threadgroups per grid and threads per threadgroup.
-inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline std::array<uint64_t, 3> threadgroups(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n = dims.n;
   return {static_cast<uint64_t>((n + 1024 - 1) / 1024), 1, 1};
 }
 
-inline std::array<uint64_t, 3> threads_per_threadgroup([[maybe_unused]] const Tuning& tuning = {}) {
+inline std::array<uint64_t, 3> threads_per_threadgroup(const Tuning& tuning = {}) {
   const int64_t TG = tuning.TG;
   return {static_cast<uint64_t>(TG), 1, 1};
 }
@@ -110,7 +108,7 @@ inline std::array<uint64_t, 3> max_threads_per_threadgroup(const Tuning& tuning 
 }
 
 // Bytes of each threadgroup array (before rounding up to 16 for setThreadgroupMemoryLength).
-inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tuning& tuning = {},
+inline uint64_t threadgroup_memory_bytes(int array, const Tuning& tuning = {},
                                          [[maybe_unused]] const Types& types = {}) {
   const int64_t TG = tuning.TG;
   switch (array) {
@@ -124,23 +122,61 @@ inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tunin
 }
 inline constexpr int kThreadgroupArrays = 2;
 
+// The compiled variants, in argmax_blocks.metal's order (its instantiations are written from the same
+// list): each entry point with the type choice and tuning it was instantiated for.
+struct CompiledVariant {
+  const char* entry_point;
+  Types types;
+  Tuning tuning;
+};
+inline constexpr std::array<CompiledVariant, 12> kVariants = {{
+    {"argmax_blocks_f32_tg128", {mtlgen::DType::f32}, {128}},
+    {"argmax_blocks_f32_tg256", {mtlgen::DType::f32}, {256}},
+    {"argmax_blocks_f32_tg512", {mtlgen::DType::f32}, {512}},
+    {"argmax_blocks_f32_tg1024", {mtlgen::DType::f32}, {1024}},
+    {"argmax_blocks_f16_tg128", {mtlgen::DType::f16}, {128}},
+    {"argmax_blocks_f16_tg256", {mtlgen::DType::f16}, {256}},
+    {"argmax_blocks_f16_tg512", {mtlgen::DType::f16}, {512}},
+    {"argmax_blocks_f16_tg1024", {mtlgen::DType::f16}, {1024}},
+    {"argmax_blocks_bf16_tg128", {mtlgen::DType::bf16}, {128}},
+    {"argmax_blocks_bf16_tg256", {mtlgen::DType::bf16}, {256}},
+    {"argmax_blocks_bf16_tg512", {mtlgen::DType::bf16}, {512}},
+    {"argmax_blocks_bf16_tg1024", {mtlgen::DType::bf16}, {1024}},
+}};
+
+// Every type choice that was compiled, in variant order.
+inline constexpr std::array<Types, 3> kTypeChoices = {{
+    {mtlgen::DType::f32},
+    {mtlgen::DType::f16},
+    {mtlgen::DType::bf16},
+}};
+
+inline bool same_types(const Types& a, const Types& b) { return a.T == b.T; }
+inline bool same_tuning(const Tuning& a, const Tuning& b) { return a.TG == b.TG; }
+
 // The compiled entry point for a type choice and tuning, or nullptr when it was not compiled.
-inline const char* entry_point([[maybe_unused]] const Types& types = {},
-                               [[maybe_unused]] const Tuning& tuning = {}) {
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 128) return "argmax_blocks_f32_tg128";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 256) return "argmax_blocks_f32_tg256";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 512) return "argmax_blocks_f32_tg512";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 1024) return "argmax_blocks_f32_tg1024";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 128) return "argmax_blocks_f16_tg128";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 256) return "argmax_blocks_f16_tg256";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 512) return "argmax_blocks_f16_tg512";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 1024) return "argmax_blocks_f16_tg1024";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 128) return "argmax_blocks_bf16_tg128";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 256) return "argmax_blocks_bf16_tg256";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 512) return "argmax_blocks_bf16_tg512";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 1024) return "argmax_blocks_bf16_tg1024";
+inline const char* entry_point(const Types& types = {}, const Tuning& tuning = {}) {
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types) && same_tuning(v.tuning, tuning)) return v.entry_point;
+  }
   return nullptr;
 }
+
+// A variant as messages name it: "T = float, TG = 256".
+inline std::string describe(const Types& types, const Tuning& tuning) {
+  return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "TG = " + std::to_string(tuning.TG);
+}
+
+// The kernel as one type, for the code written once for every kernel (MTGKernelGlue in
+// ../support/mtlgen_runtime.h), which finds this header's functions by argument-dependent lookup.
+struct KernelInfo {
+  using Dims = argmax_blocks::Dims;
+  using Types = argmax_blocks::Types;
+  using Tuning = argmax_blocks::Tuning;
+  static constexpr const char* kName = argmax_blocks::kName;
+  static constexpr const auto& kVariants = argmax_blocks::kVariants;
+  static constexpr const auto& kTypeChoices = argmax_blocks::kTypeChoices;
+};
 // The tuning for a caller that names none: every variant serves every problem its dims allow.
 inline Tuning tuning_serving(const Dims&, const Types&, const Tuning& preferred) { return preferred; }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.
@@ -150,8 +186,8 @@ struct Cost {
   int64_t flops = 0;
 };
 
-inline Cost cost([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
-    [[maybe_unused]] const Types& types = {}) {
+inline Cost cost(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+    const Types& types = {}) {
   const int64_t n = dims.n;
   return Cost{n * mtlgen::dtype_size(types.T), (n + 1024 - 1) / 1024 * 8, n};
 }

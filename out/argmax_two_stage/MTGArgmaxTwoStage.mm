@@ -27,7 +27,7 @@ constexpr std::array<family::Types, 3> kTypeChoices = {{
     {mtlgen::DType::bf16},
 }};
 
-bool Compiled([[maybe_unused]] const family::Types& types) {
+bool Compiled(const family::Types& types) {
   for ([[maybe_unused]] const family::Types& choice : kTypeChoices) {
     if (choice.T == types.T) return true;
   }
@@ -51,9 +51,9 @@ struct ArgmaxBlocksDispatch {
   MTGArgmaxBlocksTuning tuning;  // the kernel object's choice for `types`
 };
 
-ArgmaxBlocksDispatch MakeArgmaxBlocksDispatch([[maybe_unused]] const family::Dims& dims,
+ArgmaxBlocksDispatch MakeArgmaxBlocksDispatch(const family::Dims& dims,
                                               [[maybe_unused]] const family::Scalars& scalars,
-                                              [[maybe_unused]] const family::Types& types) {
+                                              const family::Types& types) {
   ArgmaxBlocksDispatch dispatch;
   dispatch.dims.n = dims.n;
   dispatch.types.T = types.T;
@@ -68,7 +68,7 @@ struct ArgmaxMergeDispatch {
   MTGArgmaxMergeTuning tuning;  // the kernel object's choice for `types`
 };
 
-ArgmaxMergeDispatch MakeArgmaxMergeDispatch([[maybe_unused]] const family::Dims& dims,
+ArgmaxMergeDispatch MakeArgmaxMergeDispatch(const family::Dims& dims,
                                             [[maybe_unused]] const family::Scalars& scalars,
                                             [[maybe_unused]] const family::Types& types) {
   const int64_t n = dims.n;

@@ -27,10 +27,8 @@ struct Dims {
 struct Scalars {
 };
 
-// Function constants ([[function_constant(i)]] in argmax_two_stage.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
@@ -48,7 +46,7 @@ struct Params {
 static_assert(sizeof(Params) == 4, "Params must match the MSL struct byte for byte");
 
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
   return Params{dims.n};
 }
 
@@ -57,30 +55,30 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t n = dims.n;
   mtlgen::require(n >= 1, kName, "n must be at least 1", describe(dims));
 }
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, [[maybe_unused]] const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
 }
 
 // Elements each buffer's shape needs.
-inline int64_t x_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t x_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n = dims.n;
   return n;
 }
-inline int64_t block_values_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t block_values_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n = dims.n;
   return (n + 1024 - 1) / 1024;
 }
-inline int64_t block_indices_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t block_indices_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n = dims.n;
   return (n + 1024 - 1) / 1024;
@@ -100,8 +98,8 @@ struct Cost {
   int64_t flops = 0;
 };
 
-inline Cost cost([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
-    [[maybe_unused]] const Types& types = {}) {
+inline Cost cost(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+    const Types& types = {}) {
   const int64_t n = dims.n;
   return Cost{n * mtlgen::dtype_size(types.T), 4, n};
 }

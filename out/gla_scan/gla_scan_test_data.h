@@ -24,7 +24,7 @@ namespace mtlgen::kernels::gla_scan::test_data {
 namespace td = mtlgen::testdata;
 
 // The dims named in `values`; a dim not named is 0.
-inline Dims dims_from([[maybe_unused]] const td::Values& values) {
+inline Dims dims_from(const td::Values& values) {
   Dims dims;
   if (auto it = values.find("batch"); it != values.end()) dims.batch = static_cast<decltype(dims.batch)>(it->second);
   if (auto it = values.find("seq_len"); it != values.end()) dims.seq_len = static_cast<decltype(dims.seq_len)>(it->second);
@@ -84,8 +84,8 @@ inline std::vector<td::Case> cases() {
 }
 
 // The buffers of case `c`, at its dims, for a variant's tuning and types.
-inline std::vector<td::Buffer> buffers(const td::Case& c, [[maybe_unused]] const Tuning& tuning,
-                                       [[maybe_unused]] const Types& types) {
+inline std::vector<td::Buffer> buffers(const td::Case& c, const Tuning& tuning,
+                                       const Types& types) {
   [[maybe_unused]] const Dims dims = dims_from(c.dims);
   [[maybe_unused]] auto fill = [&c](const char* name) {
     auto it = c.inputs.find(name);

@@ -32,10 +32,8 @@ struct Dims {
 struct Scalars {
 };
 
-// Function constants ([[function_constant(i)]] in gla_scan_backward.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
@@ -58,7 +56,7 @@ struct Params {
 static_assert(sizeof(Params) == 24, "Params must match the MSL struct byte for byte");
 
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
   return Params{dims.batch, dims.seq_len, dims.heads, dims.head_dim, dims.key_dim, dims.seg};
 }
 
@@ -67,7 +65,7 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
   const int64_t heads = dims.heads;
@@ -87,13 +85,13 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, [[maybe_unused]] const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
 }
 
 // Elements each buffer's shape needs.
-inline int64_t q_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t q_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -101,7 +99,7 @@ inline int64_t q_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] co
   const int64_t key_dim = dims.key_dim;
   return batch * seq_len * heads * key_dim;
 }
-inline int64_t k_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t k_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -109,7 +107,7 @@ inline int64_t k_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] co
   const int64_t key_dim = dims.key_dim;
   return batch * seq_len * heads * key_dim;
 }
-inline int64_t v_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t v_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -117,7 +115,7 @@ inline int64_t v_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] co
   const int64_t head_dim = dims.head_dim;
   return batch * seq_len * heads * head_dim;
 }
-inline int64_t g_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t g_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -125,7 +123,7 @@ inline int64_t g_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] co
   const int64_t key_dim = dims.key_dim;
   return batch * seq_len * heads * key_dim;
 }
-inline int64_t h0_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t h0_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t heads = dims.heads;
@@ -133,7 +131,7 @@ inline int64_t h0_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] c
   const int64_t key_dim = dims.key_dim;
   return batch * heads * key_dim * head_dim;
 }
-inline int64_t d_o_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t d_o_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -141,7 +139,7 @@ inline int64_t d_o_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] 
   const int64_t head_dim = dims.head_dim;
   return batch * seq_len * heads * head_dim;
 }
-inline int64_t dh_final_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t dh_final_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t heads = dims.heads;
@@ -149,7 +147,7 @@ inline int64_t dh_final_elements([[maybe_unused]] const Dims& dims, [[maybe_unus
   const int64_t key_dim = dims.key_dim;
   return batch * heads * key_dim * head_dim;
 }
-inline int64_t checkpoints_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t checkpoints_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -159,7 +157,7 @@ inline int64_t checkpoints_elements([[maybe_unused]] const Dims& dims, [[maybe_u
   const int64_t seg = dims.seg;
   return batch * heads * (seq_len / seg) * key_dim * head_dim;
 }
-inline int64_t workspace_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t workspace_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t heads = dims.heads;
@@ -168,7 +166,7 @@ inline int64_t workspace_elements([[maybe_unused]] const Dims& dims, [[maybe_unu
   const int64_t seg = dims.seg;
   return batch * heads * seg * key_dim * head_dim;
 }
-inline int64_t partials_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t partials_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -177,7 +175,7 @@ inline int64_t partials_elements([[maybe_unused]] const Dims& dims, [[maybe_unus
   const int64_t key_dim = dims.key_dim;
   return head_dim / 32 * batch * seq_len * heads * (3 * key_dim);
 }
-inline int64_t dq_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t dq_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -185,7 +183,7 @@ inline int64_t dq_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] c
   const int64_t key_dim = dims.key_dim;
   return batch * seq_len * heads * key_dim;
 }
-inline int64_t dk_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t dk_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -193,7 +191,7 @@ inline int64_t dk_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] c
   const int64_t key_dim = dims.key_dim;
   return batch * seq_len * heads * key_dim;
 }
-inline int64_t dv_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t dv_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -201,7 +199,7 @@ inline int64_t dv_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] c
   const int64_t head_dim = dims.head_dim;
   return batch * seq_len * heads * head_dim;
 }
-inline int64_t dg_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t dg_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -209,7 +207,7 @@ inline int64_t dg_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] c
   const int64_t key_dim = dims.key_dim;
   return batch * seq_len * heads * key_dim;
 }
-inline int64_t dh0_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t dh0_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t heads = dims.heads;
@@ -246,8 +244,8 @@ inline constexpr CostQuantity kCostQuantities[] = {
     {"history_bytes", "batch * heads * seq_len * key_dim * head_dim * 4", "f32 states a backward pass without checkpoints keeps: one per step", &Cost::history_bytes},
 };
 
-inline Cost cost([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
-    [[maybe_unused]] const Types& types = {}) {
+inline Cost cost(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+    const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
   const int64_t heads = dims.heads;

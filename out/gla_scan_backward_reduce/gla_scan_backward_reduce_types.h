@@ -32,10 +32,8 @@ struct Dims {
 struct Scalars {
 };
 
-// Function constants ([[function_constant(i)]] in gla_scan_backward_reduce.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
@@ -57,7 +55,7 @@ struct Params {
 static_assert(sizeof(Params) == 24, "Params must match the MSL struct byte for byte");
 inline constexpr int kParamsIndex = 4;
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
   return Params{dims.batch, dims.seq_len, dims.heads, dims.head_dim, dims.key_dim, dims.seg};
 }
 
@@ -66,7 +64,7 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
   const int64_t heads = dims.heads;
@@ -86,13 +84,13 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, [[maybe_unused]] const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
 }
 
 // Elements each buffer's shape needs.
-inline int64_t partials_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t partials_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -101,7 +99,7 @@ inline int64_t partials_elements([[maybe_unused]] const Dims& dims, [[maybe_unus
   const int64_t key_dim = dims.key_dim;
   return head_dim / 32 * batch * seq_len * heads * (3 * key_dim);
 }
-inline int64_t dq_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t dq_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -109,7 +107,7 @@ inline int64_t dq_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] c
   const int64_t key_dim = dims.key_dim;
   return batch * seq_len * heads * key_dim;
 }
-inline int64_t dk_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t dk_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -117,7 +115,7 @@ inline int64_t dk_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] c
   const int64_t key_dim = dims.key_dim;
   return batch * seq_len * heads * key_dim;
 }
-inline int64_t dg_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t dg_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -127,7 +125,7 @@ inline int64_t dg_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] c
 }
 
 // Threadgroups per grid and threads per threadgroup.
-inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline std::array<uint64_t, 3> threadgroups(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -160,12 +158,48 @@ inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tunin
 }
 inline constexpr int kThreadgroupArrays = 0;
 
+// The compiled variants, in gla_scan_backward_reduce.metal's order (its instantiations are written from the same
+// list): each entry point with the type choice and tuning it was instantiated for.
+struct CompiledVariant {
+  const char* entry_point;
+  Types types;
+  Tuning tuning;
+};
+inline constexpr std::array<CompiledVariant, 1> kVariants = {{
+    {"gla_scan_backward_reduce", {}, {}},
+}};
+
+// Every type choice that was compiled, in variant order.
+inline constexpr std::array<Types, 1> kTypeChoices = {{
+    {},
+}};
+
+inline bool same_types([[maybe_unused]] const Types& a, [[maybe_unused]] const Types& b) { return true; }
+inline bool same_tuning([[maybe_unused]] const Tuning& a, [[maybe_unused]] const Tuning& b) { return true; }
+
 // The compiled entry point for a type choice and tuning, or nullptr when it was not compiled.
-inline const char* entry_point([[maybe_unused]] const Types& types = {},
-                               [[maybe_unused]] const Tuning& tuning = {}) {
-  if (true) return "gla_scan_backward_reduce";
+inline const char* entry_point(const Types& types = {}, const Tuning& tuning = {}) {
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types) && same_tuning(v.tuning, tuning)) return v.entry_point;
+  }
   return nullptr;
 }
+
+// A variant as messages name it: "the only variant".
+inline std::string describe([[maybe_unused]] const Types& types, [[maybe_unused]] const Tuning& tuning) {
+  return "the only variant";
+}
+
+// The kernel as one type, for the code written once for every kernel (MTGKernelGlue in
+// ../support/mtlgen_runtime.h), which finds this header's functions by argument-dependent lookup.
+struct KernelInfo {
+  using Dims = gla_scan_backward_reduce::Dims;
+  using Types = gla_scan_backward_reduce::Types;
+  using Tuning = gla_scan_backward_reduce::Tuning;
+  static constexpr const char* kName = gla_scan_backward_reduce::kName;
+  static constexpr const auto& kVariants = gla_scan_backward_reduce::kVariants;
+  static constexpr const auto& kTypeChoices = gla_scan_backward_reduce::kTypeChoices;
+};
 // The tuning for a caller that names none: every variant serves every problem its dims allow.
 inline Tuning tuning_serving(const Dims&, const Types&, const Tuning& preferred) { return preferred; }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.
@@ -175,7 +209,7 @@ struct Cost {
   int64_t flops = 0;
 };
 
-inline Cost cost([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline Cost cost(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;

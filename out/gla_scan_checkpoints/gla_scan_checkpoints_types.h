@@ -32,10 +32,8 @@ struct Dims {
 struct Scalars {
 };
 
-// Function constants ([[function_constant(i)]] in gla_scan_checkpoints.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
@@ -58,7 +56,7 @@ struct Params {
 static_assert(sizeof(Params) == 24, "Params must match the MSL struct byte for byte");
 inline constexpr int kParamsIndex = 5;
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
   return Params{dims.batch, dims.seq_len, dims.heads, dims.head_dim, dims.key_dim, dims.seg};
 }
 
@@ -67,7 +65,7 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
   const int64_t heads = dims.heads;
@@ -87,13 +85,13 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, [[maybe_unused]] const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
 }
 
 // Elements each buffer's shape needs.
-inline int64_t k_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t k_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -101,7 +99,7 @@ inline int64_t k_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] co
   const int64_t key_dim = dims.key_dim;
   return batch * seq_len * heads * key_dim;
 }
-inline int64_t v_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t v_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -109,7 +107,7 @@ inline int64_t v_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] co
   const int64_t head_dim = dims.head_dim;
   return batch * seq_len * heads * head_dim;
 }
-inline int64_t g_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t g_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -117,7 +115,7 @@ inline int64_t g_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] co
   const int64_t key_dim = dims.key_dim;
   return batch * seq_len * heads * key_dim;
 }
-inline int64_t h0_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t h0_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t heads = dims.heads;
@@ -125,7 +123,7 @@ inline int64_t h0_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] c
   const int64_t key_dim = dims.key_dim;
   return batch * heads * key_dim * head_dim;
 }
-inline int64_t checkpoints_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t checkpoints_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -137,7 +135,7 @@ inline int64_t checkpoints_elements([[maybe_unused]] const Dims& dims, [[maybe_u
 }
 
 // Threadgroups per grid and threads per threadgroup.
-inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline std::array<uint64_t, 3> threadgroups(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t heads = dims.heads;
@@ -169,14 +167,52 @@ inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tunin
 }
 inline constexpr int kThreadgroupArrays = 0;
 
+// The compiled variants, in gla_scan_checkpoints.metal's order (its instantiations are written from the same
+// list): each entry point with the type choice and tuning it was instantiated for.
+struct CompiledVariant {
+  const char* entry_point;
+  Types types;
+  Tuning tuning;
+};
+inline constexpr std::array<CompiledVariant, 3> kVariants = {{
+    {"gla_scan_checkpoints_f32", {mtlgen::DType::f32}, {}},
+    {"gla_scan_checkpoints_f16", {mtlgen::DType::f16}, {}},
+    {"gla_scan_checkpoints_bf16", {mtlgen::DType::bf16}, {}},
+}};
+
+// Every type choice that was compiled, in variant order.
+inline constexpr std::array<Types, 3> kTypeChoices = {{
+    {mtlgen::DType::f32},
+    {mtlgen::DType::f16},
+    {mtlgen::DType::bf16},
+}};
+
+inline bool same_types(const Types& a, const Types& b) { return a.T == b.T; }
+inline bool same_tuning([[maybe_unused]] const Tuning& a, [[maybe_unused]] const Tuning& b) { return true; }
+
 // The compiled entry point for a type choice and tuning, or nullptr when it was not compiled.
-inline const char* entry_point([[maybe_unused]] const Types& types = {},
-                               [[maybe_unused]] const Tuning& tuning = {}) {
-  if (types.T == mtlgen::DType::f32) return "gla_scan_checkpoints_f32";
-  if (types.T == mtlgen::DType::f16) return "gla_scan_checkpoints_f16";
-  if (types.T == mtlgen::DType::bf16) return "gla_scan_checkpoints_bf16";
+inline const char* entry_point(const Types& types = {}, const Tuning& tuning = {}) {
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types) && same_tuning(v.tuning, tuning)) return v.entry_point;
+  }
   return nullptr;
 }
+
+// A variant as messages name it: "T = float".
+inline std::string describe(const Types& types, [[maybe_unused]] const Tuning& tuning) {
+  return "T = " + std::string(mtlgen::dtype_name(types.T));
+}
+
+// The kernel as one type, for the code written once for every kernel (MTGKernelGlue in
+// ../support/mtlgen_runtime.h), which finds this header's functions by argument-dependent lookup.
+struct KernelInfo {
+  using Dims = gla_scan_checkpoints::Dims;
+  using Types = gla_scan_checkpoints::Types;
+  using Tuning = gla_scan_checkpoints::Tuning;
+  static constexpr const char* kName = gla_scan_checkpoints::kName;
+  static constexpr const auto& kVariants = gla_scan_checkpoints::kVariants;
+  static constexpr const auto& kTypeChoices = gla_scan_checkpoints::kTypeChoices;
+};
 // The tuning for a caller that names none: every variant serves every problem its dims allow.
 inline Tuning tuning_serving(const Dims&, const Types&, const Tuning& preferred) { return preferred; }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.
@@ -186,8 +222,8 @@ struct Cost {
   int64_t flops = 0;
 };
 
-inline Cost cost([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
-    [[maybe_unused]] const Types& types = {}) {
+inline Cost cost(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+    const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
   const int64_t heads = dims.heads;

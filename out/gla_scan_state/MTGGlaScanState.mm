@@ -2,17 +2,13 @@
 // Do not edit by hand: change the spec and run `mtlgen generate`.
 //
 // gla_scan_state: S[i, j] = g[t, i] S[i, j] + k[t, i] v[t, j] from S = h0, o[t, j] = sum_i q[t, i] S[i, j], h_final = S after the last step; state in f32.
-// MTGGlaScanState and its plain C++ facade GlaScanStateKernel. Sizes, checks and entry points come
-// from gla_scan_state_types.h; buffer and threadgroup indices from the spec's binding table; loading,
-// buffer checks and tuning files from ../support/mtlgen_runtime.h.
+// MTGGlaScanState and its plain C++ facade GlaScanStateKernel: this kernel's buffers and bindings, on
+// MTGKernelGlue (../support/mtlgen_runtime.h) and gla_scan_state_types.h (sizes, the variant table).
 #import "MTGGlaScanState.h"
 
-#include <array>
-#include <functional>
 #include <memory>
-#include <utility>
-#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #if !__has_feature(objc_arc)
@@ -22,255 +18,148 @@
 namespace {
 
 namespace kernel = mtlgen::kernels::gla_scan_state;
+using Buffers = kernel::GlaScanStateKernel::Buffers;
+using Glue = MTGKernelGlue<kernel::KernelInfo>;
 
-// One compiled entry point of gla_scan_state.metal and the choices it was instantiated for.
-struct Variant {
-  const char* entryPoint;
-  kernel::Types types;
-  kernel::Tuning tuning;
-};
-
-constexpr std::array<Variant, 6> kVariants = {{
-    {"gla_scan_state_f32_tg32", {mtlgen::DType::f32}, {32}},
-    {"gla_scan_state_f32_tg64", {mtlgen::DType::f32}, {64}},
-    {"gla_scan_state_f16_tg32", {mtlgen::DType::f16}, {32}},
-    {"gla_scan_state_f16_tg64", {mtlgen::DType::f16}, {64}},
-    {"gla_scan_state_bf16_tg32", {mtlgen::DType::bf16}, {32}},
-    {"gla_scan_state_bf16_tg64", {mtlgen::DType::bf16}, {64}},
-}};
-
-// Every type choice that was compiled, each with its own default tuning.
-constexpr std::array<kernel::Types, 3> kTypeChoices = {{
-    {mtlgen::DType::f32},
-    {mtlgen::DType::f16},
-    {mtlgen::DType::bf16},
-}};
-
-// Index in kVariants of the variant for `types` and `tuning`; kVariants.size() when the spec
-// compiled no such variant.
-size_t VariantIndex(const kernel::Types& types, const kernel::Tuning& tuning) {
-  return MTGVariantIndex(kVariants, kernel::entry_point(types, tuning));
-}
-
-// What the pipeline cache creates each variant from, and the threadgroup it must admit.
-std::vector<MTGPipelineVariant> PipelineVariants() {
-  std::vector<MTGPipelineVariant> variants;
-  for (const Variant& v : kVariants) {
-    variants.push_back({v.entryPoint, MTGSize(kernel::max_threads_per_threadgroup(v.tuning))});
-  }
-  return variants;
-}
-
-// Index in kTypeChoices of `types`; kTypeChoices.size() when no variant has them.
-size_t TypesIndex([[maybe_unused]] const kernel::Types& types) {
-  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
-    if (kTypeChoices[i].T == types.T) return i;
-  }
-  return kTypeChoices.size();
-}
-
-std::string Describe([[maybe_unused]] const kernel::Types& types, [[maybe_unused]] const kernel::Tuning& tuning) {
-  return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "TG = " + std::to_string(tuning.TG);
-}
-
-// The spec's default tuning with what a tuning file records; names the tunable it does not know.
-std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel::Tuning& tuning) {
-  for (const auto& entry : tunables) {
-    if (!kernel::set_tunable(tuning, entry.first, entry.second)) return entry.first;
-  }
-  return "";
+// One dispatch: the glue's checks, then each binding of the spec's table at its index.
+BOOL Encode(Glue& glue, id<MTLComputeCommandEncoder> encoder, const Buffers& buffers, const kernel::Dims& dims,
+            const kernel::Scalars& scalars, const kernel::Types& types, const kernel::Tuning& tuning, NSError** error) {
+  const MTGDispatch dispatch = glue.dispatch(dims, types, tuning, {
+      MTGArgument("q", buffers.q, mtlgen::dtype_size(types.T), kernel::q_elements(dims, tuning, types)),
+      MTGArgument("k", buffers.k, mtlgen::dtype_size(types.T), kernel::k_elements(dims, tuning, types)),
+      MTGArgument("v", buffers.v, mtlgen::dtype_size(types.T), kernel::v_elements(dims, tuning, types)),
+      MTGArgument("g", buffers.g, mtlgen::dtype_size(types.T), kernel::g_elements(dims, tuning, types)),
+      MTGArgument("h0", buffers.h0, 4, kernel::h0_elements(dims, tuning, types)),
+      MTGArgument("o", buffers.o, mtlgen::dtype_size(types.T), kernel::o_elements(dims, tuning, types)),
+      MTGArgument("h_final", buffers.h_final, 4, kernel::h_final_elements(dims, tuning, types)),
+  }, error);
+  if (dispatch.pipeline == nil) return NO;
+  if (MTGThreadCount(dispatch.threadgroups) == 0) return YES;  // no work, and Metal rejects empty grids
+  [encoder setComputePipelineState:dispatch.pipeline];
+  [encoder setBuffer:MTGBuffer(buffers.q) offset:buffers.q.offset atIndex:0];
+  [encoder setBuffer:MTGBuffer(buffers.k) offset:buffers.k.offset atIndex:1];
+  [encoder setBuffer:MTGBuffer(buffers.v) offset:buffers.v.offset atIndex:2];
+  [encoder setBuffer:MTGBuffer(buffers.g) offset:buffers.g.offset atIndex:3];
+  [encoder setBuffer:MTGBuffer(buffers.h0) offset:buffers.h0.offset atIndex:4];
+  [encoder setBuffer:MTGBuffer(buffers.o) offset:buffers.o.offset atIndex:5];
+  [encoder setBuffer:MTGBuffer(buffers.h_final) offset:buffers.h_final.offset atIndex:6];
+  const kernel::Params params = kernel::make_params(dims, scalars);
+  [encoder setBytes:&params length:sizeof(params) atIndex:kernel::kParamsIndex];
+  [encoder dispatchThreadgroups:dispatch.threadgroups threadsPerThreadgroup:dispatch.threadsPerThreadgroup];
+  return YES;
 }
 
 }  // namespace
 
 @implementation MTGGlaScanState {
-  MTGPipelineCache* _pipelines;  // per kVariants, created on first use
-  std::array<kernel::Tuning, kTypeChoices.size()> _tunings;  // per kTypeChoices
-  BOOL _captureWatched;  // MTLGEN_CAPTURE names this kernel: count its dispatches
+  Glue _glue;
 }
 
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
                              tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
                                    error:(NSError**)error {
   self = [super init];
-  if (self == nil) return nil;
-  // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
-  NSError* failure = nil;
-  @autoreleasepool {
-    _pipelines = [[MTGPipelineCache alloc] initWithLibrary:library
-                                            constantValues:nil
-                                                    kernel:kernel::kName
-                                                  variants:PipelineVariants()
-                                                     error:&failure];
-    if (_pipelines != nil) failure = [self chooseTuningsFromTable:tuningTable];
-  }
-  if (failure != nil) {
-    if (error != nullptr) *error = failure;
-    return nil;
-  }
-  _captureWatched = mtlgen::capture::watches(kernel::kName);
-  return self;
-}
-
-- (id<MTLDevice>)device {
-  return _pipelines.device;
+  return self != nil && _glue.load(library, nil, tuningTable, error) ? self : nil;
 }
 
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
-  return [self initWithLibrary:library
-                   tuningTable:nullptr
-                         error:error];
+  return [self initWithLibrary:library tuningTable:nullptr error:error];
 }
 
-// For each type choice, the tuning encode calls without one use, which must be compiled (whether its
-// pipeline admits its threadgroup is checked when the pipeline is created). Returns why not, or nil.
-- (nullable NSError*)chooseTuningsFromTable:(const mtlgen::TuningTable* _Nullable)table {
-  std::shared_ptr<const mtlgen::TuningTable> environment;
-  NSError* failure = nil;
-  if (table == nullptr && !MTGEnvironmentTuningTable(environment, &failure)) return failure;
-  if (table == nullptr) table = environment.get();
-  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
-    const std::string types = kernel::types_key(kTypeChoices[i]);
-    const id<MTLDevice> device = _pipelines.device;
-    kernel::Tuning tuning;
-    const auto* tuned = MTGTunablesFor(table, device, kernel::kName, types);
-    const std::string unknown = tuned != nullptr ? ApplyTunables(*tuned, tuning) : "";
-    const size_t v = VariantIndex(kTypeChoices[i], tuning);
-    if (!unknown.empty() || v == kVariants.size()) {
-      const std::string source = tuned != nullptr ? table->path() : std::string("the spec");
-      return MTGMakeError(MTGErrorTuning, std::string(kernel::kName) + ": " + source + " tunes {" + types +
-                                              "} on " + MTGString(device.name) + " to " +
-                                              (unknown.empty() ? Describe(kTypeChoices[i], tuning) + ", which was not compiled"
-                                                               : "unknown tunable " + unknown) +
-                                              "; run autotune_" + kernel::kName + " again");
-    }
-    _tunings[i] = tuning;
-  }
-  return nil;
+- (id<MTLDevice>)device {
+  return _glue.device();
 }
 
 + (NSUInteger)variantCount {
-  return kVariants.size();
+  return kernel::kVariants.size();
 }
 
 + (MTGGlaScanStateTypes)typesOfVariant:(NSUInteger)index {
-  return kVariants.at(index).types;
+  return kernel::kVariants.at(index).types;
 }
 
 + (MTGGlaScanStateTuning)tuningOfVariant:(NSUInteger)index {
-  return kVariants.at(index).tuning;
+  return kernel::kVariants.at(index).tuning;
 }
 
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGGlaScanStateTypes&)types
                                                   tuning:(const MTGGlaScanStateTuning&)tuning
                                                    error:(NSError**)error {
-  const size_t variantIndex = VariantIndex(types, tuning);
-  if (variantIndex == kVariants.size()) {
-    MTGFail(error, MTGErrorNoSuchVariant, std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
-    return nil;
-  }
-  return [_pipelines pipelineAtIndex:variantIndex error:error];
+  return _glue.pipeline(types, tuning, error);
 }
 
 - (BOOL)supportsTypes:(const MTGGlaScanStateTypes&)types tuning:(const MTGGlaScanStateTuning&)tuning {
-  return [self pipelineForTypes:types tuning:tuning error:nullptr] != nil;
+  return _glue.pipeline(types, tuning, nullptr) != nil;
 }
 
 - (BOOL)prewarmWithError:(NSError**)error {
-  return [_pipelines prewarmIndices:[self defaultVariantIndices] error:error];
+  return _glue.prewarm(error);
 }
 
 - (BOOL)prewarmVariants:(const std::vector<MTGGlaScanStateVariant>&)variants error:(NSError**)error {
-  std::vector<size_t> indices;
-  return [self indices:indices ofVariants:variants error:error] && [_pipelines prewarmIndices:indices error:error];
+  return _glue.prewarm(variants, error);
 }
 
 - (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler {
-  auto group = MTGPrewarmGroup::make(completionHandler);
-  [_pipelines prewarmIndices:[self defaultVariantIndices] group:group];
-  group->leave(nil);
+  _glue.prewarm(completionHandler);
 }
 
 - (void)prewarmVariants:(const std::vector<MTGGlaScanStateVariant>&)variants
       completionHandler:(void (^)(NSError* _Nullable error))completionHandler {
-  auto group = MTGPrewarmGroup::make(completionHandler);
-  std::vector<size_t> indices;
-  NSError* failure = nil;
-  if ([self indices:indices ofVariants:variants error:&failure]) [_pipelines prewarmIndices:indices group:group];
-  group->leave(failure);
-}
-
-// The variant of each type choice's default tuning, in kTypeChoices order.
-- (std::vector<size_t>)defaultVariantIndices {
-  std::vector<size_t> indices;
-  for (size_t i = 0; i < kTypeChoices.size(); ++i) indices.push_back(VariantIndex(kTypeChoices[i], _tunings[i]));
-  return indices;
-}
-
-// `variants` as indices in kVariants; NO with MTGErrorNoSuchVariant naming the first not compiled.
-- (BOOL)indices:(std::vector<size_t>&)indices ofVariants:(const std::vector<MTGGlaScanStateVariant>&)variants error:(NSError**)error {
-  for (const MTGGlaScanStateVariant& v : variants) {
-    indices.push_back(VariantIndex(v.types, v.tuning));
-    if (indices.back() == kVariants.size()) {
-      return MTGFail(error, MTGErrorNoSuchVariant,
-                     std::string(kernel::kName) + ": cannot prewarm " + Describe(v.types, v.tuning) + ", which was not compiled");
-    }
-  }
-  return YES;
+  _glue.prewarm(variants, completionHandler);
 }
 
 - (MTGGlaScanStateTuning)tuningForTypes:(const MTGGlaScanStateTypes&)types {
-  const size_t typesIndex = TypesIndex(types);
-  return typesIndex < kTypeChoices.size() ? _tunings[typesIndex] : kernel::Tuning{};
+  return _glue.tuning(types);
 }
 
 - (nullable id<MTLBuffer>)newQBufferForDims:(const MTGGlaScanStateDims&)dims
                                       types:(const MTGGlaScanStateTypes&)types
                                       error:(NSError**)error {
-  const int64_t elements = kernel::q_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"gla_scan_state.q", error);
+  const int64_t elements = kernel::q_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"gla_scan_state.q", error);
 }
 
 - (nullable id<MTLBuffer>)newKBufferForDims:(const MTGGlaScanStateDims&)dims
                                       types:(const MTGGlaScanStateTypes&)types
                                       error:(NSError**)error {
-  const int64_t elements = kernel::k_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"gla_scan_state.k", error);
+  const int64_t elements = kernel::k_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"gla_scan_state.k", error);
 }
 
 - (nullable id<MTLBuffer>)newVBufferForDims:(const MTGGlaScanStateDims&)dims
                                       types:(const MTGGlaScanStateTypes&)types
                                       error:(NSError**)error {
-  const int64_t elements = kernel::v_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"gla_scan_state.v", error);
+  const int64_t elements = kernel::v_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"gla_scan_state.v", error);
 }
 
 - (nullable id<MTLBuffer>)newGBufferForDims:(const MTGGlaScanStateDims&)dims
                                       types:(const MTGGlaScanStateTypes&)types
                                       error:(NSError**)error {
-  const int64_t elements = kernel::g_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"gla_scan_state.g", error);
+  const int64_t elements = kernel::g_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"gla_scan_state.g", error);
 }
 
 - (nullable id<MTLBuffer>)newH0BufferForDims:(const MTGGlaScanStateDims&)dims
                                        types:(const MTGGlaScanStateTypes&)types
                                        error:(NSError**)error {
-  const int64_t elements = kernel::h0_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"gla_scan_state.h0", error);
+  const int64_t elements = kernel::h0_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"gla_scan_state.h0", error);
 }
 
 - (nullable id<MTLBuffer>)newOBufferForDims:(const MTGGlaScanStateDims&)dims
                                       types:(const MTGGlaScanStateTypes&)types
                                       error:(NSError**)error {
-  const int64_t elements = kernel::o_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"gla_scan_state.o", error);
+  const int64_t elements = kernel::o_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"gla_scan_state.o", error);
 }
 
 - (nullable id<MTLBuffer>)newHFinalBufferForDims:(const MTGGlaScanStateDims&)dims
                                            types:(const MTGGlaScanStateTypes&)types
                                            error:(NSError**)error {
-  const int64_t elements = kernel::h_final_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"gla_scan_state.h_final", error);
+  const int64_t elements = kernel::h_final_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"gla_scan_state.h_final", error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -292,48 +181,16 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
                          types:(const MTGGlaScanStateTypes&)types
                         tuning:(const MTGGlaScanStateTuning&)tuning
                          error:(NSError**)error {
-  try {
-    kernel::check_dims(dims, tuning, types);
-  } catch (const std::invalid_argument& e) {
-    return MTGFail(error, MTGErrorInvalidDims, e.what());
-  }
-  const size_t variantIndex = VariantIndex(types, tuning);
-  if (variantIndex == kVariants.size()) {
-    return MTGFail(error, MTGErrorNoSuchVariant,
-                   std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
-  }
-  id<MTLComputePipelineState> pipeline = [_pipelines pipelineAtIndex:variantIndex error:error];
-  const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(dims, tuning));
-  if (pipeline == nil ||
-      !MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
-                               error) ||
-      !MTGCheckBuffers(kernel::kName, {
-                           {"q", q, qOffset, mtlgen::dtype_size(types.T), kernel::q_elements(dims, tuning, types)},
-                           {"k", k, kOffset, mtlgen::dtype_size(types.T), kernel::k_elements(dims, tuning, types)},
-                           {"v", v, vOffset, mtlgen::dtype_size(types.T), kernel::v_elements(dims, tuning, types)},
-                           {"g", g, gOffset, mtlgen::dtype_size(types.T), kernel::g_elements(dims, tuning, types)},
-                           {"h0", h0, h0Offset, 4, kernel::h0_elements(dims, tuning, types)},
-                           {"o", o, oOffset, mtlgen::dtype_size(types.T), kernel::o_elements(dims, tuning, types)},
-                           {"h_final", hFinal, hFinalOffset, 4, kernel::h_final_elements(dims, tuning, types)},
-                       }, error)) {
-    return NO;
-  }
-  const MTLSize threadgroupsPerGrid = MTGSize(kernel::threadgroups(dims, tuning, types));
-  if (MTGThreadCount(threadgroupsPerGrid) == 0) return YES;  // no work, and Metal rejects empty grids
-  if (_captureWatched) mtlgen::capture::note_dispatch(kernel::kName);
-
-  [encoder setComputePipelineState:pipeline];
-  [encoder setBuffer:q offset:qOffset atIndex:0];
-  [encoder setBuffer:k offset:kOffset atIndex:1];
-  [encoder setBuffer:v offset:vOffset atIndex:2];
-  [encoder setBuffer:g offset:gOffset atIndex:3];
-  [encoder setBuffer:h0 offset:h0Offset atIndex:4];
-  [encoder setBuffer:o offset:oOffset atIndex:5];
-  [encoder setBuffer:hFinal offset:hFinalOffset atIndex:6];
-  const kernel::Params params = kernel::make_params(dims, kernel::Scalars{});
-  [encoder setBytes:&params length:sizeof(params) atIndex:kernel::kParamsIndex];
-  [encoder dispatchThreadgroups:threadgroupsPerGrid threadsPerThreadgroup:threadsPerThreadgroup];
-  return YES;
+  const Buffers buffers = {
+      {(__bridge void*)q, qOffset},
+      {(__bridge void*)k, kOffset},
+      {(__bridge void*)v, vOffset},
+      {(__bridge void*)g, gOffset},
+      {(__bridge void*)h0, h0Offset},
+      {(__bridge void*)o, oOffset},
+      {(__bridge void*)hFinal, hFinalOffset},
+  };
+  return Encode(_glue, encoder, buffers, dims, kernel::Scalars{}, types, tuning, error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -354,89 +211,33 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
                           dims:(const MTGGlaScanStateDims&)dims
                          types:(const MTGGlaScanStateTypes&)types
                          error:(NSError**)error {
-  if (TypesIndex(types) == kTypeChoices.size()) {
-    return MTGFail(error, MTGErrorNoSuchVariant,
-                   std::string(kernel::kName) + ": no variant was compiled for {" + kernel::types_key(types) + "}");
-  }
-  return [self encodeToCommandEncoder:encoder
-                                    q:q
-                              qOffset:qOffset
-                                    k:k
-                              kOffset:kOffset
-                                    v:v
-                              vOffset:vOffset
-                                    g:g
-                              gOffset:gOffset
-                                   h0:h0
-                             h0Offset:h0Offset
-                                    o:o
-                              oOffset:oOffset
-                               hFinal:hFinal
-                         hFinalOffset:hFinalOffset
-                                 dims:dims
-                                types:types
-                               tuning:kernel::tuning_serving(dims, types, [self tuningForTypes:types])
-                                error:error];
+  const Buffers buffers = {
+      {(__bridge void*)q, qOffset},
+      {(__bridge void*)k, kOffset},
+      {(__bridge void*)v, vOffset},
+      {(__bridge void*)g, gOffset},
+      {(__bridge void*)h0, h0Offset},
+      {(__bridge void*)o, oOffset},
+      {(__bridge void*)hFinal, hFinalOffset},
+  };
+  kernel::Tuning tuning;
+  return _glue.tuningServing(dims, types, tuning, error) &&
+         Encode(_glue, encoder, buffers, dims, kernel::Scalars{}, types, tuning, error);
 }
 
 @end
 
+template class mtlgen::KernelFacade<kernel::KernelInfo>;
+
 namespace mtlgen::kernels::gla_scan_state {
-
-struct GlaScanStateKernel::Impl {
-  MTGGlaScanState* glue;
-};
-
-GlaScanStateKernel::GlaScanStateKernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-
-GlaScanStateKernel::~GlaScanStateKernel() = default;
 
 std::unique_ptr<GlaScanStateKernel> GlaScanStateKernel::create(void* mtl_library, std::string* error) {
   return create(mtl_library, Options{}, error);
 }
 
 std::unique_ptr<GlaScanStateKernel> GlaScanStateKernel::create(void* mtl_library, const Options& options, std::string* error) {
-  if (mtl_library == nullptr) {
-    if (error != nullptr) *error = std::string(kName) + ": the Metal library is null";
-    return nullptr;
-  }
-  NSError* failure = nil;
-  MTGGlaScanState* glue = [[MTGGlaScanState alloc] initWithLibrary:(__bridge id<MTLLibrary>)mtl_library
-                                                       tuningTable:options.tuning_table
-                                                             error:&failure];
-  if (glue == nil) {
-    if (error != nullptr) *error = MTGDescription(failure);
-    return nullptr;
-  }
-  return std::unique_ptr<GlaScanStateKernel>(new GlaScanStateKernel(std::make_unique<Impl>(Impl{glue})));
-}
-
-bool GlaScanStateKernel::supports(const Types& types, const Tuning& tuning) const {
-  return [impl_->glue supportsTypes:types tuning:tuning];
-}
-
-Tuning GlaScanStateKernel::tuning_for(const Types& types) const {
-  return [impl_->glue tuningForTypes:types];
-}
-
-bool GlaScanStateKernel::prewarm(std::string* error) const {
-  NSError* failure = nil;
-  const BOOL prewarmed = [impl_->glue prewarmWithError:&failure];
-  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
-  return prewarmed;
-}
-
-bool GlaScanStateKernel::prewarm(const std::vector<Variant>& variants, std::string* error) const {
-  NSError* failure = nil;
-  const BOOL prewarmed = [impl_->glue prewarmVariants:variants error:&failure];
-  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
-  return prewarmed;
-}
-
-void GlaScanStateKernel::prewarm_async(std::function<void(const std::string& error)> done) const {
-  [impl_->glue prewarmWithCompletionHandler:^(NSError* _Nullable failure) {
-    done(failure != nil ? MTGDescription(failure) : std::string());
-  }];
+  std::unique_ptr<GlaScanStateKernel> facade(new GlaScanStateKernel());
+  return facade->load(mtl_library, nullptr, options.tuning_table, error) ? std::move(facade) : nullptr;
 }
 
 bool GlaScanStateKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types, std::string* error) const {
@@ -444,32 +245,10 @@ bool GlaScanStateKernel::encode(void* encoder, const Buffers& buffers, const Dim
 }
 
 bool GlaScanStateKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types, const Tuning& tuning, std::string* error) const {
-  if (encoder == nullptr) {
-    if (error != nullptr) *error = std::string(kName) + ": the compute command encoder is null";
-    return false;
-  }
-  NSError* failure = nil;
-  const BOOL encoded = [impl_->glue encodeToCommandEncoder:(__bridge id<MTLComputeCommandEncoder>)encoder
-                                                         q:(__bridge id<MTLBuffer>)buffers.q.buffer
-                                                   qOffset:buffers.q.offset
-                                                         k:(__bridge id<MTLBuffer>)buffers.k.buffer
-                                                   kOffset:buffers.k.offset
-                                                         v:(__bridge id<MTLBuffer>)buffers.v.buffer
-                                                   vOffset:buffers.v.offset
-                                                         g:(__bridge id<MTLBuffer>)buffers.g.buffer
-                                                   gOffset:buffers.g.offset
-                                                        h0:(__bridge id<MTLBuffer>)buffers.h0.buffer
-                                                  h0Offset:buffers.h0.offset
-                                                         o:(__bridge id<MTLBuffer>)buffers.o.buffer
-                                                   oOffset:buffers.o.offset
-                                                    hFinal:(__bridge id<MTLBuffer>)buffers.h_final.buffer
-                                              hFinalOffset:buffers.h_final.offset
-                                                      dims:dims
-                                                     types:types
-                                                    tuning:tuning
-                                                     error:&failure];
-  if (!encoded && error != nullptr) *error = MTGDescription(failure);
-  return encoded;
+  return MTGFacadeCall(error, [&](NSError** failure) {
+    return MTGCheckEncoder(encoder, kName, failure) &&
+           Encode(impl_->glue, (__bridge id<MTLComputeCommandEncoder>)encoder, buffers, dims, kernel::Scalars{}, types, tuning, failure);
+  });
 }
 
 }  // namespace mtlgen::kernels::gla_scan_state

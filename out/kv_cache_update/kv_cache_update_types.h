@@ -29,14 +29,12 @@ struct Dims {
 struct Scalars {
 };
 
-// Function constants ([[function_constant(i)]] in kv_cache_update.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
-  uint32_t TG = 256;  // one of {32, 256, 1024}
+  uint32_t TG = 256;  // threads per threadgroup, one (head, element) each; one of {32, 256, 1024}
 };
 
 // Element type chosen for each type parameter.
@@ -54,7 +52,7 @@ struct Params {
 static_assert(sizeof(Params) == 12, "Params must match the MSL struct byte for byte");
 inline constexpr int kParamsIndex = 5;
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
   return Params{dims.kv_heads, dims.head_dim, dims.capacity};
 }
 
@@ -63,7 +61,7 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t kv_heads = dims.kv_heads;
   const int64_t head_dim = dims.head_dim;
   const int64_t capacity = dims.capacity;
@@ -74,19 +72,19 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, [[maybe_unused]] const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
 }
 
 // Elements each buffer's shape needs.
-inline int64_t k_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t k_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t kv_heads = dims.kv_heads;
   const int64_t head_dim = dims.head_dim;
   return kv_heads * head_dim;
 }
-inline int64_t v_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t v_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t kv_heads = dims.kv_heads;
   const int64_t head_dim = dims.head_dim;
@@ -96,14 +94,14 @@ inline int64_t position_elements([[maybe_unused]] const Dims& dims, [[maybe_unus
     [[maybe_unused]] const Types& types = {}) {
   return 1;
 }
-inline int64_t k_cache_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t k_cache_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t kv_heads = dims.kv_heads;
   const int64_t head_dim = dims.head_dim;
   const int64_t capacity = dims.capacity;
   return kv_heads * capacity * head_dim;
 }
-inline int64_t v_cache_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t v_cache_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t kv_heads = dims.kv_heads;
   const int64_t head_dim = dims.head_dim;
@@ -112,7 +110,7 @@ inline int64_t v_cache_elements([[maybe_unused]] const Dims& dims, [[maybe_unuse
 }
 
 // Threadgroups per grid and threads per threadgroup.
-inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline std::array<uint64_t, 3> threadgroups(const Dims& dims, const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t kv_heads = dims.kv_heads;
   const int64_t head_dim = dims.head_dim;
@@ -120,7 +118,7 @@ inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [
   return {static_cast<uint64_t>((kv_heads * head_dim + TG - 1) / TG), 1, 1};
 }
 
-inline std::array<uint64_t, 3> threads_per_threadgroup([[maybe_unused]] const Tuning& tuning = {}) {
+inline std::array<uint64_t, 3> threads_per_threadgroup(const Tuning& tuning = {}) {
   const int64_t TG = tuning.TG;
   return {static_cast<uint64_t>(TG), 1, 1};
 }
@@ -145,29 +143,70 @@ inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tunin
 }
 inline constexpr int kThreadgroupArrays = 0;
 
+// The compiled variants, in kv_cache_update.metal's order (its instantiations are written from the same
+// list): each entry point with the type choice and tuning it was instantiated for.
+struct CompiledVariant {
+  const char* entry_point;
+  Types types;
+  Tuning tuning;
+};
+inline constexpr std::array<CompiledVariant, 18> kVariants = {{
+    {"kv_cache_update_f32_f16_tg32", {mtlgen::DType::f32, mtlgen::DType::f16}, {32}},
+    {"kv_cache_update_f32_f16_tg256", {mtlgen::DType::f32, mtlgen::DType::f16}, {256}},
+    {"kv_cache_update_f32_f16_tg1024", {mtlgen::DType::f32, mtlgen::DType::f16}, {1024}},
+    {"kv_cache_update_f32_bf16_tg32", {mtlgen::DType::f32, mtlgen::DType::bf16}, {32}},
+    {"kv_cache_update_f32_bf16_tg256", {mtlgen::DType::f32, mtlgen::DType::bf16}, {256}},
+    {"kv_cache_update_f32_bf16_tg1024", {mtlgen::DType::f32, mtlgen::DType::bf16}, {1024}},
+    {"kv_cache_update_f16_f16_tg32", {mtlgen::DType::f16, mtlgen::DType::f16}, {32}},
+    {"kv_cache_update_f16_f16_tg256", {mtlgen::DType::f16, mtlgen::DType::f16}, {256}},
+    {"kv_cache_update_f16_f16_tg1024", {mtlgen::DType::f16, mtlgen::DType::f16}, {1024}},
+    {"kv_cache_update_f16_bf16_tg32", {mtlgen::DType::f16, mtlgen::DType::bf16}, {32}},
+    {"kv_cache_update_f16_bf16_tg256", {mtlgen::DType::f16, mtlgen::DType::bf16}, {256}},
+    {"kv_cache_update_f16_bf16_tg1024", {mtlgen::DType::f16, mtlgen::DType::bf16}, {1024}},
+    {"kv_cache_update_bf16_f16_tg32", {mtlgen::DType::bf16, mtlgen::DType::f16}, {32}},
+    {"kv_cache_update_bf16_f16_tg256", {mtlgen::DType::bf16, mtlgen::DType::f16}, {256}},
+    {"kv_cache_update_bf16_f16_tg1024", {mtlgen::DType::bf16, mtlgen::DType::f16}, {1024}},
+    {"kv_cache_update_bf16_bf16_tg32", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {32}},
+    {"kv_cache_update_bf16_bf16_tg256", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {256}},
+    {"kv_cache_update_bf16_bf16_tg1024", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {1024}},
+}};
+
+// Every type choice that was compiled, in variant order.
+inline constexpr std::array<Types, 6> kTypeChoices = {{
+    {mtlgen::DType::f32, mtlgen::DType::f16},
+    {mtlgen::DType::f32, mtlgen::DType::bf16},
+    {mtlgen::DType::f16, mtlgen::DType::f16},
+    {mtlgen::DType::f16, mtlgen::DType::bf16},
+    {mtlgen::DType::bf16, mtlgen::DType::f16},
+    {mtlgen::DType::bf16, mtlgen::DType::bf16},
+}};
+
+inline bool same_types(const Types& a, const Types& b) { return a.T == b.T && a.C == b.C; }
+inline bool same_tuning(const Tuning& a, const Tuning& b) { return a.TG == b.TG; }
+
 // The compiled entry point for a type choice and tuning, or nullptr when it was not compiled.
-inline const char* entry_point([[maybe_unused]] const Types& types = {},
-                               [[maybe_unused]] const Tuning& tuning = {}) {
-  if (types.T == mtlgen::DType::f32 && types.C == mtlgen::DType::f16 && tuning.TG == 32) return "kv_cache_update_f32_f16_tg32";
-  if (types.T == mtlgen::DType::f32 && types.C == mtlgen::DType::f16 && tuning.TG == 256) return "kv_cache_update_f32_f16_tg256";
-  if (types.T == mtlgen::DType::f32 && types.C == mtlgen::DType::f16 && tuning.TG == 1024) return "kv_cache_update_f32_f16_tg1024";
-  if (types.T == mtlgen::DType::f32 && types.C == mtlgen::DType::bf16 && tuning.TG == 32) return "kv_cache_update_f32_bf16_tg32";
-  if (types.T == mtlgen::DType::f32 && types.C == mtlgen::DType::bf16 && tuning.TG == 256) return "kv_cache_update_f32_bf16_tg256";
-  if (types.T == mtlgen::DType::f32 && types.C == mtlgen::DType::bf16 && tuning.TG == 1024) return "kv_cache_update_f32_bf16_tg1024";
-  if (types.T == mtlgen::DType::f16 && types.C == mtlgen::DType::f16 && tuning.TG == 32) return "kv_cache_update_f16_f16_tg32";
-  if (types.T == mtlgen::DType::f16 && types.C == mtlgen::DType::f16 && tuning.TG == 256) return "kv_cache_update_f16_f16_tg256";
-  if (types.T == mtlgen::DType::f16 && types.C == mtlgen::DType::f16 && tuning.TG == 1024) return "kv_cache_update_f16_f16_tg1024";
-  if (types.T == mtlgen::DType::f16 && types.C == mtlgen::DType::bf16 && tuning.TG == 32) return "kv_cache_update_f16_bf16_tg32";
-  if (types.T == mtlgen::DType::f16 && types.C == mtlgen::DType::bf16 && tuning.TG == 256) return "kv_cache_update_f16_bf16_tg256";
-  if (types.T == mtlgen::DType::f16 && types.C == mtlgen::DType::bf16 && tuning.TG == 1024) return "kv_cache_update_f16_bf16_tg1024";
-  if (types.T == mtlgen::DType::bf16 && types.C == mtlgen::DType::f16 && tuning.TG == 32) return "kv_cache_update_bf16_f16_tg32";
-  if (types.T == mtlgen::DType::bf16 && types.C == mtlgen::DType::f16 && tuning.TG == 256) return "kv_cache_update_bf16_f16_tg256";
-  if (types.T == mtlgen::DType::bf16 && types.C == mtlgen::DType::f16 && tuning.TG == 1024) return "kv_cache_update_bf16_f16_tg1024";
-  if (types.T == mtlgen::DType::bf16 && types.C == mtlgen::DType::bf16 && tuning.TG == 32) return "kv_cache_update_bf16_bf16_tg32";
-  if (types.T == mtlgen::DType::bf16 && types.C == mtlgen::DType::bf16 && tuning.TG == 256) return "kv_cache_update_bf16_bf16_tg256";
-  if (types.T == mtlgen::DType::bf16 && types.C == mtlgen::DType::bf16 && tuning.TG == 1024) return "kv_cache_update_bf16_bf16_tg1024";
+inline const char* entry_point(const Types& types = {}, const Tuning& tuning = {}) {
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types) && same_tuning(v.tuning, tuning)) return v.entry_point;
+  }
   return nullptr;
 }
+
+// A variant as messages name it: "T = float, C = half, TG = 256".
+inline std::string describe(const Types& types, const Tuning& tuning) {
+  return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "C = " + std::string(mtlgen::dtype_name(types.C)) + ", " + "TG = " + std::to_string(tuning.TG);
+}
+
+// The kernel as one type, for the code written once for every kernel (MTGKernelGlue in
+// ../support/mtlgen_runtime.h), which finds this header's functions by argument-dependent lookup.
+struct KernelInfo {
+  using Dims = kv_cache_update::Dims;
+  using Types = kv_cache_update::Types;
+  using Tuning = kv_cache_update::Tuning;
+  static constexpr const char* kName = kv_cache_update::kName;
+  static constexpr const auto& kVariants = kv_cache_update::kVariants;
+  static constexpr const auto& kTypeChoices = kv_cache_update::kTypeChoices;
+};
 // The tuning for a caller that names none: every variant serves every problem its dims allow.
 inline Tuning tuning_serving(const Dims&, const Types&, const Tuning& preferred) { return preferred; }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.
@@ -177,8 +216,8 @@ struct Cost {
   int64_t flops = 0;
 };
 
-inline Cost cost([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
-    [[maybe_unused]] const Types& types = {}) {
+inline Cost cost(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+    const Types& types = {}) {
   const int64_t kv_heads = dims.kv_heads;
   const int64_t head_dim = dims.head_dim;
   return Cost{2 * kv_heads * head_dim * mtlgen::dtype_size(types.T) + 4, 2 * kv_heads * head_dim * mtlgen::dtype_size(types.C), 0};

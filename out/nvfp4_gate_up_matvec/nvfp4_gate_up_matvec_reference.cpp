@@ -46,7 +46,7 @@ void reference(const Dims& dims,
     std::span<const uint8_t> up_scales,
     std::span<const T> x,
     std::span<T> h,
-    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
+    const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
     [[maybe_unused]] const Tuning& tuning) {
   check_dims(dims);
   mtlgen::require_elements(w_gate.size(), w_gate_elements(dims), kName, "w_gate");

@@ -50,7 +50,7 @@ void reference(const Dims& dims,
     std::span<T> q,
     std::span<T> k,
     std::span<T> v,
-    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
+    const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
     [[maybe_unused]] const Tuning& tuning) {
   check_dims(dims);
   mtlgen::require_elements(wq.size(), wq_elements(dims), kName, "wq");

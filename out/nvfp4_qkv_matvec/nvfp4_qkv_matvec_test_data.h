@@ -24,7 +24,7 @@ namespace mtlgen::kernels::nvfp4_qkv_matvec::test_data {
 namespace td = mtlgen::testdata;
 
 // The dims named in `values`; a dim not named is 0.
-inline Dims dims_from([[maybe_unused]] const td::Values& values) {
+inline Dims dims_from(const td::Values& values) {
   Dims dims;
   if (auto it = values.find("hidden"); it != values.end()) dims.hidden = static_cast<decltype(dims.hidden)>(it->second);
   if (auto it = values.find("q_rows"); it != values.end()) dims.q_rows = static_cast<decltype(dims.q_rows)>(it->second);
@@ -33,7 +33,7 @@ inline Dims dims_from([[maybe_unused]] const td::Values& values) {
 }
 
 // The scalars `c` sets; the spec's defaults for the others.
-inline Scalars scalars_of([[maybe_unused]] const td::Case& c) {
+inline Scalars scalars_of(const td::Case& c) {
   Scalars scalars;
   if (auto it = c.scalars.find("q_scale"); it != c.scalars.end()) {
     scalars.q_scale = static_cast<decltype(scalars.q_scale)>(it->second);
@@ -90,8 +90,8 @@ inline std::vector<td::Case> cases() {
 }
 
 // The buffers of case `c`, at its dims, for a variant's tuning and types.
-inline std::vector<td::Buffer> buffers(const td::Case& c, [[maybe_unused]] const Tuning& tuning,
-                                       [[maybe_unused]] const Types& types) {
+inline std::vector<td::Buffer> buffers(const td::Case& c, const Tuning& tuning,
+                                       const Types& types) {
   [[maybe_unused]] const Dims dims = dims_from(c.dims);
   [[maybe_unused]] auto fill = [&c](const char* name) {
     auto it = c.inputs.find(name);

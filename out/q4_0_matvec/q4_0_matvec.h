@@ -8,11 +8,9 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "../support/mtlgen_metal.h"
 #include "q4_0_matvec_types.h"
@@ -20,18 +18,18 @@
 namespace mtlgen::kernels::q4_0_matvec {
 
 // A type choice as tuning files and command lines spell it: "T=float".
-inline std::string types_key([[maybe_unused]] const Types& types) {
+inline std::string types_key(const Types& types) {
   return "T=" + std::string(mtlgen::dtype_name(types.T));
 }
 
 // The tunables by name, as tuning files spell them.
-inline std::map<std::string, int64_t> tuning_values([[maybe_unused]] const Tuning& tuning) {
+inline std::map<std::string, int64_t> tuning_values(const Tuning& tuning) {
   return {{"TG", tuning.TG}, {"RPS", tuning.RPS}};
 }
 
 // Sets the tunable called `name`; false when q4_0_matvec has none of that name.
-inline bool set_tunable([[maybe_unused]] Tuning& tuning, [[maybe_unused]] const std::string& name,
-                        [[maybe_unused]] int64_t value) {
+inline bool set_tunable(Tuning& tuning, const std::string& name,
+                        int64_t value) {
   if (name == "TG") {
     tuning.TG = static_cast<uint32_t>(value);
     return true;
@@ -43,19 +41,14 @@ inline bool set_tunable([[maybe_unused]] Tuning& tuning, [[maybe_unused]] const 
   return false;
 }
 
-class Q4_0MatvecKernel {
+// Declared by the facade's base, mtlgen::KernelFacade: supports, tuning_for, prewarm, prewarm_async.
+class Q4_0MatvecKernel : public mtlgen::KernelFacade<KernelInfo> {
  public:
   // One id<MTLBuffer> and byte offset per buffer of the spec.
   struct Buffers {
     mtlgen::MetalBuffer w;  // bytes[rows * (k / 32) * 18], read
     mtlgen::MetalBuffer x;  // T[k], read
     mtlgen::MetalBuffer y;  // T[rows], write
-  };
-
-  // One compiled variant: a type choice and a tuning.
-  struct Variant {
-    Types types;
-    Tuning tuning;
   };
 
   struct Options {
@@ -71,26 +64,6 @@ class Q4_0MatvecKernel {
   static std::unique_ptr<Q4_0MatvecKernel> create(void* mtl_library, std::string* error);
   static std::unique_ptr<Q4_0MatvecKernel> create(void* mtl_library, const Options& options, std::string* error);
 
-  ~Q4_0MatvecKernel();
-  Q4_0MatvecKernel(const Q4_0MatvecKernel&) = delete;
-  Q4_0MatvecKernel& operator=(const Q4_0MatvecKernel&) = delete;
-
-  // Whether the variant for `types` and `tuning` was compiled and its pipeline (created now if
-  // needed) admits the threadgroup it dispatches on this device.
-  bool supports(const Types& types, const Tuning& tuning) const;
-
-  // The tuning the encode call without one uses for `types`.
-  Tuning tuning_for(const Types& types) const;
-
-  // Creates, on this thread, the pipelines not yet created of every type choice's default tuning,
-  // or of `variants`. Returns false with `error` set at the first that cannot be created or run.
-  bool prewarm(std::string* error) const;
-  bool prewarm(const std::vector<Variant>& variants, std::string* error) const;
-
-  // Returns at once; Metal creates the default tunings' pipelines in the background, then `done`
-  // runs once, on a thread of Metal's choosing, with "" or the first error.
-  void prewarm_async(std::function<void(const std::string& error)> done) const;
-
   // Encodes one dispatch into `encoder` (an id<MTLComputeCommandEncoder>), creating the variant's
   // pipeline on first use. Returns false with `error` set, and encodes nothing, when the dims
   // violate the spec, the variant cannot run, or a buffer is null, misaligned or too small.
@@ -100,9 +73,10 @@ class Q4_0MatvecKernel {
               std::string* error) const;
 
  private:
-  struct Impl;
-  explicit Q4_0MatvecKernel(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  Q4_0MatvecKernel() = default;
 };
 
 }  // namespace mtlgen::kernels::q4_0_matvec
+
+// Instantiated, with the Objective-C++ it is written in, by MTGQ4_0Matvec.mm.
+extern template class mtlgen::KernelFacade<mtlgen::kernels::q4_0_matvec::KernelInfo>;

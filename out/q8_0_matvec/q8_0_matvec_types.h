@@ -28,15 +28,13 @@ struct Dims {
 struct Scalars {
 };
 
-// Function constants ([[function_constant(i)]] in q8_0_matvec.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
-  uint32_t TG = 64;  // one of {32, 64, 128}
-  uint32_t RPS = 4;  // one of {2, 4, 8}
+  uint32_t TG = 64;  // threads per threadgroup: TG / 32 simdgroups; one of {32, 64, 128}
+  uint32_t RPS = 4;  // rows per simdgroup: x is loaded once for RPS rows; one of {2, 4, 8}
 };
 
 // Element type chosen for each type parameter.
@@ -52,7 +50,7 @@ struct Params {
 static_assert(sizeof(Params) == 8, "Params must match the MSL struct byte for byte");
 inline constexpr int kParamsIndex = 3;
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
   return Params{dims.rows, dims.k};
 }
 
@@ -61,7 +59,7 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t rows = dims.rows;
   const int64_t k = dims.k;
   mtlgen::require(rows >= 1, kName, "rows must be at least 1", describe(dims));
@@ -72,31 +70,31 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, [[maybe_unused]] const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
 }
 
 // Elements each buffer's shape needs.
-inline int64_t w_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t w_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t k = dims.k;
   return rows * (k / 32) * 34;
 }
-inline int64_t x_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t x_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t k = dims.k;
   return k;
 }
-inline int64_t y_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t y_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t rows = dims.rows;
   return rows;
 }
 
 // Threadgroups per grid and threads per threadgroup.
-inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline std::array<uint64_t, 3> threadgroups(const Dims& dims, const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t TG = tuning.TG;
@@ -104,7 +102,7 @@ inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [
   return {static_cast<uint64_t>((rows + TG / 32 * RPS - 1) / (TG / 32 * RPS)), 1, 1};
 }
 
-inline std::array<uint64_t, 3> threads_per_threadgroup([[maybe_unused]] const Tuning& tuning = {}) {
+inline std::array<uint64_t, 3> threads_per_threadgroup(const Tuning& tuning = {}) {
   const int64_t TG = tuning.TG;
   return {static_cast<uint64_t>(TG), 1, 1};
 }
@@ -129,38 +127,76 @@ inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tunin
 }
 inline constexpr int kThreadgroupArrays = 0;
 
+// The compiled variants, in q8_0_matvec.metal's order (its instantiations are written from the same
+// list): each entry point with the type choice and tuning it was instantiated for.
+struct CompiledVariant {
+  const char* entry_point;
+  Types types;
+  Tuning tuning;
+};
+inline constexpr std::array<CompiledVariant, 27> kVariants = {{
+    {"q8_0_matvec_f32_tg32_rps2", {mtlgen::DType::f32}, {32, 2}},
+    {"q8_0_matvec_f32_tg32_rps4", {mtlgen::DType::f32}, {32, 4}},
+    {"q8_0_matvec_f32_tg32_rps8", {mtlgen::DType::f32}, {32, 8}},
+    {"q8_0_matvec_f32_tg64_rps2", {mtlgen::DType::f32}, {64, 2}},
+    {"q8_0_matvec_f32_tg64_rps4", {mtlgen::DType::f32}, {64, 4}},
+    {"q8_0_matvec_f32_tg64_rps8", {mtlgen::DType::f32}, {64, 8}},
+    {"q8_0_matvec_f32_tg128_rps2", {mtlgen::DType::f32}, {128, 2}},
+    {"q8_0_matvec_f32_tg128_rps4", {mtlgen::DType::f32}, {128, 4}},
+    {"q8_0_matvec_f32_tg128_rps8", {mtlgen::DType::f32}, {128, 8}},
+    {"q8_0_matvec_f16_tg32_rps2", {mtlgen::DType::f16}, {32, 2}},
+    {"q8_0_matvec_f16_tg32_rps4", {mtlgen::DType::f16}, {32, 4}},
+    {"q8_0_matvec_f16_tg32_rps8", {mtlgen::DType::f16}, {32, 8}},
+    {"q8_0_matvec_f16_tg64_rps2", {mtlgen::DType::f16}, {64, 2}},
+    {"q8_0_matvec_f16_tg64_rps4", {mtlgen::DType::f16}, {64, 4}},
+    {"q8_0_matvec_f16_tg64_rps8", {mtlgen::DType::f16}, {64, 8}},
+    {"q8_0_matvec_f16_tg128_rps2", {mtlgen::DType::f16}, {128, 2}},
+    {"q8_0_matvec_f16_tg128_rps4", {mtlgen::DType::f16}, {128, 4}},
+    {"q8_0_matvec_f16_tg128_rps8", {mtlgen::DType::f16}, {128, 8}},
+    {"q8_0_matvec_bf16_tg32_rps2", {mtlgen::DType::bf16}, {32, 2}},
+    {"q8_0_matvec_bf16_tg32_rps4", {mtlgen::DType::bf16}, {32, 4}},
+    {"q8_0_matvec_bf16_tg32_rps8", {mtlgen::DType::bf16}, {32, 8}},
+    {"q8_0_matvec_bf16_tg64_rps2", {mtlgen::DType::bf16}, {64, 2}},
+    {"q8_0_matvec_bf16_tg64_rps4", {mtlgen::DType::bf16}, {64, 4}},
+    {"q8_0_matvec_bf16_tg64_rps8", {mtlgen::DType::bf16}, {64, 8}},
+    {"q8_0_matvec_bf16_tg128_rps2", {mtlgen::DType::bf16}, {128, 2}},
+    {"q8_0_matvec_bf16_tg128_rps4", {mtlgen::DType::bf16}, {128, 4}},
+    {"q8_0_matvec_bf16_tg128_rps8", {mtlgen::DType::bf16}, {128, 8}},
+}};
+
+// Every type choice that was compiled, in variant order.
+inline constexpr std::array<Types, 3> kTypeChoices = {{
+    {mtlgen::DType::f32},
+    {mtlgen::DType::f16},
+    {mtlgen::DType::bf16},
+}};
+
+inline bool same_types(const Types& a, const Types& b) { return a.T == b.T; }
+inline bool same_tuning(const Tuning& a, const Tuning& b) { return a.TG == b.TG && a.RPS == b.RPS; }
+
 // The compiled entry point for a type choice and tuning, or nullptr when it was not compiled.
-inline const char* entry_point([[maybe_unused]] const Types& types = {},
-                               [[maybe_unused]] const Tuning& tuning = {}) {
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 32 && tuning.RPS == 2) return "q8_0_matvec_f32_tg32_rps2";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 32 && tuning.RPS == 4) return "q8_0_matvec_f32_tg32_rps4";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 32 && tuning.RPS == 8) return "q8_0_matvec_f32_tg32_rps8";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 64 && tuning.RPS == 2) return "q8_0_matvec_f32_tg64_rps2";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 64 && tuning.RPS == 4) return "q8_0_matvec_f32_tg64_rps4";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 64 && tuning.RPS == 8) return "q8_0_matvec_f32_tg64_rps8";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 128 && tuning.RPS == 2) return "q8_0_matvec_f32_tg128_rps2";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 128 && tuning.RPS == 4) return "q8_0_matvec_f32_tg128_rps4";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 128 && tuning.RPS == 8) return "q8_0_matvec_f32_tg128_rps8";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 32 && tuning.RPS == 2) return "q8_0_matvec_f16_tg32_rps2";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 32 && tuning.RPS == 4) return "q8_0_matvec_f16_tg32_rps4";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 32 && tuning.RPS == 8) return "q8_0_matvec_f16_tg32_rps8";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 64 && tuning.RPS == 2) return "q8_0_matvec_f16_tg64_rps2";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 64 && tuning.RPS == 4) return "q8_0_matvec_f16_tg64_rps4";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 64 && tuning.RPS == 8) return "q8_0_matvec_f16_tg64_rps8";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 128 && tuning.RPS == 2) return "q8_0_matvec_f16_tg128_rps2";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 128 && tuning.RPS == 4) return "q8_0_matvec_f16_tg128_rps4";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 128 && tuning.RPS == 8) return "q8_0_matvec_f16_tg128_rps8";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 32 && tuning.RPS == 2) return "q8_0_matvec_bf16_tg32_rps2";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 32 && tuning.RPS == 4) return "q8_0_matvec_bf16_tg32_rps4";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 32 && tuning.RPS == 8) return "q8_0_matvec_bf16_tg32_rps8";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 64 && tuning.RPS == 2) return "q8_0_matvec_bf16_tg64_rps2";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 64 && tuning.RPS == 4) return "q8_0_matvec_bf16_tg64_rps4";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 64 && tuning.RPS == 8) return "q8_0_matvec_bf16_tg64_rps8";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 128 && tuning.RPS == 2) return "q8_0_matvec_bf16_tg128_rps2";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 128 && tuning.RPS == 4) return "q8_0_matvec_bf16_tg128_rps4";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 128 && tuning.RPS == 8) return "q8_0_matvec_bf16_tg128_rps8";
+inline const char* entry_point(const Types& types = {}, const Tuning& tuning = {}) {
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types) && same_tuning(v.tuning, tuning)) return v.entry_point;
+  }
   return nullptr;
 }
+
+// A variant as messages name it: "T = float, TG = 64, RPS = 4".
+inline std::string describe(const Types& types, const Tuning& tuning) {
+  return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "TG = " + std::to_string(tuning.TG) + ", " + "RPS = " + std::to_string(tuning.RPS);
+}
+
+// The kernel as one type, for the code written once for every kernel (MTGKernelGlue in
+// ../support/mtlgen_runtime.h), which finds this header's functions by argument-dependent lookup.
+struct KernelInfo {
+  using Dims = q8_0_matvec::Dims;
+  using Types = q8_0_matvec::Types;
+  using Tuning = q8_0_matvec::Tuning;
+  static constexpr const char* kName = q8_0_matvec::kName;
+  static constexpr const auto& kVariants = q8_0_matvec::kVariants;
+  static constexpr const auto& kTypeChoices = q8_0_matvec::kTypeChoices;
+};
 // The tuning for a caller that names none: every variant serves every problem its dims allow.
 inline Tuning tuning_serving(const Dims&, const Types&, const Tuning& preferred) { return preferred; }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.
@@ -170,8 +206,8 @@ struct Cost {
   int64_t flops = 0;
 };
 
-inline Cost cost([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
-    [[maybe_unused]] const Types& types = {}) {
+inline Cost cost(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+    const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t k = dims.k;
   return Cost{rows * (k / 32) * 34 + k * mtlgen::dtype_size(types.T), rows * mtlgen::dtype_size(types.T), 2 * rows * k};

@@ -27,7 +27,7 @@ constexpr std::array<family::Types, 3> kTypeChoices = {{
     {mtlgen::DType::bf16},
 }};
 
-bool Compiled([[maybe_unused]] const family::Types& types) {
+bool Compiled(const family::Types& types) {
   for ([[maybe_unused]] const family::Types& choice : kTypeChoices) {
     if (choice.T == types.T) return true;
   }
@@ -42,9 +42,9 @@ struct RglruScanCheckpointsDispatch {
   MTGRglruScanCheckpointsTuning tuning;  // the kernel object's choice for `types`
 };
 
-RglruScanCheckpointsDispatch MakeRglruScanCheckpointsDispatch([[maybe_unused]] const family::Dims& dims,
+RglruScanCheckpointsDispatch MakeRglruScanCheckpointsDispatch(const family::Dims& dims,
                                                               [[maybe_unused]] const family::Scalars& scalars,
-                                                              [[maybe_unused]] const family::Types& types) {
+                                                              const family::Types& types) {
   RglruScanCheckpointsDispatch dispatch;
   dispatch.dims.batch = dims.batch;
   dispatch.dims.seq_len = dims.seq_len;
@@ -62,9 +62,9 @@ struct SegmentsDispatch {
   MTGRglruScanBackwardSegmentsTuning tuning;  // the kernel object's choice for `types`
 };
 
-SegmentsDispatch MakeSegmentsDispatch([[maybe_unused]] const family::Dims& dims,
+SegmentsDispatch MakeSegmentsDispatch(const family::Dims& dims,
                                       [[maybe_unused]] const family::Scalars& scalars,
-                                      [[maybe_unused]] const family::Types& types) {
+                                      const family::Types& types) {
   SegmentsDispatch dispatch;
   dispatch.dims.batch = dims.batch;
   dispatch.dims.seq_len = dims.seq_len;

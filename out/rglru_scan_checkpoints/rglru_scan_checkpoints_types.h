@@ -30,14 +30,12 @@ struct Dims {
 struct Scalars {
 };
 
-// Function constants ([[function_constant(i)]] in rglru_scan_checkpoints.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
-  uint32_t TG = 32;  // one of {32, 64}
+  uint32_t TG = 32;  // threads per threadgroup, one lane each; one of {32, 64}
 };
 
 // Element type chosen for each type parameter.
@@ -55,7 +53,7 @@ struct Params {
 static_assert(sizeof(Params) == 16, "Params must match the MSL struct byte for byte");
 inline constexpr int kParamsIndex = 4;
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
   return Params{dims.batch, dims.seq_len, dims.dim, dims.seg};
 }
 
@@ -64,7 +62,7 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
   const int64_t dim = dims.dim;
@@ -80,33 +78,33 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, [[maybe_unused]] const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
 }
 
 // Elements each buffer's shape needs.
-inline int64_t a_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t a_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
   const int64_t dim = dims.dim;
   return batch * seq_len * dim;
 }
-inline int64_t b_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t b_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
   const int64_t dim = dims.dim;
   return batch * seq_len * dim;
 }
-inline int64_t h0_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t h0_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t dim = dims.dim;
   return batch * dim;
 }
-inline int64_t checkpoints_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t checkpoints_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -116,7 +114,7 @@ inline int64_t checkpoints_elements([[maybe_unused]] const Dims& dims, [[maybe_u
 }
 
 // Threadgroups per grid and threads per threadgroup.
-inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline std::array<uint64_t, 3> threadgroups(const Dims& dims, const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t dim = dims.dim;
@@ -124,7 +122,7 @@ inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [
   return {static_cast<uint64_t>((dim + TG - 1) / TG), static_cast<uint64_t>(batch), 1};
 }
 
-inline std::array<uint64_t, 3> threads_per_threadgroup([[maybe_unused]] const Tuning& tuning = {}) {
+inline std::array<uint64_t, 3> threads_per_threadgroup(const Tuning& tuning = {}) {
   const int64_t TG = tuning.TG;
   return {static_cast<uint64_t>(TG), static_cast<uint64_t>(1), 1};
 }
@@ -149,17 +147,55 @@ inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tunin
 }
 inline constexpr int kThreadgroupArrays = 0;
 
+// The compiled variants, in rglru_scan_checkpoints.metal's order (its instantiations are written from the same
+// list): each entry point with the type choice and tuning it was instantiated for.
+struct CompiledVariant {
+  const char* entry_point;
+  Types types;
+  Tuning tuning;
+};
+inline constexpr std::array<CompiledVariant, 6> kVariants = {{
+    {"rglru_scan_checkpoints_f32_tg32", {mtlgen::DType::f32}, {32}},
+    {"rglru_scan_checkpoints_f32_tg64", {mtlgen::DType::f32}, {64}},
+    {"rglru_scan_checkpoints_f16_tg32", {mtlgen::DType::f16}, {32}},
+    {"rglru_scan_checkpoints_f16_tg64", {mtlgen::DType::f16}, {64}},
+    {"rglru_scan_checkpoints_bf16_tg32", {mtlgen::DType::bf16}, {32}},
+    {"rglru_scan_checkpoints_bf16_tg64", {mtlgen::DType::bf16}, {64}},
+}};
+
+// Every type choice that was compiled, in variant order.
+inline constexpr std::array<Types, 3> kTypeChoices = {{
+    {mtlgen::DType::f32},
+    {mtlgen::DType::f16},
+    {mtlgen::DType::bf16},
+}};
+
+inline bool same_types(const Types& a, const Types& b) { return a.T == b.T; }
+inline bool same_tuning(const Tuning& a, const Tuning& b) { return a.TG == b.TG; }
+
 // The compiled entry point for a type choice and tuning, or nullptr when it was not compiled.
-inline const char* entry_point([[maybe_unused]] const Types& types = {},
-                               [[maybe_unused]] const Tuning& tuning = {}) {
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 32) return "rglru_scan_checkpoints_f32_tg32";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 64) return "rglru_scan_checkpoints_f32_tg64";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 32) return "rglru_scan_checkpoints_f16_tg32";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 64) return "rglru_scan_checkpoints_f16_tg64";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 32) return "rglru_scan_checkpoints_bf16_tg32";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 64) return "rglru_scan_checkpoints_bf16_tg64";
+inline const char* entry_point(const Types& types = {}, const Tuning& tuning = {}) {
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types) && same_tuning(v.tuning, tuning)) return v.entry_point;
+  }
   return nullptr;
 }
+
+// A variant as messages name it: "T = float, TG = 32".
+inline std::string describe(const Types& types, const Tuning& tuning) {
+  return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "TG = " + std::to_string(tuning.TG);
+}
+
+// The kernel as one type, for the code written once for every kernel (MTGKernelGlue in
+// ../support/mtlgen_runtime.h), which finds this header's functions by argument-dependent lookup.
+struct KernelInfo {
+  using Dims = rglru_scan_checkpoints::Dims;
+  using Types = rglru_scan_checkpoints::Types;
+  using Tuning = rglru_scan_checkpoints::Tuning;
+  static constexpr const char* kName = rglru_scan_checkpoints::kName;
+  static constexpr const auto& kVariants = rglru_scan_checkpoints::kVariants;
+  static constexpr const auto& kTypeChoices = rglru_scan_checkpoints::kTypeChoices;
+};
 // The tuning for a caller that names none: every variant serves every problem its dims allow.
 inline Tuning tuning_serving(const Dims&, const Types&, const Tuning& preferred) { return preferred; }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.
@@ -169,8 +205,8 @@ struct Cost {
   int64_t flops = 0;
 };
 
-inline Cost cost([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
-    [[maybe_unused]] const Types& types = {}) {
+inline Cost cost(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+    const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
   const int64_t dim = dims.dim;

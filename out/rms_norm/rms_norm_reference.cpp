@@ -16,7 +16,7 @@ void reference(const Dims& dims,
     std::span<const T> x,
     std::span<const T> w,
     std::span<T> out,
-    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
+    const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
     [[maybe_unused]] const Tuning& tuning) {
   check_dims(dims);
   mtlgen::require_elements(x.size(), x_elements(dims), kName, "x");

@@ -17,7 +17,7 @@ void reference(const Dims& dims,
     std::span<const T> x,
     std::span<const T> g,
     std::span<T> y,
-    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
+    const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
     [[maybe_unused]] const Tuning& tuning) {
   check_dims(dims);
   mtlgen::require_elements(w.size(), w_elements(dims), kName, "w");

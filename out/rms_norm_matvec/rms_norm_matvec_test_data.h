@@ -24,7 +24,7 @@ namespace mtlgen::kernels::rms_norm_matvec::test_data {
 namespace td = mtlgen::testdata;
 
 // The dims named in `values`; a dim not named is 0.
-inline Dims dims_from([[maybe_unused]] const td::Values& values) {
+inline Dims dims_from(const td::Values& values) {
   Dims dims;
   if (auto it = values.find("rows"); it != values.end()) dims.rows = static_cast<decltype(dims.rows)>(it->second);
   if (auto it = values.find("cols"); it != values.end()) dims.cols = static_cast<decltype(dims.cols)>(it->second);
@@ -32,7 +32,7 @@ inline Dims dims_from([[maybe_unused]] const td::Values& values) {
 }
 
 // The scalars `c` sets; the spec's defaults for the others.
-inline Scalars scalars_of([[maybe_unused]] const td::Case& c) {
+inline Scalars scalars_of(const td::Case& c) {
   Scalars scalars;
   if (auto it = c.scalars.find("eps"); it != c.scalars.end()) {
     scalars.eps = static_cast<decltype(scalars.eps)>(it->second);
@@ -117,8 +117,8 @@ inline std::vector<td::Case> cases() {
 }
 
 // The buffers of case `c`, at its dims, for a variant's tuning and types.
-inline std::vector<td::Buffer> buffers(const td::Case& c, [[maybe_unused]] const Tuning& tuning,
-                                       [[maybe_unused]] const Types& types) {
+inline std::vector<td::Buffer> buffers(const td::Case& c, const Tuning& tuning,
+                                       const Types& types) {
   [[maybe_unused]] const Dims dims = dims_from(c.dims);
   [[maybe_unused]] auto fill = [&c](const char* name) {
     auto it = c.inputs.find(name);

@@ -29,15 +29,13 @@ struct Scalars {
   float eps = 1e-06f;  // added to the mean square before the root
 };
 
-// Function constants ([[function_constant(i)]] in rms_norm_matvec.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
-  uint32_t TG = 128;  // one of {32, 64, 128, 256}
-  uint32_t ROWS = 8;  // one of {4, 8}
+  uint32_t TG = 128;  // threads per threadgroup; one of {32, 64, 128, 256}
+  uint32_t ROWS = 8;  // rows of W per threadgroup (each threadgroup repeats the norm pass over x, so more rows amortise it); one of {4, 8}
 };
 
 // Element type chosen for each type parameter.
@@ -54,7 +52,7 @@ struct Params {
 static_assert(sizeof(Params) == 12, "Params must match the MSL struct byte for byte");
 inline constexpr int kParamsIndex = 4;
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, const Scalars& scalars) {
   return Params{dims.rows, dims.cols, scalars.eps};
 }
 
@@ -63,7 +61,7 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t rows = dims.rows;
   const int64_t cols = dims.cols;
   mtlgen::require(rows >= 1, kName, "rows must be at least 1", describe(dims));
@@ -73,43 +71,43 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, [[maybe_unused]] const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
 }
 
 // Elements each buffer's shape needs.
-inline int64_t w_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t w_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t cols = dims.cols;
   return rows * cols;
 }
-inline int64_t x_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t x_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t cols = dims.cols;
   return cols;
 }
-inline int64_t g_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t g_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t cols = dims.cols;
   return cols;
 }
-inline int64_t y_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t y_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t rows = dims.rows;
   return rows;
 }
 
 // Threadgroups per grid and threads per threadgroup.
-inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline std::array<uint64_t, 3> threadgroups(const Dims& dims, const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t ROWS = tuning.ROWS;
   return {static_cast<uint64_t>((rows + ROWS - 1) / ROWS), 1, 1};
 }
 
-inline std::array<uint64_t, 3> threads_per_threadgroup([[maybe_unused]] const Tuning& tuning = {}) {
+inline std::array<uint64_t, 3> threads_per_threadgroup(const Tuning& tuning = {}) {
   const int64_t TG = tuning.TG;
   return {static_cast<uint64_t>(TG), 1, 1};
 }
@@ -125,7 +123,7 @@ inline std::array<uint64_t, 3> max_threads_per_threadgroup(const Tuning& tuning 
 }
 
 // Bytes of each threadgroup array (before rounding up to 16 for setThreadgroupMemoryLength).
-inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tuning& tuning = {},
+inline uint64_t threadgroup_memory_bytes(int array, const Tuning& tuning = {},
                                          [[maybe_unused]] const Types& types = {}) {
   const int64_t TG = tuning.TG;
   const int64_t ROWS = tuning.ROWS;
@@ -140,35 +138,73 @@ inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tunin
 }
 inline constexpr int kThreadgroupArrays = 2;
 
+// The compiled variants, in rms_norm_matvec.metal's order (its instantiations are written from the same
+// list): each entry point with the type choice and tuning it was instantiated for.
+struct CompiledVariant {
+  const char* entry_point;
+  Types types;
+  Tuning tuning;
+};
+inline constexpr std::array<CompiledVariant, 24> kVariants = {{
+    {"rms_norm_matvec_f32_tg32_rows4", {mtlgen::DType::f32}, {32, 4}},
+    {"rms_norm_matvec_f32_tg32_rows8", {mtlgen::DType::f32}, {32, 8}},
+    {"rms_norm_matvec_f32_tg64_rows4", {mtlgen::DType::f32}, {64, 4}},
+    {"rms_norm_matvec_f32_tg64_rows8", {mtlgen::DType::f32}, {64, 8}},
+    {"rms_norm_matvec_f32_tg128_rows4", {mtlgen::DType::f32}, {128, 4}},
+    {"rms_norm_matvec_f32_tg128_rows8", {mtlgen::DType::f32}, {128, 8}},
+    {"rms_norm_matvec_f32_tg256_rows4", {mtlgen::DType::f32}, {256, 4}},
+    {"rms_norm_matvec_f32_tg256_rows8", {mtlgen::DType::f32}, {256, 8}},
+    {"rms_norm_matvec_f16_tg32_rows4", {mtlgen::DType::f16}, {32, 4}},
+    {"rms_norm_matvec_f16_tg32_rows8", {mtlgen::DType::f16}, {32, 8}},
+    {"rms_norm_matvec_f16_tg64_rows4", {mtlgen::DType::f16}, {64, 4}},
+    {"rms_norm_matvec_f16_tg64_rows8", {mtlgen::DType::f16}, {64, 8}},
+    {"rms_norm_matvec_f16_tg128_rows4", {mtlgen::DType::f16}, {128, 4}},
+    {"rms_norm_matvec_f16_tg128_rows8", {mtlgen::DType::f16}, {128, 8}},
+    {"rms_norm_matvec_f16_tg256_rows4", {mtlgen::DType::f16}, {256, 4}},
+    {"rms_norm_matvec_f16_tg256_rows8", {mtlgen::DType::f16}, {256, 8}},
+    {"rms_norm_matvec_bf16_tg32_rows4", {mtlgen::DType::bf16}, {32, 4}},
+    {"rms_norm_matvec_bf16_tg32_rows8", {mtlgen::DType::bf16}, {32, 8}},
+    {"rms_norm_matvec_bf16_tg64_rows4", {mtlgen::DType::bf16}, {64, 4}},
+    {"rms_norm_matvec_bf16_tg64_rows8", {mtlgen::DType::bf16}, {64, 8}},
+    {"rms_norm_matvec_bf16_tg128_rows4", {mtlgen::DType::bf16}, {128, 4}},
+    {"rms_norm_matvec_bf16_tg128_rows8", {mtlgen::DType::bf16}, {128, 8}},
+    {"rms_norm_matvec_bf16_tg256_rows4", {mtlgen::DType::bf16}, {256, 4}},
+    {"rms_norm_matvec_bf16_tg256_rows8", {mtlgen::DType::bf16}, {256, 8}},
+}};
+
+// Every type choice that was compiled, in variant order.
+inline constexpr std::array<Types, 3> kTypeChoices = {{
+    {mtlgen::DType::f32},
+    {mtlgen::DType::f16},
+    {mtlgen::DType::bf16},
+}};
+
+inline bool same_types(const Types& a, const Types& b) { return a.T == b.T; }
+inline bool same_tuning(const Tuning& a, const Tuning& b) { return a.TG == b.TG && a.ROWS == b.ROWS; }
+
 // The compiled entry point for a type choice and tuning, or nullptr when it was not compiled.
-inline const char* entry_point([[maybe_unused]] const Types& types = {},
-                               [[maybe_unused]] const Tuning& tuning = {}) {
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 32 && tuning.ROWS == 4) return "rms_norm_matvec_f32_tg32_rows4";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 32 && tuning.ROWS == 8) return "rms_norm_matvec_f32_tg32_rows8";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 64 && tuning.ROWS == 4) return "rms_norm_matvec_f32_tg64_rows4";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 64 && tuning.ROWS == 8) return "rms_norm_matvec_f32_tg64_rows8";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 128 && tuning.ROWS == 4) return "rms_norm_matvec_f32_tg128_rows4";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 128 && tuning.ROWS == 8) return "rms_norm_matvec_f32_tg128_rows8";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 256 && tuning.ROWS == 4) return "rms_norm_matvec_f32_tg256_rows4";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 256 && tuning.ROWS == 8) return "rms_norm_matvec_f32_tg256_rows8";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 32 && tuning.ROWS == 4) return "rms_norm_matvec_f16_tg32_rows4";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 32 && tuning.ROWS == 8) return "rms_norm_matvec_f16_tg32_rows8";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 64 && tuning.ROWS == 4) return "rms_norm_matvec_f16_tg64_rows4";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 64 && tuning.ROWS == 8) return "rms_norm_matvec_f16_tg64_rows8";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 128 && tuning.ROWS == 4) return "rms_norm_matvec_f16_tg128_rows4";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 128 && tuning.ROWS == 8) return "rms_norm_matvec_f16_tg128_rows8";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 256 && tuning.ROWS == 4) return "rms_norm_matvec_f16_tg256_rows4";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 256 && tuning.ROWS == 8) return "rms_norm_matvec_f16_tg256_rows8";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 32 && tuning.ROWS == 4) return "rms_norm_matvec_bf16_tg32_rows4";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 32 && tuning.ROWS == 8) return "rms_norm_matvec_bf16_tg32_rows8";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 64 && tuning.ROWS == 4) return "rms_norm_matvec_bf16_tg64_rows4";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 64 && tuning.ROWS == 8) return "rms_norm_matvec_bf16_tg64_rows8";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 128 && tuning.ROWS == 4) return "rms_norm_matvec_bf16_tg128_rows4";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 128 && tuning.ROWS == 8) return "rms_norm_matvec_bf16_tg128_rows8";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 256 && tuning.ROWS == 4) return "rms_norm_matvec_bf16_tg256_rows4";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 256 && tuning.ROWS == 8) return "rms_norm_matvec_bf16_tg256_rows8";
+inline const char* entry_point(const Types& types = {}, const Tuning& tuning = {}) {
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types) && same_tuning(v.tuning, tuning)) return v.entry_point;
+  }
   return nullptr;
 }
+
+// A variant as messages name it: "T = float, TG = 128, ROWS = 8".
+inline std::string describe(const Types& types, const Tuning& tuning) {
+  return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "TG = " + std::to_string(tuning.TG) + ", " + "ROWS = " + std::to_string(tuning.ROWS);
+}
+
+// The kernel as one type, for the code written once for every kernel (MTGKernelGlue in
+// ../support/mtlgen_runtime.h), which finds this header's functions by argument-dependent lookup.
+struct KernelInfo {
+  using Dims = rms_norm_matvec::Dims;
+  using Types = rms_norm_matvec::Types;
+  using Tuning = rms_norm_matvec::Tuning;
+  static constexpr const char* kName = rms_norm_matvec::kName;
+  static constexpr const auto& kVariants = rms_norm_matvec::kVariants;
+  static constexpr const auto& kTypeChoices = rms_norm_matvec::kTypeChoices;
+};
 // The tuning for a caller that names none: every variant serves every problem its dims allow.
 inline Tuning tuning_serving(const Dims&, const Types&, const Tuning& preferred) { return preferred; }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.
@@ -178,8 +214,8 @@ struct Cost {
   int64_t flops = 0;
 };
 
-inline Cost cost([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
-    [[maybe_unused]] const Types& types = {}) {
+inline Cost cost(const Dims& dims, const Tuning& tuning = {},
+    const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t cols = dims.cols;
   const int64_t ROWS = tuning.ROWS;

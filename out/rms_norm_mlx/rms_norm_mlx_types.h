@@ -29,14 +29,12 @@ struct Scalars {
   float eps = 1e-06f;  // added to the mean square before the root
 };
 
-// Function constants ([[function_constant(i)]] in rms_norm_mlx.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
-  uint32_t N_READS = 4;  // one of {4}
+  uint32_t N_READS = 4;  // consecutive row elements each thread holds in registers; one of {4}
 };
 
 // Element type chosen for each type parameter.
@@ -53,7 +51,7 @@ struct Params {
 static_assert(sizeof(Params) == 12, "Params must match the MSL struct byte for byte");
 inline constexpr int kParamsIndex = 3;
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, const Scalars& scalars) {
   return Params{dims.rows, dims.n, scalars.eps};
 }
 
@@ -62,7 +60,7 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t rows = dims.rows;
   const int64_t n = dims.n;
   mtlgen::require(rows >= 1, kName, "rows must be at least 1", describe(dims));
@@ -72,7 +70,7 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
   const int64_t n = dims.n;
@@ -81,18 +79,18 @@ inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const
 }
 
 // Elements each buffer's shape needs.
-inline int64_t x_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t x_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t n = dims.n;
   return rows * n;
 }
-inline int64_t w_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t w_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n = dims.n;
   return n;
 }
-inline int64_t out_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t out_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t n = dims.n;
@@ -100,15 +98,15 @@ inline int64_t out_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] 
 }
 
 // Threadgroups per grid and threads per threadgroup.
-inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline std::array<uint64_t, 3> threadgroups(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t rows = dims.rows;
   return {static_cast<uint64_t>(rows), 1, 1};
 }
 
 // Chosen per problem from the dims, at most max_threads_per_threadgroup() in total.
-inline std::array<uint64_t, 3> threads_per_threadgroup([[maybe_unused]] const Dims& dims,
-                                                       [[maybe_unused]] const Tuning& tuning) {
+inline std::array<uint64_t, 3> threads_per_threadgroup(const Dims& dims,
+                                                       const Tuning& tuning) {
   const int64_t n = dims.n;
   const int64_t N_READS = tuning.N_READS;
   return {static_cast<uint64_t>(std::min<int64_t>(1024, ((n + N_READS - 1) / N_READS + 32 - 1) / 32 * 32)), 1, 1};
@@ -132,14 +130,52 @@ inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tunin
 }
 inline constexpr int kThreadgroupArrays = 1;
 
+// The compiled variants, in rms_norm_mlx.metal's order (its instantiations are written from the same
+// list): each entry point with the type choice and tuning it was instantiated for.
+struct CompiledVariant {
+  const char* entry_point;
+  Types types;
+  Tuning tuning;
+};
+inline constexpr std::array<CompiledVariant, 3> kVariants = {{
+    {"rms_norm_mlx_f32_n_reads4", {mtlgen::DType::f32}, {4}},
+    {"rms_norm_mlx_f16_n_reads4", {mtlgen::DType::f16}, {4}},
+    {"rms_norm_mlx_bf16_n_reads4", {mtlgen::DType::bf16}, {4}},
+}};
+
+// Every type choice that was compiled, in variant order.
+inline constexpr std::array<Types, 3> kTypeChoices = {{
+    {mtlgen::DType::f32},
+    {mtlgen::DType::f16},
+    {mtlgen::DType::bf16},
+}};
+
+inline bool same_types(const Types& a, const Types& b) { return a.T == b.T; }
+inline bool same_tuning(const Tuning& a, const Tuning& b) { return a.N_READS == b.N_READS; }
+
 // The compiled entry point for a type choice and tuning, or nullptr when it was not compiled.
-inline const char* entry_point([[maybe_unused]] const Types& types = {},
-                               [[maybe_unused]] const Tuning& tuning = {}) {
-  if (types.T == mtlgen::DType::f32 && tuning.N_READS == 4) return "rms_norm_mlx_f32_n_reads4";
-  if (types.T == mtlgen::DType::f16 && tuning.N_READS == 4) return "rms_norm_mlx_f16_n_reads4";
-  if (types.T == mtlgen::DType::bf16 && tuning.N_READS == 4) return "rms_norm_mlx_bf16_n_reads4";
+inline const char* entry_point(const Types& types = {}, const Tuning& tuning = {}) {
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types) && same_tuning(v.tuning, tuning)) return v.entry_point;
+  }
   return nullptr;
 }
+
+// A variant as messages name it: "T = float, N_READS = 4".
+inline std::string describe(const Types& types, const Tuning& tuning) {
+  return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "N_READS = " + std::to_string(tuning.N_READS);
+}
+
+// The kernel as one type, for the code written once for every kernel (MTGKernelGlue in
+// ../support/mtlgen_runtime.h), which finds this header's functions by argument-dependent lookup.
+struct KernelInfo {
+  using Dims = rms_norm_mlx::Dims;
+  using Types = rms_norm_mlx::Types;
+  using Tuning = rms_norm_mlx::Tuning;
+  static constexpr const char* kName = rms_norm_mlx::kName;
+  static constexpr const auto& kVariants = rms_norm_mlx::kVariants;
+  static constexpr const auto& kTypeChoices = rms_norm_mlx::kTypeChoices;
+};
 // The tuning for a caller that names none: `preferred` (the default) when its variant accepts the
 // dims, else the compiled tuning for `types` that accepts them and shares the most values with
 // `preferred` (the first in the spec's variant order on a tie); `preferred` when none does. Some
@@ -160,10 +196,9 @@ inline Tuning tuning_serving(const Dims& dims, const Types& types, const Tuning&
     const int shared = (tuning.N_READS == preferred.N_READS) + 0;
     if (shared > best_shared && accepts(tuning)) best = tuning, best_shared = shared;
   };
-  // Every compiled tuning, as Tuning{N_READS}.
-  if (types.T == mtlgen::DType::f32) consider(Tuning{4});
-  if (types.T == mtlgen::DType::f16) consider(Tuning{4});
-  if (types.T == mtlgen::DType::bf16) consider(Tuning{4});
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types)) consider(v.tuning);
+  }
   return best;
 }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.
@@ -173,8 +208,8 @@ struct Cost {
   int64_t flops = 0;
 };
 
-inline Cost cost([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
-    [[maybe_unused]] const Types& types = {}) {
+inline Cost cost(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+    const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t n = dims.n;
   return Cost{(rows * n + n) * mtlgen::dtype_size(types.T), rows * n * mtlgen::dtype_size(types.T), 4 * rows * n};

@@ -135,7 +135,7 @@ class Harness final : public h::Kernel {
   }
 
   std::string reference(const h::Case& c, size_t variant,
-                        [[maybe_unused]] std::vector<std::vector<uint8_t>>& buffers) const override {
+                        std::vector<std::vector<uint8_t>>& buffers) const override {
     const Dims dims = test_data::dims_from(c.dims);
     const std::string types = types_key([MTGRmsNormQ4_0Matvec typesOfVariant:variant]);
     try {

@@ -29,15 +29,13 @@ struct Scalars {
   float eps = 1e-06f;  // added to the mean square before the root
 };
 
-// Function constants ([[function_constant(i)]] in rms_norm_single_row.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
-  uint32_t TG = 512;  // one of {256, 512, 1024}
-  uint32_t N_READS = 16;  // one of {4, 8, 16}
+  uint32_t TG = 512;  // threads per threadgroup; one of {256, 512, 1024}
+  uint32_t N_READS = 16;  // row elements each thread holds in registers; one of {4, 8, 16}
 };
 
 // Element type chosen for each type parameter.
@@ -54,7 +52,7 @@ struct Params {
 static_assert(sizeof(Params) == 12, "Params must match the MSL struct byte for byte");
 inline constexpr int kParamsIndex = 3;
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, const Scalars& scalars) {
   return Params{dims.rows, dims.n, scalars.eps};
 }
 
@@ -63,7 +61,7 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t rows = dims.rows;
   const int64_t n = dims.n;
   mtlgen::require(rows >= 1, kName, "rows must be at least 1", describe(dims));
@@ -73,7 +71,7 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
   const int64_t n = dims.n;
@@ -83,18 +81,18 @@ inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const
 }
 
 // Elements each buffer's shape needs.
-inline int64_t x_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t x_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t n = dims.n;
   return rows * n;
 }
-inline int64_t w_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t w_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n = dims.n;
   return n;
 }
-inline int64_t out_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t out_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t n = dims.n;
@@ -102,13 +100,13 @@ inline int64_t out_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] 
 }
 
 // Threadgroups per grid and threads per threadgroup.
-inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline std::array<uint64_t, 3> threadgroups(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t rows = dims.rows;
   return {static_cast<uint64_t>(rows), 1, 1};
 }
 
-inline std::array<uint64_t, 3> threads_per_threadgroup([[maybe_unused]] const Tuning& tuning = {}) {
+inline std::array<uint64_t, 3> threads_per_threadgroup(const Tuning& tuning = {}) {
   const int64_t TG = tuning.TG;
   return {static_cast<uint64_t>(TG), 1, 1};
 }
@@ -124,7 +122,7 @@ inline std::array<uint64_t, 3> max_threads_per_threadgroup(const Tuning& tuning 
 }
 
 // Bytes of each threadgroup array (before rounding up to 16 for setThreadgroupMemoryLength).
-inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tuning& tuning = {},
+inline uint64_t threadgroup_memory_bytes(int array, const Tuning& tuning = {},
                                          [[maybe_unused]] const Types& types = {}) {
   const int64_t TG = tuning.TG;
   switch (array) {
@@ -136,38 +134,76 @@ inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tunin
 }
 inline constexpr int kThreadgroupArrays = 1;
 
+// The compiled variants, in rms_norm_single_row.metal's order (its instantiations are written from the same
+// list): each entry point with the type choice and tuning it was instantiated for.
+struct CompiledVariant {
+  const char* entry_point;
+  Types types;
+  Tuning tuning;
+};
+inline constexpr std::array<CompiledVariant, 27> kVariants = {{
+    {"rms_norm_single_row_f32_tg256_n_reads4", {mtlgen::DType::f32}, {256, 4}},
+    {"rms_norm_single_row_f32_tg256_n_reads8", {mtlgen::DType::f32}, {256, 8}},
+    {"rms_norm_single_row_f32_tg256_n_reads16", {mtlgen::DType::f32}, {256, 16}},
+    {"rms_norm_single_row_f32_tg512_n_reads4", {mtlgen::DType::f32}, {512, 4}},
+    {"rms_norm_single_row_f32_tg512_n_reads8", {mtlgen::DType::f32}, {512, 8}},
+    {"rms_norm_single_row_f32_tg512_n_reads16", {mtlgen::DType::f32}, {512, 16}},
+    {"rms_norm_single_row_f32_tg1024_n_reads4", {mtlgen::DType::f32}, {1024, 4}},
+    {"rms_norm_single_row_f32_tg1024_n_reads8", {mtlgen::DType::f32}, {1024, 8}},
+    {"rms_norm_single_row_f32_tg1024_n_reads16", {mtlgen::DType::f32}, {1024, 16}},
+    {"rms_norm_single_row_f16_tg256_n_reads4", {mtlgen::DType::f16}, {256, 4}},
+    {"rms_norm_single_row_f16_tg256_n_reads8", {mtlgen::DType::f16}, {256, 8}},
+    {"rms_norm_single_row_f16_tg256_n_reads16", {mtlgen::DType::f16}, {256, 16}},
+    {"rms_norm_single_row_f16_tg512_n_reads4", {mtlgen::DType::f16}, {512, 4}},
+    {"rms_norm_single_row_f16_tg512_n_reads8", {mtlgen::DType::f16}, {512, 8}},
+    {"rms_norm_single_row_f16_tg512_n_reads16", {mtlgen::DType::f16}, {512, 16}},
+    {"rms_norm_single_row_f16_tg1024_n_reads4", {mtlgen::DType::f16}, {1024, 4}},
+    {"rms_norm_single_row_f16_tg1024_n_reads8", {mtlgen::DType::f16}, {1024, 8}},
+    {"rms_norm_single_row_f16_tg1024_n_reads16", {mtlgen::DType::f16}, {1024, 16}},
+    {"rms_norm_single_row_bf16_tg256_n_reads4", {mtlgen::DType::bf16}, {256, 4}},
+    {"rms_norm_single_row_bf16_tg256_n_reads8", {mtlgen::DType::bf16}, {256, 8}},
+    {"rms_norm_single_row_bf16_tg256_n_reads16", {mtlgen::DType::bf16}, {256, 16}},
+    {"rms_norm_single_row_bf16_tg512_n_reads4", {mtlgen::DType::bf16}, {512, 4}},
+    {"rms_norm_single_row_bf16_tg512_n_reads8", {mtlgen::DType::bf16}, {512, 8}},
+    {"rms_norm_single_row_bf16_tg512_n_reads16", {mtlgen::DType::bf16}, {512, 16}},
+    {"rms_norm_single_row_bf16_tg1024_n_reads4", {mtlgen::DType::bf16}, {1024, 4}},
+    {"rms_norm_single_row_bf16_tg1024_n_reads8", {mtlgen::DType::bf16}, {1024, 8}},
+    {"rms_norm_single_row_bf16_tg1024_n_reads16", {mtlgen::DType::bf16}, {1024, 16}},
+}};
+
+// Every type choice that was compiled, in variant order.
+inline constexpr std::array<Types, 3> kTypeChoices = {{
+    {mtlgen::DType::f32},
+    {mtlgen::DType::f16},
+    {mtlgen::DType::bf16},
+}};
+
+inline bool same_types(const Types& a, const Types& b) { return a.T == b.T; }
+inline bool same_tuning(const Tuning& a, const Tuning& b) { return a.TG == b.TG && a.N_READS == b.N_READS; }
+
 // The compiled entry point for a type choice and tuning, or nullptr when it was not compiled.
-inline const char* entry_point([[maybe_unused]] const Types& types = {},
-                               [[maybe_unused]] const Tuning& tuning = {}) {
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 256 && tuning.N_READS == 4) return "rms_norm_single_row_f32_tg256_n_reads4";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 256 && tuning.N_READS == 8) return "rms_norm_single_row_f32_tg256_n_reads8";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 256 && tuning.N_READS == 16) return "rms_norm_single_row_f32_tg256_n_reads16";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 512 && tuning.N_READS == 4) return "rms_norm_single_row_f32_tg512_n_reads4";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 512 && tuning.N_READS == 8) return "rms_norm_single_row_f32_tg512_n_reads8";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 512 && tuning.N_READS == 16) return "rms_norm_single_row_f32_tg512_n_reads16";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 1024 && tuning.N_READS == 4) return "rms_norm_single_row_f32_tg1024_n_reads4";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 1024 && tuning.N_READS == 8) return "rms_norm_single_row_f32_tg1024_n_reads8";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 1024 && tuning.N_READS == 16) return "rms_norm_single_row_f32_tg1024_n_reads16";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 256 && tuning.N_READS == 4) return "rms_norm_single_row_f16_tg256_n_reads4";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 256 && tuning.N_READS == 8) return "rms_norm_single_row_f16_tg256_n_reads8";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 256 && tuning.N_READS == 16) return "rms_norm_single_row_f16_tg256_n_reads16";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 512 && tuning.N_READS == 4) return "rms_norm_single_row_f16_tg512_n_reads4";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 512 && tuning.N_READS == 8) return "rms_norm_single_row_f16_tg512_n_reads8";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 512 && tuning.N_READS == 16) return "rms_norm_single_row_f16_tg512_n_reads16";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 1024 && tuning.N_READS == 4) return "rms_norm_single_row_f16_tg1024_n_reads4";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 1024 && tuning.N_READS == 8) return "rms_norm_single_row_f16_tg1024_n_reads8";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 1024 && tuning.N_READS == 16) return "rms_norm_single_row_f16_tg1024_n_reads16";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 256 && tuning.N_READS == 4) return "rms_norm_single_row_bf16_tg256_n_reads4";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 256 && tuning.N_READS == 8) return "rms_norm_single_row_bf16_tg256_n_reads8";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 256 && tuning.N_READS == 16) return "rms_norm_single_row_bf16_tg256_n_reads16";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 512 && tuning.N_READS == 4) return "rms_norm_single_row_bf16_tg512_n_reads4";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 512 && tuning.N_READS == 8) return "rms_norm_single_row_bf16_tg512_n_reads8";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 512 && tuning.N_READS == 16) return "rms_norm_single_row_bf16_tg512_n_reads16";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 1024 && tuning.N_READS == 4) return "rms_norm_single_row_bf16_tg1024_n_reads4";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 1024 && tuning.N_READS == 8) return "rms_norm_single_row_bf16_tg1024_n_reads8";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 1024 && tuning.N_READS == 16) return "rms_norm_single_row_bf16_tg1024_n_reads16";
+inline const char* entry_point(const Types& types = {}, const Tuning& tuning = {}) {
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types) && same_tuning(v.tuning, tuning)) return v.entry_point;
+  }
   return nullptr;
 }
+
+// A variant as messages name it: "T = float, TG = 512, N_READS = 16".
+inline std::string describe(const Types& types, const Tuning& tuning) {
+  return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "TG = " + std::to_string(tuning.TG) + ", " + "N_READS = " + std::to_string(tuning.N_READS);
+}
+
+// The kernel as one type, for the code written once for every kernel (MTGKernelGlue in
+// ../support/mtlgen_runtime.h), which finds this header's functions by argument-dependent lookup.
+struct KernelInfo {
+  using Dims = rms_norm_single_row::Dims;
+  using Types = rms_norm_single_row::Types;
+  using Tuning = rms_norm_single_row::Tuning;
+  static constexpr const char* kName = rms_norm_single_row::kName;
+  static constexpr const auto& kVariants = rms_norm_single_row::kVariants;
+  static constexpr const auto& kTypeChoices = rms_norm_single_row::kTypeChoices;
+};
 // The tuning for a caller that names none: `preferred` (the default) when its variant accepts the
 // dims, else the compiled tuning for `types` that accepts them and shares the most values with
 // `preferred` (the first in the spec's variant order on a tie); `preferred` when none does. Some
@@ -188,34 +224,9 @@ inline Tuning tuning_serving(const Dims& dims, const Types& types, const Tuning&
     const int shared = (tuning.TG == preferred.TG) + (tuning.N_READS == preferred.N_READS) + 0;
     if (shared > best_shared && accepts(tuning)) best = tuning, best_shared = shared;
   };
-  // Every compiled tuning, as Tuning{TG, N_READS}.
-  if (types.T == mtlgen::DType::f32) consider(Tuning{256, 4});
-  if (types.T == mtlgen::DType::f32) consider(Tuning{256, 8});
-  if (types.T == mtlgen::DType::f32) consider(Tuning{256, 16});
-  if (types.T == mtlgen::DType::f32) consider(Tuning{512, 4});
-  if (types.T == mtlgen::DType::f32) consider(Tuning{512, 8});
-  if (types.T == mtlgen::DType::f32) consider(Tuning{512, 16});
-  if (types.T == mtlgen::DType::f32) consider(Tuning{1024, 4});
-  if (types.T == mtlgen::DType::f32) consider(Tuning{1024, 8});
-  if (types.T == mtlgen::DType::f32) consider(Tuning{1024, 16});
-  if (types.T == mtlgen::DType::f16) consider(Tuning{256, 4});
-  if (types.T == mtlgen::DType::f16) consider(Tuning{256, 8});
-  if (types.T == mtlgen::DType::f16) consider(Tuning{256, 16});
-  if (types.T == mtlgen::DType::f16) consider(Tuning{512, 4});
-  if (types.T == mtlgen::DType::f16) consider(Tuning{512, 8});
-  if (types.T == mtlgen::DType::f16) consider(Tuning{512, 16});
-  if (types.T == mtlgen::DType::f16) consider(Tuning{1024, 4});
-  if (types.T == mtlgen::DType::f16) consider(Tuning{1024, 8});
-  if (types.T == mtlgen::DType::f16) consider(Tuning{1024, 16});
-  if (types.T == mtlgen::DType::bf16) consider(Tuning{256, 4});
-  if (types.T == mtlgen::DType::bf16) consider(Tuning{256, 8});
-  if (types.T == mtlgen::DType::bf16) consider(Tuning{256, 16});
-  if (types.T == mtlgen::DType::bf16) consider(Tuning{512, 4});
-  if (types.T == mtlgen::DType::bf16) consider(Tuning{512, 8});
-  if (types.T == mtlgen::DType::bf16) consider(Tuning{512, 16});
-  if (types.T == mtlgen::DType::bf16) consider(Tuning{1024, 4});
-  if (types.T == mtlgen::DType::bf16) consider(Tuning{1024, 8});
-  if (types.T == mtlgen::DType::bf16) consider(Tuning{1024, 16});
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types)) consider(v.tuning);
+  }
   return best;
 }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.
@@ -225,8 +236,8 @@ struct Cost {
   int64_t flops = 0;
 };
 
-inline Cost cost([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
-    [[maybe_unused]] const Types& types = {}) {
+inline Cost cost(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+    const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t n = dims.n;
   return Cost{(rows * n + n) * mtlgen::dtype_size(types.T), rows * n * mtlgen::dtype_size(types.T), 4 * rows * n};

@@ -8,11 +8,9 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "../support/mtlgen_metal.h"
 #include "rope_types.h"
@@ -20,18 +18,18 @@
 namespace mtlgen::kernels::rope {
 
 // A type choice as tuning files and command lines spell it: "T=float".
-inline std::string types_key([[maybe_unused]] const Types& types) {
+inline std::string types_key(const Types& types) {
   return "T=" + std::string(mtlgen::dtype_name(types.T));
 }
 
 // The tunables by name, as tuning files spell them.
-inline std::map<std::string, int64_t> tuning_values([[maybe_unused]] const Tuning& tuning) {
+inline std::map<std::string, int64_t> tuning_values(const Tuning& tuning) {
   return {{"TG", tuning.TG}};
 }
 
 // Sets the tunable called `name`; false when rope has none of that name.
-inline bool set_tunable([[maybe_unused]] Tuning& tuning, [[maybe_unused]] const std::string& name,
-                        [[maybe_unused]] int64_t value) {
+inline bool set_tunable(Tuning& tuning, const std::string& name,
+                        int64_t value) {
   if (name == "TG") {
     tuning.TG = static_cast<uint32_t>(value);
     return true;
@@ -39,19 +37,14 @@ inline bool set_tunable([[maybe_unused]] Tuning& tuning, [[maybe_unused]] const 
   return false;
 }
 
-class RopeKernel {
+// Declared by the facade's base, mtlgen::KernelFacade: supports, tuning_for, prewarm, prewarm_async.
+class RopeKernel : public mtlgen::KernelFacade<KernelInfo> {
  public:
   // One id<MTLBuffer> and byte offset per buffer of the spec.
   struct Buffers {
     mtlgen::MetalBuffer x;  // T[tokens, heads, head_dim], read
     mtlgen::MetalBuffer positions;  // uint32[tokens], read
     mtlgen::MetalBuffer out;  // T[tokens, heads, head_dim], write
-  };
-
-  // One compiled variant: a type choice and a tuning.
-  struct Variant {
-    Types types;
-    Tuning tuning;
   };
 
   struct Options {
@@ -67,26 +60,6 @@ class RopeKernel {
   static std::unique_ptr<RopeKernel> create(void* mtl_library, std::string* error);
   static std::unique_ptr<RopeKernel> create(void* mtl_library, const Options& options, std::string* error);
 
-  ~RopeKernel();
-  RopeKernel(const RopeKernel&) = delete;
-  RopeKernel& operator=(const RopeKernel&) = delete;
-
-  // Whether the variant for `types` and `tuning` was compiled and its pipeline (created now if
-  // needed) admits the threadgroup it dispatches on this device.
-  bool supports(const Types& types, const Tuning& tuning) const;
-
-  // The tuning the encode call without one uses for `types`.
-  Tuning tuning_for(const Types& types) const;
-
-  // Creates, on this thread, the pipelines not yet created of every type choice's default tuning,
-  // or of `variants`. Returns false with `error` set at the first that cannot be created or run.
-  bool prewarm(std::string* error) const;
-  bool prewarm(const std::vector<Variant>& variants, std::string* error) const;
-
-  // Returns at once; Metal creates the default tunings' pipelines in the background, then `done`
-  // runs once, on a thread of Metal's choosing, with "" or the first error.
-  void prewarm_async(std::function<void(const std::string& error)> done) const;
-
   // Encodes one dispatch into `encoder` (an id<MTLComputeCommandEncoder>), creating the variant's
   // pipeline on first use. Returns false with `error` set, and encodes nothing, when the dims
   // violate the spec, the variant cannot run, or a buffer is null, misaligned or too small.
@@ -96,9 +69,10 @@ class RopeKernel {
               std::string* error) const;
 
  private:
-  struct Impl;
-  explicit RopeKernel(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  RopeKernel() = default;
 };
 
 }  // namespace mtlgen::kernels::rope
+
+// Instantiated, with the Objective-C++ it is written in, by MTGRope.mm.
+extern template class mtlgen::KernelFacade<mtlgen::kernels::rope::KernelInfo>;

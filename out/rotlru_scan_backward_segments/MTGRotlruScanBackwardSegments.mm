@@ -2,17 +2,13 @@
 // Do not edit by hand: change the spec and run `mtlgen generate`.
 //
 // rotlru_scan_backward_segments: da, db, dtheta, dh0 from checkpoints: per lane pair, segments last to first, each recomputed from its checkpoint and walked backward.
-// MTGRotlruScanBackwardSegments and its plain C++ facade RotlruScanBackwardSegmentsKernel. Sizes, checks and entry points come
-// from rotlru_scan_backward_segments_types.h; buffer and threadgroup indices from the spec's binding table; loading,
-// buffer checks and tuning files from ../support/mtlgen_runtime.h.
+// MTGRotlruScanBackwardSegments and its plain C++ facade RotlruScanBackwardSegmentsKernel: this kernel's buffers and bindings, on
+// MTGKernelGlue (../support/mtlgen_runtime.h) and rotlru_scan_backward_segments_types.h (sizes, the variant table).
 #import "MTGRotlruScanBackwardSegments.h"
 
-#include <array>
-#include <functional>
 #include <memory>
-#include <utility>
-#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #if !__has_feature(objc_arc)
@@ -22,276 +18,175 @@
 namespace {
 
 namespace kernel = mtlgen::kernels::rotlru_scan_backward_segments;
+using Buffers = kernel::RotlruScanBackwardSegmentsKernel::Buffers;
+using Glue = MTGKernelGlue<kernel::KernelInfo>;
 
-// One compiled entry point of rotlru_scan_backward_segments.metal and the choices it was instantiated for.
-struct Variant {
-  const char* entryPoint;
-  kernel::Types types;
-  kernel::Tuning tuning;
-};
-
-constexpr std::array<Variant, 6> kVariants = {{
-    {"rotlru_scan_backward_segments_f32_tg32", {mtlgen::DType::f32}, {32}},
-    {"rotlru_scan_backward_segments_f32_tg64", {mtlgen::DType::f32}, {64}},
-    {"rotlru_scan_backward_segments_f16_tg32", {mtlgen::DType::f16}, {32}},
-    {"rotlru_scan_backward_segments_f16_tg64", {mtlgen::DType::f16}, {64}},
-    {"rotlru_scan_backward_segments_bf16_tg32", {mtlgen::DType::bf16}, {32}},
-    {"rotlru_scan_backward_segments_bf16_tg64", {mtlgen::DType::bf16}, {64}},
-}};
-
-// Every type choice that was compiled, each with its own default tuning.
-constexpr std::array<kernel::Types, 3> kTypeChoices = {{
-    {mtlgen::DType::f32},
-    {mtlgen::DType::f16},
-    {mtlgen::DType::bf16},
-}};
-
-// Index in kVariants of the variant for `types` and `tuning`; kVariants.size() when the spec
-// compiled no such variant.
-size_t VariantIndex(const kernel::Types& types, const kernel::Tuning& tuning) {
-  return MTGVariantIndex(kVariants, kernel::entry_point(types, tuning));
-}
-
-// What the pipeline cache creates each variant from, and the threadgroup it must admit.
-std::vector<MTGPipelineVariant> PipelineVariants() {
-  std::vector<MTGPipelineVariant> variants;
-  for (const Variant& v : kVariants) {
-    variants.push_back({v.entryPoint, MTGSize(kernel::max_threads_per_threadgroup(v.tuning))});
-  }
-  return variants;
-}
-
-// Index in kTypeChoices of `types`; kTypeChoices.size() when no variant has them.
-size_t TypesIndex([[maybe_unused]] const kernel::Types& types) {
-  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
-    if (kTypeChoices[i].T == types.T) return i;
-  }
-  return kTypeChoices.size();
-}
-
-std::string Describe([[maybe_unused]] const kernel::Types& types, [[maybe_unused]] const kernel::Tuning& tuning) {
-  return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "TG = " + std::to_string(tuning.TG);
-}
-
-// The spec's default tuning with what a tuning file records; names the tunable it does not know.
-std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel::Tuning& tuning) {
-  for (const auto& entry : tunables) {
-    if (!kernel::set_tunable(tuning, entry.first, entry.second)) return entry.first;
-  }
-  return "";
+// One dispatch: the glue's checks, then each binding of the spec's table at its index.
+BOOL Encode(Glue& glue, id<MTLComputeCommandEncoder> encoder, const Buffers& buffers, const kernel::Dims& dims,
+            const kernel::Scalars& scalars, const kernel::Types& types, const kernel::Tuning& tuning, NSError** error) {
+  const MTGDispatch dispatch = glue.dispatch(dims, types, tuning, {
+      MTGArgument("a", buffers.a, mtlgen::dtype_size(types.T), kernel::a_elements(dims, tuning, types)),
+      MTGArgument("b", buffers.b, mtlgen::dtype_size(types.T), kernel::b_elements(dims, tuning, types)),
+      MTGArgument("theta", buffers.theta, mtlgen::dtype_size(types.T), kernel::theta_elements(dims, tuning, types)),
+      MTGArgument("checkpoints", buffers.checkpoints, 4, kernel::checkpoints_elements(dims, tuning, types)),
+      MTGArgument("dy", buffers.dy, mtlgen::dtype_size(types.T), kernel::dy_elements(dims, tuning, types)),
+      MTGArgument("dh_final", buffers.dh_final, 4, kernel::dh_final_elements(dims, tuning, types)),
+      MTGArgument("da", buffers.da, 4, kernel::da_elements(dims, tuning, types)),
+      MTGArgument("db", buffers.db, 4, kernel::db_elements(dims, tuning, types)),
+      MTGArgument("dtheta", buffers.dtheta, 4, kernel::dtheta_elements(dims, tuning, types)),
+      MTGArgument("dh0", buffers.dh0, 4, kernel::dh0_elements(dims, tuning, types)),
+  }, error);
+  if (dispatch.pipeline == nil) return NO;
+  if (MTGThreadCount(dispatch.threadgroups) == 0) return YES;  // no work, and Metal rejects empty grids
+  [encoder setComputePipelineState:dispatch.pipeline];
+  [encoder setBuffer:MTGBuffer(buffers.a) offset:buffers.a.offset atIndex:0];
+  [encoder setBuffer:MTGBuffer(buffers.b) offset:buffers.b.offset atIndex:1];
+  [encoder setBuffer:MTGBuffer(buffers.theta) offset:buffers.theta.offset atIndex:2];
+  [encoder setBuffer:MTGBuffer(buffers.checkpoints) offset:buffers.checkpoints.offset atIndex:3];
+  [encoder setBuffer:MTGBuffer(buffers.dy) offset:buffers.dy.offset atIndex:4];
+  [encoder setBuffer:MTGBuffer(buffers.dh_final) offset:buffers.dh_final.offset atIndex:5];
+  [encoder setBuffer:MTGBuffer(buffers.da) offset:buffers.da.offset atIndex:6];
+  [encoder setBuffer:MTGBuffer(buffers.db) offset:buffers.db.offset atIndex:7];
+  [encoder setBuffer:MTGBuffer(buffers.dtheta) offset:buffers.dtheta.offset atIndex:8];
+  [encoder setBuffer:MTGBuffer(buffers.dh0) offset:buffers.dh0.offset atIndex:9];
+  const kernel::Params params = kernel::make_params(dims, scalars);
+  [encoder setBytes:&params length:sizeof(params) atIndex:kernel::kParamsIndex];
+  [encoder dispatchThreadgroups:dispatch.threadgroups threadsPerThreadgroup:dispatch.threadsPerThreadgroup];
+  return YES;
 }
 
 }  // namespace
 
 @implementation MTGRotlruScanBackwardSegments {
-  MTGPipelineCache* _pipelines;  // per kVariants, created on first use
-  std::array<kernel::Tuning, kTypeChoices.size()> _tunings;  // per kTypeChoices
-  BOOL _captureWatched;  // MTLGEN_CAPTURE names this kernel: count its dispatches
+  Glue _glue;
 }
 
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
                              tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
                                    error:(NSError**)error {
   self = [super init];
-  if (self == nil) return nil;
-  // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
-  NSError* failure = nil;
-  @autoreleasepool {
-    _pipelines = [[MTGPipelineCache alloc] initWithLibrary:library
-                                            constantValues:nil
-                                                    kernel:kernel::kName
-                                                  variants:PipelineVariants()
-                                                     error:&failure];
-    if (_pipelines != nil) failure = [self chooseTuningsFromTable:tuningTable];
-  }
-  if (failure != nil) {
-    if (error != nullptr) *error = failure;
-    return nil;
-  }
-  _captureWatched = mtlgen::capture::watches(kernel::kName);
-  return self;
-}
-
-- (id<MTLDevice>)device {
-  return _pipelines.device;
+  return self != nil && _glue.load(library, nil, tuningTable, error) ? self : nil;
 }
 
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
-  return [self initWithLibrary:library
-                   tuningTable:nullptr
-                         error:error];
+  return [self initWithLibrary:library tuningTable:nullptr error:error];
 }
 
-// For each type choice, the tuning encode calls without one use, which must be compiled (whether its
-// pipeline admits its threadgroup is checked when the pipeline is created). Returns why not, or nil.
-- (nullable NSError*)chooseTuningsFromTable:(const mtlgen::TuningTable* _Nullable)table {
-  std::shared_ptr<const mtlgen::TuningTable> environment;
-  NSError* failure = nil;
-  if (table == nullptr && !MTGEnvironmentTuningTable(environment, &failure)) return failure;
-  if (table == nullptr) table = environment.get();
-  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
-    const std::string types = kernel::types_key(kTypeChoices[i]);
-    const id<MTLDevice> device = _pipelines.device;
-    kernel::Tuning tuning;
-    const auto* tuned = MTGTunablesFor(table, device, kernel::kName, types);
-    const std::string unknown = tuned != nullptr ? ApplyTunables(*tuned, tuning) : "";
-    const size_t v = VariantIndex(kTypeChoices[i], tuning);
-    if (!unknown.empty() || v == kVariants.size()) {
-      const std::string source = tuned != nullptr ? table->path() : std::string("the spec");
-      return MTGMakeError(MTGErrorTuning, std::string(kernel::kName) + ": " + source + " tunes {" + types +
-                                              "} on " + MTGString(device.name) + " to " +
-                                              (unknown.empty() ? Describe(kTypeChoices[i], tuning) + ", which was not compiled"
-                                                               : "unknown tunable " + unknown) +
-                                              "; run autotune_" + kernel::kName + " again");
-    }
-    _tunings[i] = tuning;
-  }
-  return nil;
+- (id<MTLDevice>)device {
+  return _glue.device();
 }
 
 + (NSUInteger)variantCount {
-  return kVariants.size();
+  return kernel::kVariants.size();
 }
 
 + (MTGRotlruScanBackwardSegmentsTypes)typesOfVariant:(NSUInteger)index {
-  return kVariants.at(index).types;
+  return kernel::kVariants.at(index).types;
 }
 
 + (MTGRotlruScanBackwardSegmentsTuning)tuningOfVariant:(NSUInteger)index {
-  return kVariants.at(index).tuning;
+  return kernel::kVariants.at(index).tuning;
 }
 
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGRotlruScanBackwardSegmentsTypes&)types
                                                   tuning:(const MTGRotlruScanBackwardSegmentsTuning&)tuning
                                                    error:(NSError**)error {
-  const size_t variantIndex = VariantIndex(types, tuning);
-  if (variantIndex == kVariants.size()) {
-    MTGFail(error, MTGErrorNoSuchVariant, std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
-    return nil;
-  }
-  return [_pipelines pipelineAtIndex:variantIndex error:error];
+  return _glue.pipeline(types, tuning, error);
 }
 
 - (BOOL)supportsTypes:(const MTGRotlruScanBackwardSegmentsTypes&)types tuning:(const MTGRotlruScanBackwardSegmentsTuning&)tuning {
-  return [self pipelineForTypes:types tuning:tuning error:nullptr] != nil;
+  return _glue.pipeline(types, tuning, nullptr) != nil;
 }
 
 - (BOOL)prewarmWithError:(NSError**)error {
-  return [_pipelines prewarmIndices:[self defaultVariantIndices] error:error];
+  return _glue.prewarm(error);
 }
 
 - (BOOL)prewarmVariants:(const std::vector<MTGRotlruScanBackwardSegmentsVariant>&)variants error:(NSError**)error {
-  std::vector<size_t> indices;
-  return [self indices:indices ofVariants:variants error:error] && [_pipelines prewarmIndices:indices error:error];
+  return _glue.prewarm(variants, error);
 }
 
 - (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler {
-  auto group = MTGPrewarmGroup::make(completionHandler);
-  [_pipelines prewarmIndices:[self defaultVariantIndices] group:group];
-  group->leave(nil);
+  _glue.prewarm(completionHandler);
 }
 
 - (void)prewarmVariants:(const std::vector<MTGRotlruScanBackwardSegmentsVariant>&)variants
       completionHandler:(void (^)(NSError* _Nullable error))completionHandler {
-  auto group = MTGPrewarmGroup::make(completionHandler);
-  std::vector<size_t> indices;
-  NSError* failure = nil;
-  if ([self indices:indices ofVariants:variants error:&failure]) [_pipelines prewarmIndices:indices group:group];
-  group->leave(failure);
-}
-
-// The variant of each type choice's default tuning, in kTypeChoices order.
-- (std::vector<size_t>)defaultVariantIndices {
-  std::vector<size_t> indices;
-  for (size_t i = 0; i < kTypeChoices.size(); ++i) indices.push_back(VariantIndex(kTypeChoices[i], _tunings[i]));
-  return indices;
-}
-
-// `variants` as indices in kVariants; NO with MTGErrorNoSuchVariant naming the first not compiled.
-- (BOOL)indices:(std::vector<size_t>&)indices ofVariants:(const std::vector<MTGRotlruScanBackwardSegmentsVariant>&)variants error:(NSError**)error {
-  for (const MTGRotlruScanBackwardSegmentsVariant& v : variants) {
-    indices.push_back(VariantIndex(v.types, v.tuning));
-    if (indices.back() == kVariants.size()) {
-      return MTGFail(error, MTGErrorNoSuchVariant,
-                     std::string(kernel::kName) + ": cannot prewarm " + Describe(v.types, v.tuning) + ", which was not compiled");
-    }
-  }
-  return YES;
+  _glue.prewarm(variants, completionHandler);
 }
 
 - (MTGRotlruScanBackwardSegmentsTuning)tuningForTypes:(const MTGRotlruScanBackwardSegmentsTypes&)types {
-  const size_t typesIndex = TypesIndex(types);
-  return typesIndex < kTypeChoices.size() ? _tunings[typesIndex] : kernel::Tuning{};
+  return _glue.tuning(types);
 }
 
 - (nullable id<MTLBuffer>)newABufferForDims:(const MTGRotlruScanBackwardSegmentsDims&)dims
                                       types:(const MTGRotlruScanBackwardSegmentsTypes&)types
                                       error:(NSError**)error {
-  const int64_t elements = kernel::a_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"rotlru_scan_backward_segments.a", error);
+  const int64_t elements = kernel::a_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"rotlru_scan_backward_segments.a", error);
 }
 
 - (nullable id<MTLBuffer>)newBBufferForDims:(const MTGRotlruScanBackwardSegmentsDims&)dims
                                       types:(const MTGRotlruScanBackwardSegmentsTypes&)types
                                       error:(NSError**)error {
-  const int64_t elements = kernel::b_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"rotlru_scan_backward_segments.b", error);
+  const int64_t elements = kernel::b_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"rotlru_scan_backward_segments.b", error);
 }
 
 - (nullable id<MTLBuffer>)newThetaBufferForDims:(const MTGRotlruScanBackwardSegmentsDims&)dims
                                           types:(const MTGRotlruScanBackwardSegmentsTypes&)types
                                           error:(NSError**)error {
-  const int64_t elements = kernel::theta_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"rotlru_scan_backward_segments.theta", error);
+  const int64_t elements = kernel::theta_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"rotlru_scan_backward_segments.theta", error);
 }
 
 - (nullable id<MTLBuffer>)newCheckpointsBufferForDims:(const MTGRotlruScanBackwardSegmentsDims&)dims
                                                 types:(const MTGRotlruScanBackwardSegmentsTypes&)types
                                                 error:(NSError**)error {
-  const int64_t elements = kernel::checkpoints_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"rotlru_scan_backward_segments.checkpoints", error);
+  const int64_t elements = kernel::checkpoints_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"rotlru_scan_backward_segments.checkpoints", error);
 }
 
 - (nullable id<MTLBuffer>)newDyBufferForDims:(const MTGRotlruScanBackwardSegmentsDims&)dims
                                        types:(const MTGRotlruScanBackwardSegmentsTypes&)types
                                        error:(NSError**)error {
-  const int64_t elements = kernel::dy_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"rotlru_scan_backward_segments.dy", error);
+  const int64_t elements = kernel::dy_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"rotlru_scan_backward_segments.dy", error);
 }
 
 - (nullable id<MTLBuffer>)newDhFinalBufferForDims:(const MTGRotlruScanBackwardSegmentsDims&)dims
                                             types:(const MTGRotlruScanBackwardSegmentsTypes&)types
                                             error:(NSError**)error {
-  const int64_t elements = kernel::dh_final_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"rotlru_scan_backward_segments.dh_final", error);
+  const int64_t elements = kernel::dh_final_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"rotlru_scan_backward_segments.dh_final", error);
 }
 
 - (nullable id<MTLBuffer>)newDaBufferForDims:(const MTGRotlruScanBackwardSegmentsDims&)dims
                                        types:(const MTGRotlruScanBackwardSegmentsTypes&)types
                                        error:(NSError**)error {
-  const int64_t elements = kernel::da_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"rotlru_scan_backward_segments.da", error);
+  const int64_t elements = kernel::da_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"rotlru_scan_backward_segments.da", error);
 }
 
 - (nullable id<MTLBuffer>)newDbBufferForDims:(const MTGRotlruScanBackwardSegmentsDims&)dims
                                        types:(const MTGRotlruScanBackwardSegmentsTypes&)types
                                        error:(NSError**)error {
-  const int64_t elements = kernel::db_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"rotlru_scan_backward_segments.db", error);
+  const int64_t elements = kernel::db_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"rotlru_scan_backward_segments.db", error);
 }
 
 - (nullable id<MTLBuffer>)newDthetaBufferForDims:(const MTGRotlruScanBackwardSegmentsDims&)dims
                                            types:(const MTGRotlruScanBackwardSegmentsTypes&)types
                                            error:(NSError**)error {
-  const int64_t elements = kernel::dtheta_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"rotlru_scan_backward_segments.dtheta", error);
+  const int64_t elements = kernel::dtheta_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"rotlru_scan_backward_segments.dtheta", error);
 }
 
 - (nullable id<MTLBuffer>)newDh0BufferForDims:(const MTGRotlruScanBackwardSegmentsDims&)dims
                                         types:(const MTGRotlruScanBackwardSegmentsTypes&)types
                                         error:(NSError**)error {
-  const int64_t elements = kernel::dh0_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"rotlru_scan_backward_segments.dh0", error);
+  const int64_t elements = kernel::dh0_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"rotlru_scan_backward_segments.dh0", error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -319,54 +214,19 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
                          types:(const MTGRotlruScanBackwardSegmentsTypes&)types
                         tuning:(const MTGRotlruScanBackwardSegmentsTuning&)tuning
                          error:(NSError**)error {
-  try {
-    kernel::check_dims(dims, tuning, types);
-  } catch (const std::invalid_argument& e) {
-    return MTGFail(error, MTGErrorInvalidDims, e.what());
-  }
-  const size_t variantIndex = VariantIndex(types, tuning);
-  if (variantIndex == kVariants.size()) {
-    return MTGFail(error, MTGErrorNoSuchVariant,
-                   std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
-  }
-  id<MTLComputePipelineState> pipeline = [_pipelines pipelineAtIndex:variantIndex error:error];
-  const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(dims, tuning));
-  if (pipeline == nil ||
-      !MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
-                               error) ||
-      !MTGCheckBuffers(kernel::kName, {
-                           {"a", a, aOffset, mtlgen::dtype_size(types.T), kernel::a_elements(dims, tuning, types)},
-                           {"b", b, bOffset, mtlgen::dtype_size(types.T), kernel::b_elements(dims, tuning, types)},
-                           {"theta", theta, thetaOffset, mtlgen::dtype_size(types.T), kernel::theta_elements(dims, tuning, types)},
-                           {"checkpoints", checkpoints, checkpointsOffset, 4, kernel::checkpoints_elements(dims, tuning, types)},
-                           {"dy", dy, dyOffset, mtlgen::dtype_size(types.T), kernel::dy_elements(dims, tuning, types)},
-                           {"dh_final", dhFinal, dhFinalOffset, 4, kernel::dh_final_elements(dims, tuning, types)},
-                           {"da", da, daOffset, 4, kernel::da_elements(dims, tuning, types)},
-                           {"db", db, dbOffset, 4, kernel::db_elements(dims, tuning, types)},
-                           {"dtheta", dtheta, dthetaOffset, 4, kernel::dtheta_elements(dims, tuning, types)},
-                           {"dh0", dh0, dh0Offset, 4, kernel::dh0_elements(dims, tuning, types)},
-                       }, error)) {
-    return NO;
-  }
-  const MTLSize threadgroupsPerGrid = MTGSize(kernel::threadgroups(dims, tuning, types));
-  if (MTGThreadCount(threadgroupsPerGrid) == 0) return YES;  // no work, and Metal rejects empty grids
-  if (_captureWatched) mtlgen::capture::note_dispatch(kernel::kName);
-
-  [encoder setComputePipelineState:pipeline];
-  [encoder setBuffer:a offset:aOffset atIndex:0];
-  [encoder setBuffer:b offset:bOffset atIndex:1];
-  [encoder setBuffer:theta offset:thetaOffset atIndex:2];
-  [encoder setBuffer:checkpoints offset:checkpointsOffset atIndex:3];
-  [encoder setBuffer:dy offset:dyOffset atIndex:4];
-  [encoder setBuffer:dhFinal offset:dhFinalOffset atIndex:5];
-  [encoder setBuffer:da offset:daOffset atIndex:6];
-  [encoder setBuffer:db offset:dbOffset atIndex:7];
-  [encoder setBuffer:dtheta offset:dthetaOffset atIndex:8];
-  [encoder setBuffer:dh0 offset:dh0Offset atIndex:9];
-  const kernel::Params params = kernel::make_params(dims, kernel::Scalars{});
-  [encoder setBytes:&params length:sizeof(params) atIndex:kernel::kParamsIndex];
-  [encoder dispatchThreadgroups:threadgroupsPerGrid threadsPerThreadgroup:threadsPerThreadgroup];
-  return YES;
+  const Buffers buffers = {
+      {(__bridge void*)a, aOffset},
+      {(__bridge void*)b, bOffset},
+      {(__bridge void*)theta, thetaOffset},
+      {(__bridge void*)checkpoints, checkpointsOffset},
+      {(__bridge void*)dy, dyOffset},
+      {(__bridge void*)dhFinal, dhFinalOffset},
+      {(__bridge void*)da, daOffset},
+      {(__bridge void*)db, dbOffset},
+      {(__bridge void*)dtheta, dthetaOffset},
+      {(__bridge void*)dh0, dh0Offset},
+  };
+  return Encode(_glue, encoder, buffers, dims, kernel::Scalars{}, types, tuning, error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -393,95 +253,36 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
                           dims:(const MTGRotlruScanBackwardSegmentsDims&)dims
                          types:(const MTGRotlruScanBackwardSegmentsTypes&)types
                          error:(NSError**)error {
-  if (TypesIndex(types) == kTypeChoices.size()) {
-    return MTGFail(error, MTGErrorNoSuchVariant,
-                   std::string(kernel::kName) + ": no variant was compiled for {" + kernel::types_key(types) + "}");
-  }
-  return [self encodeToCommandEncoder:encoder
-                                    a:a
-                              aOffset:aOffset
-                                    b:b
-                              bOffset:bOffset
-                                theta:theta
-                          thetaOffset:thetaOffset
-                          checkpoints:checkpoints
-                    checkpointsOffset:checkpointsOffset
-                                   dy:dy
-                             dyOffset:dyOffset
-                              dhFinal:dhFinal
-                        dhFinalOffset:dhFinalOffset
-                                   da:da
-                             daOffset:daOffset
-                                   db:db
-                             dbOffset:dbOffset
-                               dtheta:dtheta
-                         dthetaOffset:dthetaOffset
-                                  dh0:dh0
-                            dh0Offset:dh0Offset
-                                 dims:dims
-                                types:types
-                               tuning:kernel::tuning_serving(dims, types, [self tuningForTypes:types])
-                                error:error];
+  const Buffers buffers = {
+      {(__bridge void*)a, aOffset},
+      {(__bridge void*)b, bOffset},
+      {(__bridge void*)theta, thetaOffset},
+      {(__bridge void*)checkpoints, checkpointsOffset},
+      {(__bridge void*)dy, dyOffset},
+      {(__bridge void*)dhFinal, dhFinalOffset},
+      {(__bridge void*)da, daOffset},
+      {(__bridge void*)db, dbOffset},
+      {(__bridge void*)dtheta, dthetaOffset},
+      {(__bridge void*)dh0, dh0Offset},
+  };
+  kernel::Tuning tuning;
+  return _glue.tuningServing(dims, types, tuning, error) &&
+         Encode(_glue, encoder, buffers, dims, kernel::Scalars{}, types, tuning, error);
 }
 
 @end
 
+template class mtlgen::KernelFacade<kernel::KernelInfo>;
+
 namespace mtlgen::kernels::rotlru_scan_backward_segments {
-
-struct RotlruScanBackwardSegmentsKernel::Impl {
-  MTGRotlruScanBackwardSegments* glue;
-};
-
-RotlruScanBackwardSegmentsKernel::RotlruScanBackwardSegmentsKernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-
-RotlruScanBackwardSegmentsKernel::~RotlruScanBackwardSegmentsKernel() = default;
 
 std::unique_ptr<RotlruScanBackwardSegmentsKernel> RotlruScanBackwardSegmentsKernel::create(void* mtl_library, std::string* error) {
   return create(mtl_library, Options{}, error);
 }
 
 std::unique_ptr<RotlruScanBackwardSegmentsKernel> RotlruScanBackwardSegmentsKernel::create(void* mtl_library, const Options& options, std::string* error) {
-  if (mtl_library == nullptr) {
-    if (error != nullptr) *error = std::string(kName) + ": the Metal library is null";
-    return nullptr;
-  }
-  NSError* failure = nil;
-  MTGRotlruScanBackwardSegments* glue = [[MTGRotlruScanBackwardSegments alloc] initWithLibrary:(__bridge id<MTLLibrary>)mtl_library
-                                                                                   tuningTable:options.tuning_table
-                                                                                         error:&failure];
-  if (glue == nil) {
-    if (error != nullptr) *error = MTGDescription(failure);
-    return nullptr;
-  }
-  return std::unique_ptr<RotlruScanBackwardSegmentsKernel>(new RotlruScanBackwardSegmentsKernel(std::make_unique<Impl>(Impl{glue})));
-}
-
-bool RotlruScanBackwardSegmentsKernel::supports(const Types& types, const Tuning& tuning) const {
-  return [impl_->glue supportsTypes:types tuning:tuning];
-}
-
-Tuning RotlruScanBackwardSegmentsKernel::tuning_for(const Types& types) const {
-  return [impl_->glue tuningForTypes:types];
-}
-
-bool RotlruScanBackwardSegmentsKernel::prewarm(std::string* error) const {
-  NSError* failure = nil;
-  const BOOL prewarmed = [impl_->glue prewarmWithError:&failure];
-  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
-  return prewarmed;
-}
-
-bool RotlruScanBackwardSegmentsKernel::prewarm(const std::vector<Variant>& variants, std::string* error) const {
-  NSError* failure = nil;
-  const BOOL prewarmed = [impl_->glue prewarmVariants:variants error:&failure];
-  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
-  return prewarmed;
-}
-
-void RotlruScanBackwardSegmentsKernel::prewarm_async(std::function<void(const std::string& error)> done) const {
-  [impl_->glue prewarmWithCompletionHandler:^(NSError* _Nullable failure) {
-    done(failure != nil ? MTGDescription(failure) : std::string());
-  }];
+  std::unique_ptr<RotlruScanBackwardSegmentsKernel> facade(new RotlruScanBackwardSegmentsKernel());
+  return facade->load(mtl_library, nullptr, options.tuning_table, error) ? std::move(facade) : nullptr;
 }
 
 bool RotlruScanBackwardSegmentsKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types, std::string* error) const {
@@ -489,38 +290,10 @@ bool RotlruScanBackwardSegmentsKernel::encode(void* encoder, const Buffers& buff
 }
 
 bool RotlruScanBackwardSegmentsKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types, const Tuning& tuning, std::string* error) const {
-  if (encoder == nullptr) {
-    if (error != nullptr) *error = std::string(kName) + ": the compute command encoder is null";
-    return false;
-  }
-  NSError* failure = nil;
-  const BOOL encoded = [impl_->glue encodeToCommandEncoder:(__bridge id<MTLComputeCommandEncoder>)encoder
-                                                         a:(__bridge id<MTLBuffer>)buffers.a.buffer
-                                                   aOffset:buffers.a.offset
-                                                         b:(__bridge id<MTLBuffer>)buffers.b.buffer
-                                                   bOffset:buffers.b.offset
-                                                     theta:(__bridge id<MTLBuffer>)buffers.theta.buffer
-                                               thetaOffset:buffers.theta.offset
-                                               checkpoints:(__bridge id<MTLBuffer>)buffers.checkpoints.buffer
-                                         checkpointsOffset:buffers.checkpoints.offset
-                                                        dy:(__bridge id<MTLBuffer>)buffers.dy.buffer
-                                                  dyOffset:buffers.dy.offset
-                                                   dhFinal:(__bridge id<MTLBuffer>)buffers.dh_final.buffer
-                                             dhFinalOffset:buffers.dh_final.offset
-                                                        da:(__bridge id<MTLBuffer>)buffers.da.buffer
-                                                  daOffset:buffers.da.offset
-                                                        db:(__bridge id<MTLBuffer>)buffers.db.buffer
-                                                  dbOffset:buffers.db.offset
-                                                    dtheta:(__bridge id<MTLBuffer>)buffers.dtheta.buffer
-                                              dthetaOffset:buffers.dtheta.offset
-                                                       dh0:(__bridge id<MTLBuffer>)buffers.dh0.buffer
-                                                 dh0Offset:buffers.dh0.offset
-                                                      dims:dims
-                                                     types:types
-                                                    tuning:tuning
-                                                     error:&failure];
-  if (!encoded && error != nullptr) *error = MTGDescription(failure);
-  return encoded;
+  return MTGFacadeCall(error, [&](NSError** failure) {
+    return MTGCheckEncoder(encoder, kName, failure) &&
+           Encode(impl_->glue, (__bridge id<MTLComputeCommandEncoder>)encoder, buffers, dims, kernel::Scalars{}, types, tuning, failure);
+  });
 }
 
 }  // namespace mtlgen::kernels::rotlru_scan_backward_segments

@@ -2,17 +2,13 @@
 // Do not edit by hand: change the spec and run `mtlgen generate`.
 //
 // sdpa_vector: out[h] = softmax(scale * K[g] q[h]) V[g], g = h / (n_heads / n_kv_heads), keys 0..kv_len-1, f32 online softmax.
-// MTGSdpaVector and its plain C++ facade SdpaVectorKernel. Sizes, checks and entry points come
-// from sdpa_vector_types.h; buffer and threadgroup indices from the spec's binding table; loading,
-// buffer checks and tuning files from ../support/mtlgen_runtime.h.
+// MTGSdpaVector and its plain C++ facade SdpaVectorKernel: this kernel's buffers and bindings, on
+// MTGKernelGlue (../support/mtlgen_runtime.h) and sdpa_vector_types.h (sizes, the variant table).
 #import "MTGSdpaVector.h"
 
-#include <array>
-#include <functional>
 #include <memory>
-#include <utility>
-#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #if !__has_feature(objc_arc)
@@ -22,380 +18,127 @@
 namespace {
 
 namespace kernel = mtlgen::kernels::sdpa_vector;
+using Buffers = kernel::SdpaVectorKernel::Buffers;
+using Glue = MTGKernelGlue<kernel::KernelInfo>;
 
-// One compiled entry point of sdpa_vector.metal and the choices it was instantiated for.
-struct Variant {
-  const char* entryPoint;
-  kernel::Types types;
-  kernel::Tuning tuning;
-};
-
-constexpr std::array<Variant, 144> kVariants = {{
-    {"sdpa_vector_f32_bf16_tg32_d32", {mtlgen::DType::f32, mtlgen::DType::bf16}, {32, 32}},
-    {"sdpa_vector_f32_bf16_tg32_d64", {mtlgen::DType::f32, mtlgen::DType::bf16}, {32, 64}},
-    {"sdpa_vector_f32_bf16_tg32_d96", {mtlgen::DType::f32, mtlgen::DType::bf16}, {32, 96}},
-    {"sdpa_vector_f32_bf16_tg32_d128", {mtlgen::DType::f32, mtlgen::DType::bf16}, {32, 128}},
-    {"sdpa_vector_f32_bf16_tg64_d32", {mtlgen::DType::f32, mtlgen::DType::bf16}, {64, 32}},
-    {"sdpa_vector_f32_bf16_tg64_d64", {mtlgen::DType::f32, mtlgen::DType::bf16}, {64, 64}},
-    {"sdpa_vector_f32_bf16_tg64_d96", {mtlgen::DType::f32, mtlgen::DType::bf16}, {64, 96}},
-    {"sdpa_vector_f32_bf16_tg64_d128", {mtlgen::DType::f32, mtlgen::DType::bf16}, {64, 128}},
-    {"sdpa_vector_f32_bf16_tg128_d32", {mtlgen::DType::f32, mtlgen::DType::bf16}, {128, 32}},
-    {"sdpa_vector_f32_bf16_tg128_d64", {mtlgen::DType::f32, mtlgen::DType::bf16}, {128, 64}},
-    {"sdpa_vector_f32_bf16_tg128_d96", {mtlgen::DType::f32, mtlgen::DType::bf16}, {128, 96}},
-    {"sdpa_vector_f32_bf16_tg128_d128", {mtlgen::DType::f32, mtlgen::DType::bf16}, {128, 128}},
-    {"sdpa_vector_f32_bf16_tg256_d32", {mtlgen::DType::f32, mtlgen::DType::bf16}, {256, 32}},
-    {"sdpa_vector_f32_bf16_tg256_d64", {mtlgen::DType::f32, mtlgen::DType::bf16}, {256, 64}},
-    {"sdpa_vector_f32_bf16_tg256_d96", {mtlgen::DType::f32, mtlgen::DType::bf16}, {256, 96}},
-    {"sdpa_vector_f32_bf16_tg256_d128", {mtlgen::DType::f32, mtlgen::DType::bf16}, {256, 128}},
-    {"sdpa_vector_f32_bf16_tg512_d32", {mtlgen::DType::f32, mtlgen::DType::bf16}, {512, 32}},
-    {"sdpa_vector_f32_bf16_tg512_d64", {mtlgen::DType::f32, mtlgen::DType::bf16}, {512, 64}},
-    {"sdpa_vector_f32_bf16_tg512_d96", {mtlgen::DType::f32, mtlgen::DType::bf16}, {512, 96}},
-    {"sdpa_vector_f32_bf16_tg512_d128", {mtlgen::DType::f32, mtlgen::DType::bf16}, {512, 128}},
-    {"sdpa_vector_f32_bf16_tg1024_d32", {mtlgen::DType::f32, mtlgen::DType::bf16}, {1024, 32}},
-    {"sdpa_vector_f32_bf16_tg1024_d64", {mtlgen::DType::f32, mtlgen::DType::bf16}, {1024, 64}},
-    {"sdpa_vector_f32_bf16_tg1024_d96", {mtlgen::DType::f32, mtlgen::DType::bf16}, {1024, 96}},
-    {"sdpa_vector_f32_bf16_tg1024_d128", {mtlgen::DType::f32, mtlgen::DType::bf16}, {1024, 128}},
-    {"sdpa_vector_f32_f16_tg32_d32", {mtlgen::DType::f32, mtlgen::DType::f16}, {32, 32}},
-    {"sdpa_vector_f32_f16_tg32_d64", {mtlgen::DType::f32, mtlgen::DType::f16}, {32, 64}},
-    {"sdpa_vector_f32_f16_tg32_d96", {mtlgen::DType::f32, mtlgen::DType::f16}, {32, 96}},
-    {"sdpa_vector_f32_f16_tg32_d128", {mtlgen::DType::f32, mtlgen::DType::f16}, {32, 128}},
-    {"sdpa_vector_f32_f16_tg64_d32", {mtlgen::DType::f32, mtlgen::DType::f16}, {64, 32}},
-    {"sdpa_vector_f32_f16_tg64_d64", {mtlgen::DType::f32, mtlgen::DType::f16}, {64, 64}},
-    {"sdpa_vector_f32_f16_tg64_d96", {mtlgen::DType::f32, mtlgen::DType::f16}, {64, 96}},
-    {"sdpa_vector_f32_f16_tg64_d128", {mtlgen::DType::f32, mtlgen::DType::f16}, {64, 128}},
-    {"sdpa_vector_f32_f16_tg128_d32", {mtlgen::DType::f32, mtlgen::DType::f16}, {128, 32}},
-    {"sdpa_vector_f32_f16_tg128_d64", {mtlgen::DType::f32, mtlgen::DType::f16}, {128, 64}},
-    {"sdpa_vector_f32_f16_tg128_d96", {mtlgen::DType::f32, mtlgen::DType::f16}, {128, 96}},
-    {"sdpa_vector_f32_f16_tg128_d128", {mtlgen::DType::f32, mtlgen::DType::f16}, {128, 128}},
-    {"sdpa_vector_f32_f16_tg256_d32", {mtlgen::DType::f32, mtlgen::DType::f16}, {256, 32}},
-    {"sdpa_vector_f32_f16_tg256_d64", {mtlgen::DType::f32, mtlgen::DType::f16}, {256, 64}},
-    {"sdpa_vector_f32_f16_tg256_d96", {mtlgen::DType::f32, mtlgen::DType::f16}, {256, 96}},
-    {"sdpa_vector_f32_f16_tg256_d128", {mtlgen::DType::f32, mtlgen::DType::f16}, {256, 128}},
-    {"sdpa_vector_f32_f16_tg512_d32", {mtlgen::DType::f32, mtlgen::DType::f16}, {512, 32}},
-    {"sdpa_vector_f32_f16_tg512_d64", {mtlgen::DType::f32, mtlgen::DType::f16}, {512, 64}},
-    {"sdpa_vector_f32_f16_tg512_d96", {mtlgen::DType::f32, mtlgen::DType::f16}, {512, 96}},
-    {"sdpa_vector_f32_f16_tg512_d128", {mtlgen::DType::f32, mtlgen::DType::f16}, {512, 128}},
-    {"sdpa_vector_f32_f16_tg1024_d32", {mtlgen::DType::f32, mtlgen::DType::f16}, {1024, 32}},
-    {"sdpa_vector_f32_f16_tg1024_d64", {mtlgen::DType::f32, mtlgen::DType::f16}, {1024, 64}},
-    {"sdpa_vector_f32_f16_tg1024_d96", {mtlgen::DType::f32, mtlgen::DType::f16}, {1024, 96}},
-    {"sdpa_vector_f32_f16_tg1024_d128", {mtlgen::DType::f32, mtlgen::DType::f16}, {1024, 128}},
-    {"sdpa_vector_f16_bf16_tg32_d32", {mtlgen::DType::f16, mtlgen::DType::bf16}, {32, 32}},
-    {"sdpa_vector_f16_bf16_tg32_d64", {mtlgen::DType::f16, mtlgen::DType::bf16}, {32, 64}},
-    {"sdpa_vector_f16_bf16_tg32_d96", {mtlgen::DType::f16, mtlgen::DType::bf16}, {32, 96}},
-    {"sdpa_vector_f16_bf16_tg32_d128", {mtlgen::DType::f16, mtlgen::DType::bf16}, {32, 128}},
-    {"sdpa_vector_f16_bf16_tg64_d32", {mtlgen::DType::f16, mtlgen::DType::bf16}, {64, 32}},
-    {"sdpa_vector_f16_bf16_tg64_d64", {mtlgen::DType::f16, mtlgen::DType::bf16}, {64, 64}},
-    {"sdpa_vector_f16_bf16_tg64_d96", {mtlgen::DType::f16, mtlgen::DType::bf16}, {64, 96}},
-    {"sdpa_vector_f16_bf16_tg64_d128", {mtlgen::DType::f16, mtlgen::DType::bf16}, {64, 128}},
-    {"sdpa_vector_f16_bf16_tg128_d32", {mtlgen::DType::f16, mtlgen::DType::bf16}, {128, 32}},
-    {"sdpa_vector_f16_bf16_tg128_d64", {mtlgen::DType::f16, mtlgen::DType::bf16}, {128, 64}},
-    {"sdpa_vector_f16_bf16_tg128_d96", {mtlgen::DType::f16, mtlgen::DType::bf16}, {128, 96}},
-    {"sdpa_vector_f16_bf16_tg128_d128", {mtlgen::DType::f16, mtlgen::DType::bf16}, {128, 128}},
-    {"sdpa_vector_f16_bf16_tg256_d32", {mtlgen::DType::f16, mtlgen::DType::bf16}, {256, 32}},
-    {"sdpa_vector_f16_bf16_tg256_d64", {mtlgen::DType::f16, mtlgen::DType::bf16}, {256, 64}},
-    {"sdpa_vector_f16_bf16_tg256_d96", {mtlgen::DType::f16, mtlgen::DType::bf16}, {256, 96}},
-    {"sdpa_vector_f16_bf16_tg256_d128", {mtlgen::DType::f16, mtlgen::DType::bf16}, {256, 128}},
-    {"sdpa_vector_f16_bf16_tg512_d32", {mtlgen::DType::f16, mtlgen::DType::bf16}, {512, 32}},
-    {"sdpa_vector_f16_bf16_tg512_d64", {mtlgen::DType::f16, mtlgen::DType::bf16}, {512, 64}},
-    {"sdpa_vector_f16_bf16_tg512_d96", {mtlgen::DType::f16, mtlgen::DType::bf16}, {512, 96}},
-    {"sdpa_vector_f16_bf16_tg512_d128", {mtlgen::DType::f16, mtlgen::DType::bf16}, {512, 128}},
-    {"sdpa_vector_f16_bf16_tg1024_d32", {mtlgen::DType::f16, mtlgen::DType::bf16}, {1024, 32}},
-    {"sdpa_vector_f16_bf16_tg1024_d64", {mtlgen::DType::f16, mtlgen::DType::bf16}, {1024, 64}},
-    {"sdpa_vector_f16_bf16_tg1024_d96", {mtlgen::DType::f16, mtlgen::DType::bf16}, {1024, 96}},
-    {"sdpa_vector_f16_bf16_tg1024_d128", {mtlgen::DType::f16, mtlgen::DType::bf16}, {1024, 128}},
-    {"sdpa_vector_f16_f16_tg32_d32", {mtlgen::DType::f16, mtlgen::DType::f16}, {32, 32}},
-    {"sdpa_vector_f16_f16_tg32_d64", {mtlgen::DType::f16, mtlgen::DType::f16}, {32, 64}},
-    {"sdpa_vector_f16_f16_tg32_d96", {mtlgen::DType::f16, mtlgen::DType::f16}, {32, 96}},
-    {"sdpa_vector_f16_f16_tg32_d128", {mtlgen::DType::f16, mtlgen::DType::f16}, {32, 128}},
-    {"sdpa_vector_f16_f16_tg64_d32", {mtlgen::DType::f16, mtlgen::DType::f16}, {64, 32}},
-    {"sdpa_vector_f16_f16_tg64_d64", {mtlgen::DType::f16, mtlgen::DType::f16}, {64, 64}},
-    {"sdpa_vector_f16_f16_tg64_d96", {mtlgen::DType::f16, mtlgen::DType::f16}, {64, 96}},
-    {"sdpa_vector_f16_f16_tg64_d128", {mtlgen::DType::f16, mtlgen::DType::f16}, {64, 128}},
-    {"sdpa_vector_f16_f16_tg128_d32", {mtlgen::DType::f16, mtlgen::DType::f16}, {128, 32}},
-    {"sdpa_vector_f16_f16_tg128_d64", {mtlgen::DType::f16, mtlgen::DType::f16}, {128, 64}},
-    {"sdpa_vector_f16_f16_tg128_d96", {mtlgen::DType::f16, mtlgen::DType::f16}, {128, 96}},
-    {"sdpa_vector_f16_f16_tg128_d128", {mtlgen::DType::f16, mtlgen::DType::f16}, {128, 128}},
-    {"sdpa_vector_f16_f16_tg256_d32", {mtlgen::DType::f16, mtlgen::DType::f16}, {256, 32}},
-    {"sdpa_vector_f16_f16_tg256_d64", {mtlgen::DType::f16, mtlgen::DType::f16}, {256, 64}},
-    {"sdpa_vector_f16_f16_tg256_d96", {mtlgen::DType::f16, mtlgen::DType::f16}, {256, 96}},
-    {"sdpa_vector_f16_f16_tg256_d128", {mtlgen::DType::f16, mtlgen::DType::f16}, {256, 128}},
-    {"sdpa_vector_f16_f16_tg512_d32", {mtlgen::DType::f16, mtlgen::DType::f16}, {512, 32}},
-    {"sdpa_vector_f16_f16_tg512_d64", {mtlgen::DType::f16, mtlgen::DType::f16}, {512, 64}},
-    {"sdpa_vector_f16_f16_tg512_d96", {mtlgen::DType::f16, mtlgen::DType::f16}, {512, 96}},
-    {"sdpa_vector_f16_f16_tg512_d128", {mtlgen::DType::f16, mtlgen::DType::f16}, {512, 128}},
-    {"sdpa_vector_f16_f16_tg1024_d32", {mtlgen::DType::f16, mtlgen::DType::f16}, {1024, 32}},
-    {"sdpa_vector_f16_f16_tg1024_d64", {mtlgen::DType::f16, mtlgen::DType::f16}, {1024, 64}},
-    {"sdpa_vector_f16_f16_tg1024_d96", {mtlgen::DType::f16, mtlgen::DType::f16}, {1024, 96}},
-    {"sdpa_vector_f16_f16_tg1024_d128", {mtlgen::DType::f16, mtlgen::DType::f16}, {1024, 128}},
-    {"sdpa_vector_bf16_bf16_tg32_d32", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {32, 32}},
-    {"sdpa_vector_bf16_bf16_tg32_d64", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {32, 64}},
-    {"sdpa_vector_bf16_bf16_tg32_d96", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {32, 96}},
-    {"sdpa_vector_bf16_bf16_tg32_d128", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {32, 128}},
-    {"sdpa_vector_bf16_bf16_tg64_d32", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {64, 32}},
-    {"sdpa_vector_bf16_bf16_tg64_d64", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {64, 64}},
-    {"sdpa_vector_bf16_bf16_tg64_d96", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {64, 96}},
-    {"sdpa_vector_bf16_bf16_tg64_d128", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {64, 128}},
-    {"sdpa_vector_bf16_bf16_tg128_d32", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {128, 32}},
-    {"sdpa_vector_bf16_bf16_tg128_d64", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {128, 64}},
-    {"sdpa_vector_bf16_bf16_tg128_d96", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {128, 96}},
-    {"sdpa_vector_bf16_bf16_tg128_d128", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {128, 128}},
-    {"sdpa_vector_bf16_bf16_tg256_d32", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {256, 32}},
-    {"sdpa_vector_bf16_bf16_tg256_d64", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {256, 64}},
-    {"sdpa_vector_bf16_bf16_tg256_d96", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {256, 96}},
-    {"sdpa_vector_bf16_bf16_tg256_d128", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {256, 128}},
-    {"sdpa_vector_bf16_bf16_tg512_d32", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {512, 32}},
-    {"sdpa_vector_bf16_bf16_tg512_d64", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {512, 64}},
-    {"sdpa_vector_bf16_bf16_tg512_d96", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {512, 96}},
-    {"sdpa_vector_bf16_bf16_tg512_d128", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {512, 128}},
-    {"sdpa_vector_bf16_bf16_tg1024_d32", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {1024, 32}},
-    {"sdpa_vector_bf16_bf16_tg1024_d64", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {1024, 64}},
-    {"sdpa_vector_bf16_bf16_tg1024_d96", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {1024, 96}},
-    {"sdpa_vector_bf16_bf16_tg1024_d128", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {1024, 128}},
-    {"sdpa_vector_bf16_f16_tg32_d32", {mtlgen::DType::bf16, mtlgen::DType::f16}, {32, 32}},
-    {"sdpa_vector_bf16_f16_tg32_d64", {mtlgen::DType::bf16, mtlgen::DType::f16}, {32, 64}},
-    {"sdpa_vector_bf16_f16_tg32_d96", {mtlgen::DType::bf16, mtlgen::DType::f16}, {32, 96}},
-    {"sdpa_vector_bf16_f16_tg32_d128", {mtlgen::DType::bf16, mtlgen::DType::f16}, {32, 128}},
-    {"sdpa_vector_bf16_f16_tg64_d32", {mtlgen::DType::bf16, mtlgen::DType::f16}, {64, 32}},
-    {"sdpa_vector_bf16_f16_tg64_d64", {mtlgen::DType::bf16, mtlgen::DType::f16}, {64, 64}},
-    {"sdpa_vector_bf16_f16_tg64_d96", {mtlgen::DType::bf16, mtlgen::DType::f16}, {64, 96}},
-    {"sdpa_vector_bf16_f16_tg64_d128", {mtlgen::DType::bf16, mtlgen::DType::f16}, {64, 128}},
-    {"sdpa_vector_bf16_f16_tg128_d32", {mtlgen::DType::bf16, mtlgen::DType::f16}, {128, 32}},
-    {"sdpa_vector_bf16_f16_tg128_d64", {mtlgen::DType::bf16, mtlgen::DType::f16}, {128, 64}},
-    {"sdpa_vector_bf16_f16_tg128_d96", {mtlgen::DType::bf16, mtlgen::DType::f16}, {128, 96}},
-    {"sdpa_vector_bf16_f16_tg128_d128", {mtlgen::DType::bf16, mtlgen::DType::f16}, {128, 128}},
-    {"sdpa_vector_bf16_f16_tg256_d32", {mtlgen::DType::bf16, mtlgen::DType::f16}, {256, 32}},
-    {"sdpa_vector_bf16_f16_tg256_d64", {mtlgen::DType::bf16, mtlgen::DType::f16}, {256, 64}},
-    {"sdpa_vector_bf16_f16_tg256_d96", {mtlgen::DType::bf16, mtlgen::DType::f16}, {256, 96}},
-    {"sdpa_vector_bf16_f16_tg256_d128", {mtlgen::DType::bf16, mtlgen::DType::f16}, {256, 128}},
-    {"sdpa_vector_bf16_f16_tg512_d32", {mtlgen::DType::bf16, mtlgen::DType::f16}, {512, 32}},
-    {"sdpa_vector_bf16_f16_tg512_d64", {mtlgen::DType::bf16, mtlgen::DType::f16}, {512, 64}},
-    {"sdpa_vector_bf16_f16_tg512_d96", {mtlgen::DType::bf16, mtlgen::DType::f16}, {512, 96}},
-    {"sdpa_vector_bf16_f16_tg512_d128", {mtlgen::DType::bf16, mtlgen::DType::f16}, {512, 128}},
-    {"sdpa_vector_bf16_f16_tg1024_d32", {mtlgen::DType::bf16, mtlgen::DType::f16}, {1024, 32}},
-    {"sdpa_vector_bf16_f16_tg1024_d64", {mtlgen::DType::bf16, mtlgen::DType::f16}, {1024, 64}},
-    {"sdpa_vector_bf16_f16_tg1024_d96", {mtlgen::DType::bf16, mtlgen::DType::f16}, {1024, 96}},
-    {"sdpa_vector_bf16_f16_tg1024_d128", {mtlgen::DType::bf16, mtlgen::DType::f16}, {1024, 128}},
-}};
-
-// Every type choice that was compiled, each with its own default tuning.
-constexpr std::array<kernel::Types, 6> kTypeChoices = {{
-    {mtlgen::DType::f32, mtlgen::DType::bf16},
-    {mtlgen::DType::f32, mtlgen::DType::f16},
-    {mtlgen::DType::f16, mtlgen::DType::bf16},
-    {mtlgen::DType::f16, mtlgen::DType::f16},
-    {mtlgen::DType::bf16, mtlgen::DType::bf16},
-    {mtlgen::DType::bf16, mtlgen::DType::f16},
-}};
-
-// Index in kVariants of the variant for `types` and `tuning`; kVariants.size() when the spec
-// compiled no such variant.
-size_t VariantIndex(const kernel::Types& types, const kernel::Tuning& tuning) {
-  return MTGVariantIndex(kVariants, kernel::entry_point(types, tuning));
-}
-
-// What the pipeline cache creates each variant from, and the threadgroup it must admit.
-std::vector<MTGPipelineVariant> PipelineVariants() {
-  std::vector<MTGPipelineVariant> variants;
-  for (const Variant& v : kVariants) {
-    variants.push_back({v.entryPoint, MTGSize(kernel::max_threads_per_threadgroup(v.tuning))});
-  }
-  return variants;
-}
-
-// Index in kTypeChoices of `types`; kTypeChoices.size() when no variant has them.
-size_t TypesIndex([[maybe_unused]] const kernel::Types& types) {
-  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
-    if (kTypeChoices[i].T == types.T && kTypeChoices[i].KV == types.KV) return i;
-  }
-  return kTypeChoices.size();
-}
-
-std::string Describe([[maybe_unused]] const kernel::Types& types, [[maybe_unused]] const kernel::Tuning& tuning) {
-  return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "KV = " + std::string(mtlgen::dtype_name(types.KV)) + ", " + "TG = " + std::to_string(tuning.TG) + ", " + "D = " + std::to_string(tuning.D);
-}
-
-// The spec's default tuning with what a tuning file records; names the tunable it does not know.
-std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel::Tuning& tuning) {
-  for (const auto& entry : tunables) {
-    if (!kernel::set_tunable(tuning, entry.first, entry.second)) return entry.first;
-  }
-  return "";
-}
-
-// Bytes of the threadgroup array at [[threadgroup(index)]], rounded up as Metal requires.
-NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, const kernel::Types& types) {
-  return MTGThreadgroupMemoryLength(kernel::threadgroup_memory_bytes(index, tuning, types));
+// One dispatch: the glue's checks, then each binding of the spec's table at its index.
+BOOL Encode(Glue& glue, id<MTLComputeCommandEncoder> encoder, const Buffers& buffers, const kernel::Dims& dims,
+            const kernel::Scalars& scalars, const kernel::Types& types, const kernel::Tuning& tuning, NSError** error) {
+  const MTGDispatch dispatch = glue.dispatch(dims, types, tuning, {
+      MTGArgument("q", buffers.q, mtlgen::dtype_size(types.T), kernel::q_elements(dims, tuning, types)),
+      MTGArgument("k_cache", buffers.k_cache, mtlgen::dtype_size(types.KV), kernel::k_cache_elements(dims, tuning, types)),
+      MTGArgument("v_cache", buffers.v_cache, mtlgen::dtype_size(types.KV), kernel::v_cache_elements(dims, tuning, types)),
+      MTGArgument("out", buffers.out, mtlgen::dtype_size(types.T), kernel::out_elements(dims, tuning, types)),
+  }, error);
+  if (dispatch.pipeline == nil) return NO;
+  if (MTGThreadCount(dispatch.threadgroups) == 0) return YES;  // no work, and Metal rejects empty grids
+  [encoder setComputePipelineState:dispatch.pipeline];
+  [encoder setBuffer:MTGBuffer(buffers.q) offset:buffers.q.offset atIndex:0];
+  [encoder setBuffer:MTGBuffer(buffers.k_cache) offset:buffers.k_cache.offset atIndex:1];
+  [encoder setBuffer:MTGBuffer(buffers.v_cache) offset:buffers.v_cache.offset atIndex:2];
+  [encoder setBuffer:MTGBuffer(buffers.out) offset:buffers.out.offset atIndex:3];
+  const kernel::Params params = kernel::make_params(dims, scalars);
+  [encoder setBytes:&params length:sizeof(params) atIndex:kernel::kParamsIndex];
+  [encoder setThreadgroupMemoryLength:MTGThreadgroupMemoryLength(kernel::threadgroup_memory_bytes(0, tuning, types))
+                              atIndex:0];  // sg_max
+  [encoder setThreadgroupMemoryLength:MTGThreadgroupMemoryLength(kernel::threadgroup_memory_bytes(1, tuning, types))
+                              atIndex:1];  // sg_sum
+  [encoder setThreadgroupMemoryLength:MTGThreadgroupMemoryLength(kernel::threadgroup_memory_bytes(2, tuning, types))
+                              atIndex:2];  // sg_out
+  [encoder dispatchThreadgroups:dispatch.threadgroups threadsPerThreadgroup:dispatch.threadsPerThreadgroup];
+  return YES;
 }
 
 }  // namespace
 
 @implementation MTGSdpaVector {
-  MTGPipelineCache* _pipelines;  // per kVariants, created on first use
-  std::array<kernel::Tuning, kTypeChoices.size()> _tunings;  // per kTypeChoices
-  BOOL _captureWatched;  // MTLGEN_CAPTURE names this kernel: count its dispatches
+  Glue _glue;
 }
 
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
                              tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
                                    error:(NSError**)error {
   self = [super init];
-  if (self == nil) return nil;
-  // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
-  NSError* failure = nil;
-  @autoreleasepool {
-    _pipelines = [[MTGPipelineCache alloc] initWithLibrary:library
-                                            constantValues:nil
-                                                    kernel:kernel::kName
-                                                  variants:PipelineVariants()
-                                                     error:&failure];
-    if (_pipelines != nil) failure = [self chooseTuningsFromTable:tuningTable];
-  }
-  if (failure != nil) {
-    if (error != nullptr) *error = failure;
-    return nil;
-  }
-  _captureWatched = mtlgen::capture::watches(kernel::kName);
-  return self;
-}
-
-- (id<MTLDevice>)device {
-  return _pipelines.device;
+  return self != nil && _glue.load(library, nil, tuningTable, error) ? self : nil;
 }
 
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
-  return [self initWithLibrary:library
-                   tuningTable:nullptr
-                         error:error];
+  return [self initWithLibrary:library tuningTable:nullptr error:error];
 }
 
-// For each type choice, the tuning encode calls without one use, which must be compiled (whether its
-// pipeline admits its threadgroup is checked when the pipeline is created). Returns why not, or nil.
-- (nullable NSError*)chooseTuningsFromTable:(const mtlgen::TuningTable* _Nullable)table {
-  std::shared_ptr<const mtlgen::TuningTable> environment;
-  NSError* failure = nil;
-  if (table == nullptr && !MTGEnvironmentTuningTable(environment, &failure)) return failure;
-  if (table == nullptr) table = environment.get();
-  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
-    const std::string types = kernel::types_key(kTypeChoices[i]);
-    const id<MTLDevice> device = _pipelines.device;
-    kernel::Tuning tuning;
-    const auto* tuned = MTGTunablesFor(table, device, kernel::kName, types);
-    const std::string unknown = tuned != nullptr ? ApplyTunables(*tuned, tuning) : "";
-    const size_t v = VariantIndex(kTypeChoices[i], tuning);
-    if (!unknown.empty() || v == kVariants.size()) {
-      const std::string source = tuned != nullptr ? table->path() : std::string("the spec");
-      return MTGMakeError(MTGErrorTuning, std::string(kernel::kName) + ": " + source + " tunes {" + types +
-                                              "} on " + MTGString(device.name) + " to " +
-                                              (unknown.empty() ? Describe(kTypeChoices[i], tuning) + ", which was not compiled"
-                                                               : "unknown tunable " + unknown) +
-                                              "; run autotune_" + kernel::kName + " again");
-    }
-    _tunings[i] = tuning;
-  }
-  return nil;
+- (id<MTLDevice>)device {
+  return _glue.device();
 }
 
 + (NSUInteger)variantCount {
-  return kVariants.size();
+  return kernel::kVariants.size();
 }
 
 + (MTGSdpaVectorTypes)typesOfVariant:(NSUInteger)index {
-  return kVariants.at(index).types;
+  return kernel::kVariants.at(index).types;
 }
 
 + (MTGSdpaVectorTuning)tuningOfVariant:(NSUInteger)index {
-  return kVariants.at(index).tuning;
+  return kernel::kVariants.at(index).tuning;
 }
 
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGSdpaVectorTypes&)types
                                                   tuning:(const MTGSdpaVectorTuning&)tuning
                                                    error:(NSError**)error {
-  const size_t variantIndex = VariantIndex(types, tuning);
-  if (variantIndex == kVariants.size()) {
-    MTGFail(error, MTGErrorNoSuchVariant, std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
-    return nil;
-  }
-  return [_pipelines pipelineAtIndex:variantIndex error:error];
+  return _glue.pipeline(types, tuning, error);
 }
 
 - (BOOL)supportsTypes:(const MTGSdpaVectorTypes&)types tuning:(const MTGSdpaVectorTuning&)tuning {
-  return [self pipelineForTypes:types tuning:tuning error:nullptr] != nil;
+  return _glue.pipeline(types, tuning, nullptr) != nil;
 }
 
 - (BOOL)prewarmWithError:(NSError**)error {
-  return [_pipelines prewarmIndices:[self defaultVariantIndices] error:error];
+  return _glue.prewarm(error);
 }
 
 - (BOOL)prewarmVariants:(const std::vector<MTGSdpaVectorVariant>&)variants error:(NSError**)error {
-  std::vector<size_t> indices;
-  return [self indices:indices ofVariants:variants error:error] && [_pipelines prewarmIndices:indices error:error];
+  return _glue.prewarm(variants, error);
 }
 
 - (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler {
-  auto group = MTGPrewarmGroup::make(completionHandler);
-  [_pipelines prewarmIndices:[self defaultVariantIndices] group:group];
-  group->leave(nil);
+  _glue.prewarm(completionHandler);
 }
 
 - (void)prewarmVariants:(const std::vector<MTGSdpaVectorVariant>&)variants
       completionHandler:(void (^)(NSError* _Nullable error))completionHandler {
-  auto group = MTGPrewarmGroup::make(completionHandler);
-  std::vector<size_t> indices;
-  NSError* failure = nil;
-  if ([self indices:indices ofVariants:variants error:&failure]) [_pipelines prewarmIndices:indices group:group];
-  group->leave(failure);
-}
-
-// The variant of each type choice's default tuning, in kTypeChoices order.
-- (std::vector<size_t>)defaultVariantIndices {
-  std::vector<size_t> indices;
-  for (size_t i = 0; i < kTypeChoices.size(); ++i) indices.push_back(VariantIndex(kTypeChoices[i], _tunings[i]));
-  return indices;
-}
-
-// `variants` as indices in kVariants; NO with MTGErrorNoSuchVariant naming the first not compiled.
-- (BOOL)indices:(std::vector<size_t>&)indices ofVariants:(const std::vector<MTGSdpaVectorVariant>&)variants error:(NSError**)error {
-  for (const MTGSdpaVectorVariant& v : variants) {
-    indices.push_back(VariantIndex(v.types, v.tuning));
-    if (indices.back() == kVariants.size()) {
-      return MTGFail(error, MTGErrorNoSuchVariant,
-                     std::string(kernel::kName) + ": cannot prewarm " + Describe(v.types, v.tuning) + ", which was not compiled");
-    }
-  }
-  return YES;
+  _glue.prewarm(variants, completionHandler);
 }
 
 - (MTGSdpaVectorTuning)tuningForTypes:(const MTGSdpaVectorTypes&)types {
-  const size_t typesIndex = TypesIndex(types);
-  return typesIndex < kTypeChoices.size() ? _tunings[typesIndex] : kernel::Tuning{};
+  return _glue.tuning(types);
 }
 
 - (nullable id<MTLBuffer>)newQBufferForDims:(const MTGSdpaVectorDims&)dims
                                       types:(const MTGSdpaVectorTypes&)types
                                       error:(NSError**)error {
-  const int64_t elements = kernel::q_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"sdpa_vector.q", error);
+  const int64_t elements = kernel::q_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"sdpa_vector.q", error);
 }
 
 - (nullable id<MTLBuffer>)newKCacheBufferForDims:(const MTGSdpaVectorDims&)dims
                                            types:(const MTGSdpaVectorTypes&)types
                                            error:(NSError**)error {
-  const int64_t elements = kernel::k_cache_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.KV), YES, @"sdpa_vector.k_cache", error);
+  const int64_t elements = kernel::k_cache_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.KV), YES, @"sdpa_vector.k_cache", error);
 }
 
 - (nullable id<MTLBuffer>)newVCacheBufferForDims:(const MTGSdpaVectorDims&)dims
                                            types:(const MTGSdpaVectorTypes&)types
                                            error:(NSError**)error {
-  const int64_t elements = kernel::v_cache_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.KV), YES, @"sdpa_vector.v_cache", error);
+  const int64_t elements = kernel::v_cache_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.KV), YES, @"sdpa_vector.v_cache", error);
 }
 
 - (nullable id<MTLBuffer>)newOutBufferForDims:(const MTGSdpaVectorDims&)dims
                                         types:(const MTGSdpaVectorTypes&)types
                                         error:(NSError**)error {
-  const int64_t elements = kernel::out_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"sdpa_vector.out", error);
+  const int64_t elements = kernel::out_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"sdpa_vector.out", error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -412,45 +155,13 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                          types:(const MTGSdpaVectorTypes&)types
                         tuning:(const MTGSdpaVectorTuning&)tuning
                          error:(NSError**)error {
-  try {
-    kernel::check_dims(dims, tuning, types);
-  } catch (const std::invalid_argument& e) {
-    return MTGFail(error, MTGErrorInvalidDims, e.what());
-  }
-  const size_t variantIndex = VariantIndex(types, tuning);
-  if (variantIndex == kVariants.size()) {
-    return MTGFail(error, MTGErrorNoSuchVariant,
-                   std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
-  }
-  id<MTLComputePipelineState> pipeline = [_pipelines pipelineAtIndex:variantIndex error:error];
-  const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(dims, tuning));
-  if (pipeline == nil ||
-      !MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
-                               error) ||
-      !MTGCheckBuffers(kernel::kName, {
-                           {"q", q, qOffset, mtlgen::dtype_size(types.T), kernel::q_elements(dims, tuning, types)},
-                           {"k_cache", kCache, kCacheOffset, mtlgen::dtype_size(types.KV), kernel::k_cache_elements(dims, tuning, types)},
-                           {"v_cache", vCache, vCacheOffset, mtlgen::dtype_size(types.KV), kernel::v_cache_elements(dims, tuning, types)},
-                           {"out", out, outOffset, mtlgen::dtype_size(types.T), kernel::out_elements(dims, tuning, types)},
-                       }, error)) {
-    return NO;
-  }
-  const MTLSize threadgroupsPerGrid = MTGSize(kernel::threadgroups(dims, tuning, types));
-  if (MTGThreadCount(threadgroupsPerGrid) == 0) return YES;  // no work, and Metal rejects empty grids
-  if (_captureWatched) mtlgen::capture::note_dispatch(kernel::kName);
-
-  [encoder setComputePipelineState:pipeline];
-  [encoder setBuffer:q offset:qOffset atIndex:0];
-  [encoder setBuffer:kCache offset:kCacheOffset atIndex:1];
-  [encoder setBuffer:vCache offset:vCacheOffset atIndex:2];
-  [encoder setBuffer:out offset:outOffset atIndex:3];
-  const kernel::Params params = kernel::make_params(dims, scalars);
-  [encoder setBytes:&params length:sizeof(params) atIndex:kernel::kParamsIndex];
-  [encoder setThreadgroupMemoryLength:ThreadgroupMemoryLength(0, tuning, types) atIndex:0];  // sg_max
-  [encoder setThreadgroupMemoryLength:ThreadgroupMemoryLength(1, tuning, types) atIndex:1];  // sg_sum
-  [encoder setThreadgroupMemoryLength:ThreadgroupMemoryLength(2, tuning, types) atIndex:2];  // sg_out
-  [encoder dispatchThreadgroups:threadgroupsPerGrid threadsPerThreadgroup:threadsPerThreadgroup];
-  return YES;
+  const Buffers buffers = {
+      {(__bridge void*)q, qOffset},
+      {(__bridge void*)kCache, kCacheOffset},
+      {(__bridge void*)vCache, vCacheOffset},
+      {(__bridge void*)out, outOffset},
+  };
+  return Encode(_glue, encoder, buffers, dims, scalars, types, tuning, error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -466,84 +177,30 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                        scalars:(const MTGSdpaVectorScalars&)scalars
                          types:(const MTGSdpaVectorTypes&)types
                          error:(NSError**)error {
-  if (TypesIndex(types) == kTypeChoices.size()) {
-    return MTGFail(error, MTGErrorNoSuchVariant,
-                   std::string(kernel::kName) + ": no variant was compiled for {" + kernel::types_key(types) + "}");
-  }
-  return [self encodeToCommandEncoder:encoder
-                                    q:q
-                              qOffset:qOffset
-                               kCache:kCache
-                         kCacheOffset:kCacheOffset
-                               vCache:vCache
-                         vCacheOffset:vCacheOffset
-                                  out:out
-                            outOffset:outOffset
-                                 dims:dims
-                              scalars:scalars
-                                types:types
-                               tuning:kernel::tuning_serving(dims, types, [self tuningForTypes:types])
-                                error:error];
+  const Buffers buffers = {
+      {(__bridge void*)q, qOffset},
+      {(__bridge void*)kCache, kCacheOffset},
+      {(__bridge void*)vCache, vCacheOffset},
+      {(__bridge void*)out, outOffset},
+  };
+  kernel::Tuning tuning;
+  return _glue.tuningServing(dims, types, tuning, error) &&
+         Encode(_glue, encoder, buffers, dims, scalars, types, tuning, error);
 }
 
 @end
 
+template class mtlgen::KernelFacade<kernel::KernelInfo>;
+
 namespace mtlgen::kernels::sdpa_vector {
-
-struct SdpaVectorKernel::Impl {
-  MTGSdpaVector* glue;
-};
-
-SdpaVectorKernel::SdpaVectorKernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-
-SdpaVectorKernel::~SdpaVectorKernel() = default;
 
 std::unique_ptr<SdpaVectorKernel> SdpaVectorKernel::create(void* mtl_library, std::string* error) {
   return create(mtl_library, Options{}, error);
 }
 
 std::unique_ptr<SdpaVectorKernel> SdpaVectorKernel::create(void* mtl_library, const Options& options, std::string* error) {
-  if (mtl_library == nullptr) {
-    if (error != nullptr) *error = std::string(kName) + ": the Metal library is null";
-    return nullptr;
-  }
-  NSError* failure = nil;
-  MTGSdpaVector* glue = [[MTGSdpaVector alloc] initWithLibrary:(__bridge id<MTLLibrary>)mtl_library
-                                                   tuningTable:options.tuning_table
-                                                         error:&failure];
-  if (glue == nil) {
-    if (error != nullptr) *error = MTGDescription(failure);
-    return nullptr;
-  }
-  return std::unique_ptr<SdpaVectorKernel>(new SdpaVectorKernel(std::make_unique<Impl>(Impl{glue})));
-}
-
-bool SdpaVectorKernel::supports(const Types& types, const Tuning& tuning) const {
-  return [impl_->glue supportsTypes:types tuning:tuning];
-}
-
-Tuning SdpaVectorKernel::tuning_for(const Types& types) const {
-  return [impl_->glue tuningForTypes:types];
-}
-
-bool SdpaVectorKernel::prewarm(std::string* error) const {
-  NSError* failure = nil;
-  const BOOL prewarmed = [impl_->glue prewarmWithError:&failure];
-  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
-  return prewarmed;
-}
-
-bool SdpaVectorKernel::prewarm(const std::vector<Variant>& variants, std::string* error) const {
-  NSError* failure = nil;
-  const BOOL prewarmed = [impl_->glue prewarmVariants:variants error:&failure];
-  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
-  return prewarmed;
-}
-
-void SdpaVectorKernel::prewarm_async(std::function<void(const std::string& error)> done) const {
-  [impl_->glue prewarmWithCompletionHandler:^(NSError* _Nullable failure) {
-    done(failure != nil ? MTGDescription(failure) : std::string());
-  }];
+  std::unique_ptr<SdpaVectorKernel> facade(new SdpaVectorKernel());
+  return facade->load(mtl_library, nullptr, options.tuning_table, error) ? std::move(facade) : nullptr;
 }
 
 bool SdpaVectorKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,
@@ -553,27 +210,10 @@ bool SdpaVectorKernel::encode(void* encoder, const Buffers& buffers, const Dims&
 
 bool SdpaVectorKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,
     const Types& types, const Tuning& tuning, std::string* error) const {
-  if (encoder == nullptr) {
-    if (error != nullptr) *error = std::string(kName) + ": the compute command encoder is null";
-    return false;
-  }
-  NSError* failure = nil;
-  const BOOL encoded = [impl_->glue encodeToCommandEncoder:(__bridge id<MTLComputeCommandEncoder>)encoder
-                                                         q:(__bridge id<MTLBuffer>)buffers.q.buffer
-                                                   qOffset:buffers.q.offset
-                                                    kCache:(__bridge id<MTLBuffer>)buffers.k_cache.buffer
-                                              kCacheOffset:buffers.k_cache.offset
-                                                    vCache:(__bridge id<MTLBuffer>)buffers.v_cache.buffer
-                                              vCacheOffset:buffers.v_cache.offset
-                                                       out:(__bridge id<MTLBuffer>)buffers.out.buffer
-                                                 outOffset:buffers.out.offset
-                                                      dims:dims
-                                                   scalars:scalars
-                                                     types:types
-                                                    tuning:tuning
-                                                     error:&failure];
-  if (!encoded && error != nullptr) *error = MTGDescription(failure);
-  return encoded;
+  return MTGFacadeCall(error, [&](NSError** failure) {
+    return MTGCheckEncoder(encoder, kName, failure) &&
+           Encode(impl_->glue, (__bridge id<MTLComputeCommandEncoder>)encoder, buffers, dims, scalars, types, tuning, failure);
+  });
 }
 
 }  // namespace mtlgen::kernels::sdpa_vector

@@ -32,15 +32,13 @@ struct Scalars {
   float scale = 0.0f;  // multiplies q.k; 0 (the default) means 1 / sqrt(head_dim)
 };
 
-// Function constants ([[function_constant(i)]] in sdpa_vector.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
-  uint32_t TG = 1024;  // one of {32, 64, 128, 256, 512, 1024}
-  uint32_t D = 128;  // one of {32, 64, 96, 128}
+  uint32_t TG = 1024;  // threads per threadgroup; each simdgroup takes every (TG/32)-th key; one of {32, 64, 128, 256, 512, 1024}
+  uint32_t D = 128;  // the head dim this entry point is compiled for (head_dim == D); one of {32, 64, 96, 128}
 };
 
 // Element type chosen for each type parameter.
@@ -61,7 +59,7 @@ struct Params {
 static_assert(sizeof(Params) == 24, "Params must match the MSL struct byte for byte");
 inline constexpr int kParamsIndex = 4;
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, const Scalars& scalars) {
   return Params{dims.n_heads, dims.n_kv_heads, dims.head_dim, dims.kv_len, dims.capacity, scalars.scale};
 }
 
@@ -70,7 +68,7 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t n_heads = dims.n_heads;
   const int64_t n_kv_heads = dims.n_kv_heads;
   const int64_t head_dim = dims.head_dim;
@@ -89,7 +87,7 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
   const int64_t head_dim = dims.head_dim;
@@ -98,27 +96,27 @@ inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const
 }
 
 // Elements each buffer's shape needs.
-inline int64_t q_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t q_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_heads = dims.n_heads;
   const int64_t head_dim = dims.head_dim;
   return n_heads * head_dim;
 }
-inline int64_t k_cache_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t k_cache_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_kv_heads = dims.n_kv_heads;
   const int64_t head_dim = dims.head_dim;
   const int64_t capacity = dims.capacity;
   return n_kv_heads * capacity * head_dim;
 }
-inline int64_t v_cache_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t v_cache_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_kv_heads = dims.n_kv_heads;
   const int64_t head_dim = dims.head_dim;
   const int64_t capacity = dims.capacity;
   return n_kv_heads * capacity * head_dim;
 }
-inline int64_t out_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t out_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_heads = dims.n_heads;
   const int64_t head_dim = dims.head_dim;
@@ -126,13 +124,13 @@ inline int64_t out_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] 
 }
 
 // Threadgroups per grid and threads per threadgroup.
-inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline std::array<uint64_t, 3> threadgroups(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_heads = dims.n_heads;
   return {static_cast<uint64_t>(n_heads), 1, 1};
 }
 
-inline std::array<uint64_t, 3> threads_per_threadgroup([[maybe_unused]] const Tuning& tuning = {}) {
+inline std::array<uint64_t, 3> threads_per_threadgroup(const Tuning& tuning = {}) {
   const int64_t TG = tuning.TG;
   return {static_cast<uint64_t>(TG), 1, 1};
 }
@@ -148,7 +146,7 @@ inline std::array<uint64_t, 3> max_threads_per_threadgroup(const Tuning& tuning 
 }
 
 // Bytes of each threadgroup array (before rounding up to 16 for setThreadgroupMemoryLength).
-inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tuning& tuning = {},
+inline uint64_t threadgroup_memory_bytes(int array, const Tuning& tuning = {},
                                          [[maybe_unused]] const Types& types = {}) {
   const int64_t TG = tuning.TG;
   const int64_t D = tuning.D;
@@ -165,155 +163,196 @@ inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tunin
 }
 inline constexpr int kThreadgroupArrays = 3;
 
+// The compiled variants, in sdpa_vector.metal's order (its instantiations are written from the same
+// list): each entry point with the type choice and tuning it was instantiated for.
+struct CompiledVariant {
+  const char* entry_point;
+  Types types;
+  Tuning tuning;
+};
+inline constexpr std::array<CompiledVariant, 144> kVariants = {{
+    {"sdpa_vector_f32_bf16_tg32_d32", {mtlgen::DType::f32, mtlgen::DType::bf16}, {32, 32}},
+    {"sdpa_vector_f32_bf16_tg32_d64", {mtlgen::DType::f32, mtlgen::DType::bf16}, {32, 64}},
+    {"sdpa_vector_f32_bf16_tg32_d96", {mtlgen::DType::f32, mtlgen::DType::bf16}, {32, 96}},
+    {"sdpa_vector_f32_bf16_tg32_d128", {mtlgen::DType::f32, mtlgen::DType::bf16}, {32, 128}},
+    {"sdpa_vector_f32_bf16_tg64_d32", {mtlgen::DType::f32, mtlgen::DType::bf16}, {64, 32}},
+    {"sdpa_vector_f32_bf16_tg64_d64", {mtlgen::DType::f32, mtlgen::DType::bf16}, {64, 64}},
+    {"sdpa_vector_f32_bf16_tg64_d96", {mtlgen::DType::f32, mtlgen::DType::bf16}, {64, 96}},
+    {"sdpa_vector_f32_bf16_tg64_d128", {mtlgen::DType::f32, mtlgen::DType::bf16}, {64, 128}},
+    {"sdpa_vector_f32_bf16_tg128_d32", {mtlgen::DType::f32, mtlgen::DType::bf16}, {128, 32}},
+    {"sdpa_vector_f32_bf16_tg128_d64", {mtlgen::DType::f32, mtlgen::DType::bf16}, {128, 64}},
+    {"sdpa_vector_f32_bf16_tg128_d96", {mtlgen::DType::f32, mtlgen::DType::bf16}, {128, 96}},
+    {"sdpa_vector_f32_bf16_tg128_d128", {mtlgen::DType::f32, mtlgen::DType::bf16}, {128, 128}},
+    {"sdpa_vector_f32_bf16_tg256_d32", {mtlgen::DType::f32, mtlgen::DType::bf16}, {256, 32}},
+    {"sdpa_vector_f32_bf16_tg256_d64", {mtlgen::DType::f32, mtlgen::DType::bf16}, {256, 64}},
+    {"sdpa_vector_f32_bf16_tg256_d96", {mtlgen::DType::f32, mtlgen::DType::bf16}, {256, 96}},
+    {"sdpa_vector_f32_bf16_tg256_d128", {mtlgen::DType::f32, mtlgen::DType::bf16}, {256, 128}},
+    {"sdpa_vector_f32_bf16_tg512_d32", {mtlgen::DType::f32, mtlgen::DType::bf16}, {512, 32}},
+    {"sdpa_vector_f32_bf16_tg512_d64", {mtlgen::DType::f32, mtlgen::DType::bf16}, {512, 64}},
+    {"sdpa_vector_f32_bf16_tg512_d96", {mtlgen::DType::f32, mtlgen::DType::bf16}, {512, 96}},
+    {"sdpa_vector_f32_bf16_tg512_d128", {mtlgen::DType::f32, mtlgen::DType::bf16}, {512, 128}},
+    {"sdpa_vector_f32_bf16_tg1024_d32", {mtlgen::DType::f32, mtlgen::DType::bf16}, {1024, 32}},
+    {"sdpa_vector_f32_bf16_tg1024_d64", {mtlgen::DType::f32, mtlgen::DType::bf16}, {1024, 64}},
+    {"sdpa_vector_f32_bf16_tg1024_d96", {mtlgen::DType::f32, mtlgen::DType::bf16}, {1024, 96}},
+    {"sdpa_vector_f32_bf16_tg1024_d128", {mtlgen::DType::f32, mtlgen::DType::bf16}, {1024, 128}},
+    {"sdpa_vector_f32_f16_tg32_d32", {mtlgen::DType::f32, mtlgen::DType::f16}, {32, 32}},
+    {"sdpa_vector_f32_f16_tg32_d64", {mtlgen::DType::f32, mtlgen::DType::f16}, {32, 64}},
+    {"sdpa_vector_f32_f16_tg32_d96", {mtlgen::DType::f32, mtlgen::DType::f16}, {32, 96}},
+    {"sdpa_vector_f32_f16_tg32_d128", {mtlgen::DType::f32, mtlgen::DType::f16}, {32, 128}},
+    {"sdpa_vector_f32_f16_tg64_d32", {mtlgen::DType::f32, mtlgen::DType::f16}, {64, 32}},
+    {"sdpa_vector_f32_f16_tg64_d64", {mtlgen::DType::f32, mtlgen::DType::f16}, {64, 64}},
+    {"sdpa_vector_f32_f16_tg64_d96", {mtlgen::DType::f32, mtlgen::DType::f16}, {64, 96}},
+    {"sdpa_vector_f32_f16_tg64_d128", {mtlgen::DType::f32, mtlgen::DType::f16}, {64, 128}},
+    {"sdpa_vector_f32_f16_tg128_d32", {mtlgen::DType::f32, mtlgen::DType::f16}, {128, 32}},
+    {"sdpa_vector_f32_f16_tg128_d64", {mtlgen::DType::f32, mtlgen::DType::f16}, {128, 64}},
+    {"sdpa_vector_f32_f16_tg128_d96", {mtlgen::DType::f32, mtlgen::DType::f16}, {128, 96}},
+    {"sdpa_vector_f32_f16_tg128_d128", {mtlgen::DType::f32, mtlgen::DType::f16}, {128, 128}},
+    {"sdpa_vector_f32_f16_tg256_d32", {mtlgen::DType::f32, mtlgen::DType::f16}, {256, 32}},
+    {"sdpa_vector_f32_f16_tg256_d64", {mtlgen::DType::f32, mtlgen::DType::f16}, {256, 64}},
+    {"sdpa_vector_f32_f16_tg256_d96", {mtlgen::DType::f32, mtlgen::DType::f16}, {256, 96}},
+    {"sdpa_vector_f32_f16_tg256_d128", {mtlgen::DType::f32, mtlgen::DType::f16}, {256, 128}},
+    {"sdpa_vector_f32_f16_tg512_d32", {mtlgen::DType::f32, mtlgen::DType::f16}, {512, 32}},
+    {"sdpa_vector_f32_f16_tg512_d64", {mtlgen::DType::f32, mtlgen::DType::f16}, {512, 64}},
+    {"sdpa_vector_f32_f16_tg512_d96", {mtlgen::DType::f32, mtlgen::DType::f16}, {512, 96}},
+    {"sdpa_vector_f32_f16_tg512_d128", {mtlgen::DType::f32, mtlgen::DType::f16}, {512, 128}},
+    {"sdpa_vector_f32_f16_tg1024_d32", {mtlgen::DType::f32, mtlgen::DType::f16}, {1024, 32}},
+    {"sdpa_vector_f32_f16_tg1024_d64", {mtlgen::DType::f32, mtlgen::DType::f16}, {1024, 64}},
+    {"sdpa_vector_f32_f16_tg1024_d96", {mtlgen::DType::f32, mtlgen::DType::f16}, {1024, 96}},
+    {"sdpa_vector_f32_f16_tg1024_d128", {mtlgen::DType::f32, mtlgen::DType::f16}, {1024, 128}},
+    {"sdpa_vector_f16_bf16_tg32_d32", {mtlgen::DType::f16, mtlgen::DType::bf16}, {32, 32}},
+    {"sdpa_vector_f16_bf16_tg32_d64", {mtlgen::DType::f16, mtlgen::DType::bf16}, {32, 64}},
+    {"sdpa_vector_f16_bf16_tg32_d96", {mtlgen::DType::f16, mtlgen::DType::bf16}, {32, 96}},
+    {"sdpa_vector_f16_bf16_tg32_d128", {mtlgen::DType::f16, mtlgen::DType::bf16}, {32, 128}},
+    {"sdpa_vector_f16_bf16_tg64_d32", {mtlgen::DType::f16, mtlgen::DType::bf16}, {64, 32}},
+    {"sdpa_vector_f16_bf16_tg64_d64", {mtlgen::DType::f16, mtlgen::DType::bf16}, {64, 64}},
+    {"sdpa_vector_f16_bf16_tg64_d96", {mtlgen::DType::f16, mtlgen::DType::bf16}, {64, 96}},
+    {"sdpa_vector_f16_bf16_tg64_d128", {mtlgen::DType::f16, mtlgen::DType::bf16}, {64, 128}},
+    {"sdpa_vector_f16_bf16_tg128_d32", {mtlgen::DType::f16, mtlgen::DType::bf16}, {128, 32}},
+    {"sdpa_vector_f16_bf16_tg128_d64", {mtlgen::DType::f16, mtlgen::DType::bf16}, {128, 64}},
+    {"sdpa_vector_f16_bf16_tg128_d96", {mtlgen::DType::f16, mtlgen::DType::bf16}, {128, 96}},
+    {"sdpa_vector_f16_bf16_tg128_d128", {mtlgen::DType::f16, mtlgen::DType::bf16}, {128, 128}},
+    {"sdpa_vector_f16_bf16_tg256_d32", {mtlgen::DType::f16, mtlgen::DType::bf16}, {256, 32}},
+    {"sdpa_vector_f16_bf16_tg256_d64", {mtlgen::DType::f16, mtlgen::DType::bf16}, {256, 64}},
+    {"sdpa_vector_f16_bf16_tg256_d96", {mtlgen::DType::f16, mtlgen::DType::bf16}, {256, 96}},
+    {"sdpa_vector_f16_bf16_tg256_d128", {mtlgen::DType::f16, mtlgen::DType::bf16}, {256, 128}},
+    {"sdpa_vector_f16_bf16_tg512_d32", {mtlgen::DType::f16, mtlgen::DType::bf16}, {512, 32}},
+    {"sdpa_vector_f16_bf16_tg512_d64", {mtlgen::DType::f16, mtlgen::DType::bf16}, {512, 64}},
+    {"sdpa_vector_f16_bf16_tg512_d96", {mtlgen::DType::f16, mtlgen::DType::bf16}, {512, 96}},
+    {"sdpa_vector_f16_bf16_tg512_d128", {mtlgen::DType::f16, mtlgen::DType::bf16}, {512, 128}},
+    {"sdpa_vector_f16_bf16_tg1024_d32", {mtlgen::DType::f16, mtlgen::DType::bf16}, {1024, 32}},
+    {"sdpa_vector_f16_bf16_tg1024_d64", {mtlgen::DType::f16, mtlgen::DType::bf16}, {1024, 64}},
+    {"sdpa_vector_f16_bf16_tg1024_d96", {mtlgen::DType::f16, mtlgen::DType::bf16}, {1024, 96}},
+    {"sdpa_vector_f16_bf16_tg1024_d128", {mtlgen::DType::f16, mtlgen::DType::bf16}, {1024, 128}},
+    {"sdpa_vector_f16_f16_tg32_d32", {mtlgen::DType::f16, mtlgen::DType::f16}, {32, 32}},
+    {"sdpa_vector_f16_f16_tg32_d64", {mtlgen::DType::f16, mtlgen::DType::f16}, {32, 64}},
+    {"sdpa_vector_f16_f16_tg32_d96", {mtlgen::DType::f16, mtlgen::DType::f16}, {32, 96}},
+    {"sdpa_vector_f16_f16_tg32_d128", {mtlgen::DType::f16, mtlgen::DType::f16}, {32, 128}},
+    {"sdpa_vector_f16_f16_tg64_d32", {mtlgen::DType::f16, mtlgen::DType::f16}, {64, 32}},
+    {"sdpa_vector_f16_f16_tg64_d64", {mtlgen::DType::f16, mtlgen::DType::f16}, {64, 64}},
+    {"sdpa_vector_f16_f16_tg64_d96", {mtlgen::DType::f16, mtlgen::DType::f16}, {64, 96}},
+    {"sdpa_vector_f16_f16_tg64_d128", {mtlgen::DType::f16, mtlgen::DType::f16}, {64, 128}},
+    {"sdpa_vector_f16_f16_tg128_d32", {mtlgen::DType::f16, mtlgen::DType::f16}, {128, 32}},
+    {"sdpa_vector_f16_f16_tg128_d64", {mtlgen::DType::f16, mtlgen::DType::f16}, {128, 64}},
+    {"sdpa_vector_f16_f16_tg128_d96", {mtlgen::DType::f16, mtlgen::DType::f16}, {128, 96}},
+    {"sdpa_vector_f16_f16_tg128_d128", {mtlgen::DType::f16, mtlgen::DType::f16}, {128, 128}},
+    {"sdpa_vector_f16_f16_tg256_d32", {mtlgen::DType::f16, mtlgen::DType::f16}, {256, 32}},
+    {"sdpa_vector_f16_f16_tg256_d64", {mtlgen::DType::f16, mtlgen::DType::f16}, {256, 64}},
+    {"sdpa_vector_f16_f16_tg256_d96", {mtlgen::DType::f16, mtlgen::DType::f16}, {256, 96}},
+    {"sdpa_vector_f16_f16_tg256_d128", {mtlgen::DType::f16, mtlgen::DType::f16}, {256, 128}},
+    {"sdpa_vector_f16_f16_tg512_d32", {mtlgen::DType::f16, mtlgen::DType::f16}, {512, 32}},
+    {"sdpa_vector_f16_f16_tg512_d64", {mtlgen::DType::f16, mtlgen::DType::f16}, {512, 64}},
+    {"sdpa_vector_f16_f16_tg512_d96", {mtlgen::DType::f16, mtlgen::DType::f16}, {512, 96}},
+    {"sdpa_vector_f16_f16_tg512_d128", {mtlgen::DType::f16, mtlgen::DType::f16}, {512, 128}},
+    {"sdpa_vector_f16_f16_tg1024_d32", {mtlgen::DType::f16, mtlgen::DType::f16}, {1024, 32}},
+    {"sdpa_vector_f16_f16_tg1024_d64", {mtlgen::DType::f16, mtlgen::DType::f16}, {1024, 64}},
+    {"sdpa_vector_f16_f16_tg1024_d96", {mtlgen::DType::f16, mtlgen::DType::f16}, {1024, 96}},
+    {"sdpa_vector_f16_f16_tg1024_d128", {mtlgen::DType::f16, mtlgen::DType::f16}, {1024, 128}},
+    {"sdpa_vector_bf16_bf16_tg32_d32", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {32, 32}},
+    {"sdpa_vector_bf16_bf16_tg32_d64", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {32, 64}},
+    {"sdpa_vector_bf16_bf16_tg32_d96", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {32, 96}},
+    {"sdpa_vector_bf16_bf16_tg32_d128", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {32, 128}},
+    {"sdpa_vector_bf16_bf16_tg64_d32", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {64, 32}},
+    {"sdpa_vector_bf16_bf16_tg64_d64", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {64, 64}},
+    {"sdpa_vector_bf16_bf16_tg64_d96", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {64, 96}},
+    {"sdpa_vector_bf16_bf16_tg64_d128", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {64, 128}},
+    {"sdpa_vector_bf16_bf16_tg128_d32", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {128, 32}},
+    {"sdpa_vector_bf16_bf16_tg128_d64", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {128, 64}},
+    {"sdpa_vector_bf16_bf16_tg128_d96", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {128, 96}},
+    {"sdpa_vector_bf16_bf16_tg128_d128", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {128, 128}},
+    {"sdpa_vector_bf16_bf16_tg256_d32", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {256, 32}},
+    {"sdpa_vector_bf16_bf16_tg256_d64", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {256, 64}},
+    {"sdpa_vector_bf16_bf16_tg256_d96", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {256, 96}},
+    {"sdpa_vector_bf16_bf16_tg256_d128", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {256, 128}},
+    {"sdpa_vector_bf16_bf16_tg512_d32", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {512, 32}},
+    {"sdpa_vector_bf16_bf16_tg512_d64", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {512, 64}},
+    {"sdpa_vector_bf16_bf16_tg512_d96", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {512, 96}},
+    {"sdpa_vector_bf16_bf16_tg512_d128", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {512, 128}},
+    {"sdpa_vector_bf16_bf16_tg1024_d32", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {1024, 32}},
+    {"sdpa_vector_bf16_bf16_tg1024_d64", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {1024, 64}},
+    {"sdpa_vector_bf16_bf16_tg1024_d96", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {1024, 96}},
+    {"sdpa_vector_bf16_bf16_tg1024_d128", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {1024, 128}},
+    {"sdpa_vector_bf16_f16_tg32_d32", {mtlgen::DType::bf16, mtlgen::DType::f16}, {32, 32}},
+    {"sdpa_vector_bf16_f16_tg32_d64", {mtlgen::DType::bf16, mtlgen::DType::f16}, {32, 64}},
+    {"sdpa_vector_bf16_f16_tg32_d96", {mtlgen::DType::bf16, mtlgen::DType::f16}, {32, 96}},
+    {"sdpa_vector_bf16_f16_tg32_d128", {mtlgen::DType::bf16, mtlgen::DType::f16}, {32, 128}},
+    {"sdpa_vector_bf16_f16_tg64_d32", {mtlgen::DType::bf16, mtlgen::DType::f16}, {64, 32}},
+    {"sdpa_vector_bf16_f16_tg64_d64", {mtlgen::DType::bf16, mtlgen::DType::f16}, {64, 64}},
+    {"sdpa_vector_bf16_f16_tg64_d96", {mtlgen::DType::bf16, mtlgen::DType::f16}, {64, 96}},
+    {"sdpa_vector_bf16_f16_tg64_d128", {mtlgen::DType::bf16, mtlgen::DType::f16}, {64, 128}},
+    {"sdpa_vector_bf16_f16_tg128_d32", {mtlgen::DType::bf16, mtlgen::DType::f16}, {128, 32}},
+    {"sdpa_vector_bf16_f16_tg128_d64", {mtlgen::DType::bf16, mtlgen::DType::f16}, {128, 64}},
+    {"sdpa_vector_bf16_f16_tg128_d96", {mtlgen::DType::bf16, mtlgen::DType::f16}, {128, 96}},
+    {"sdpa_vector_bf16_f16_tg128_d128", {mtlgen::DType::bf16, mtlgen::DType::f16}, {128, 128}},
+    {"sdpa_vector_bf16_f16_tg256_d32", {mtlgen::DType::bf16, mtlgen::DType::f16}, {256, 32}},
+    {"sdpa_vector_bf16_f16_tg256_d64", {mtlgen::DType::bf16, mtlgen::DType::f16}, {256, 64}},
+    {"sdpa_vector_bf16_f16_tg256_d96", {mtlgen::DType::bf16, mtlgen::DType::f16}, {256, 96}},
+    {"sdpa_vector_bf16_f16_tg256_d128", {mtlgen::DType::bf16, mtlgen::DType::f16}, {256, 128}},
+    {"sdpa_vector_bf16_f16_tg512_d32", {mtlgen::DType::bf16, mtlgen::DType::f16}, {512, 32}},
+    {"sdpa_vector_bf16_f16_tg512_d64", {mtlgen::DType::bf16, mtlgen::DType::f16}, {512, 64}},
+    {"sdpa_vector_bf16_f16_tg512_d96", {mtlgen::DType::bf16, mtlgen::DType::f16}, {512, 96}},
+    {"sdpa_vector_bf16_f16_tg512_d128", {mtlgen::DType::bf16, mtlgen::DType::f16}, {512, 128}},
+    {"sdpa_vector_bf16_f16_tg1024_d32", {mtlgen::DType::bf16, mtlgen::DType::f16}, {1024, 32}},
+    {"sdpa_vector_bf16_f16_tg1024_d64", {mtlgen::DType::bf16, mtlgen::DType::f16}, {1024, 64}},
+    {"sdpa_vector_bf16_f16_tg1024_d96", {mtlgen::DType::bf16, mtlgen::DType::f16}, {1024, 96}},
+    {"sdpa_vector_bf16_f16_tg1024_d128", {mtlgen::DType::bf16, mtlgen::DType::f16}, {1024, 128}},
+}};
+
+// Every type choice that was compiled, in variant order.
+inline constexpr std::array<Types, 6> kTypeChoices = {{
+    {mtlgen::DType::f32, mtlgen::DType::bf16},
+    {mtlgen::DType::f32, mtlgen::DType::f16},
+    {mtlgen::DType::f16, mtlgen::DType::bf16},
+    {mtlgen::DType::f16, mtlgen::DType::f16},
+    {mtlgen::DType::bf16, mtlgen::DType::bf16},
+    {mtlgen::DType::bf16, mtlgen::DType::f16},
+}};
+
+inline bool same_types(const Types& a, const Types& b) { return a.T == b.T && a.KV == b.KV; }
+inline bool same_tuning(const Tuning& a, const Tuning& b) { return a.TG == b.TG && a.D == b.D; }
+
 // The compiled entry point for a type choice and tuning, or nullptr when it was not compiled.
-inline const char* entry_point([[maybe_unused]] const Types& types = {},
-                               [[maybe_unused]] const Tuning& tuning = {}) {
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 32 && tuning.D == 32) return "sdpa_vector_f32_bf16_tg32_d32";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 32 && tuning.D == 64) return "sdpa_vector_f32_bf16_tg32_d64";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 32 && tuning.D == 96) return "sdpa_vector_f32_bf16_tg32_d96";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 32 && tuning.D == 128) return "sdpa_vector_f32_bf16_tg32_d128";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 64 && tuning.D == 32) return "sdpa_vector_f32_bf16_tg64_d32";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 64 && tuning.D == 64) return "sdpa_vector_f32_bf16_tg64_d64";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 64 && tuning.D == 96) return "sdpa_vector_f32_bf16_tg64_d96";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 64 && tuning.D == 128) return "sdpa_vector_f32_bf16_tg64_d128";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 128 && tuning.D == 32) return "sdpa_vector_f32_bf16_tg128_d32";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 128 && tuning.D == 64) return "sdpa_vector_f32_bf16_tg128_d64";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 128 && tuning.D == 96) return "sdpa_vector_f32_bf16_tg128_d96";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 128 && tuning.D == 128) return "sdpa_vector_f32_bf16_tg128_d128";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 256 && tuning.D == 32) return "sdpa_vector_f32_bf16_tg256_d32";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 256 && tuning.D == 64) return "sdpa_vector_f32_bf16_tg256_d64";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 256 && tuning.D == 96) return "sdpa_vector_f32_bf16_tg256_d96";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 256 && tuning.D == 128) return "sdpa_vector_f32_bf16_tg256_d128";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 512 && tuning.D == 32) return "sdpa_vector_f32_bf16_tg512_d32";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 512 && tuning.D == 64) return "sdpa_vector_f32_bf16_tg512_d64";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 512 && tuning.D == 96) return "sdpa_vector_f32_bf16_tg512_d96";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 512 && tuning.D == 128) return "sdpa_vector_f32_bf16_tg512_d128";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 1024 && tuning.D == 32) return "sdpa_vector_f32_bf16_tg1024_d32";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 1024 && tuning.D == 64) return "sdpa_vector_f32_bf16_tg1024_d64";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 1024 && tuning.D == 96) return "sdpa_vector_f32_bf16_tg1024_d96";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 1024 && tuning.D == 128) return "sdpa_vector_f32_bf16_tg1024_d128";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 32 && tuning.D == 32) return "sdpa_vector_f32_f16_tg32_d32";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 32 && tuning.D == 64) return "sdpa_vector_f32_f16_tg32_d64";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 32 && tuning.D == 96) return "sdpa_vector_f32_f16_tg32_d96";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 32 && tuning.D == 128) return "sdpa_vector_f32_f16_tg32_d128";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 64 && tuning.D == 32) return "sdpa_vector_f32_f16_tg64_d32";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 64 && tuning.D == 64) return "sdpa_vector_f32_f16_tg64_d64";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 64 && tuning.D == 96) return "sdpa_vector_f32_f16_tg64_d96";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 64 && tuning.D == 128) return "sdpa_vector_f32_f16_tg64_d128";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 128 && tuning.D == 32) return "sdpa_vector_f32_f16_tg128_d32";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 128 && tuning.D == 64) return "sdpa_vector_f32_f16_tg128_d64";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 128 && tuning.D == 96) return "sdpa_vector_f32_f16_tg128_d96";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 128 && tuning.D == 128) return "sdpa_vector_f32_f16_tg128_d128";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 256 && tuning.D == 32) return "sdpa_vector_f32_f16_tg256_d32";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 256 && tuning.D == 64) return "sdpa_vector_f32_f16_tg256_d64";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 256 && tuning.D == 96) return "sdpa_vector_f32_f16_tg256_d96";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 256 && tuning.D == 128) return "sdpa_vector_f32_f16_tg256_d128";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 512 && tuning.D == 32) return "sdpa_vector_f32_f16_tg512_d32";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 512 && tuning.D == 64) return "sdpa_vector_f32_f16_tg512_d64";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 512 && tuning.D == 96) return "sdpa_vector_f32_f16_tg512_d96";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 512 && tuning.D == 128) return "sdpa_vector_f32_f16_tg512_d128";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 1024 && tuning.D == 32) return "sdpa_vector_f32_f16_tg1024_d32";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 1024 && tuning.D == 64) return "sdpa_vector_f32_f16_tg1024_d64";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 1024 && tuning.D == 96) return "sdpa_vector_f32_f16_tg1024_d96";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 1024 && tuning.D == 128) return "sdpa_vector_f32_f16_tg1024_d128";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 32 && tuning.D == 32) return "sdpa_vector_f16_bf16_tg32_d32";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 32 && tuning.D == 64) return "sdpa_vector_f16_bf16_tg32_d64";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 32 && tuning.D == 96) return "sdpa_vector_f16_bf16_tg32_d96";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 32 && tuning.D == 128) return "sdpa_vector_f16_bf16_tg32_d128";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 64 && tuning.D == 32) return "sdpa_vector_f16_bf16_tg64_d32";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 64 && tuning.D == 64) return "sdpa_vector_f16_bf16_tg64_d64";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 64 && tuning.D == 96) return "sdpa_vector_f16_bf16_tg64_d96";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 64 && tuning.D == 128) return "sdpa_vector_f16_bf16_tg64_d128";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 128 && tuning.D == 32) return "sdpa_vector_f16_bf16_tg128_d32";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 128 && tuning.D == 64) return "sdpa_vector_f16_bf16_tg128_d64";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 128 && tuning.D == 96) return "sdpa_vector_f16_bf16_tg128_d96";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 128 && tuning.D == 128) return "sdpa_vector_f16_bf16_tg128_d128";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 256 && tuning.D == 32) return "sdpa_vector_f16_bf16_tg256_d32";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 256 && tuning.D == 64) return "sdpa_vector_f16_bf16_tg256_d64";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 256 && tuning.D == 96) return "sdpa_vector_f16_bf16_tg256_d96";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 256 && tuning.D == 128) return "sdpa_vector_f16_bf16_tg256_d128";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 512 && tuning.D == 32) return "sdpa_vector_f16_bf16_tg512_d32";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 512 && tuning.D == 64) return "sdpa_vector_f16_bf16_tg512_d64";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 512 && tuning.D == 96) return "sdpa_vector_f16_bf16_tg512_d96";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 512 && tuning.D == 128) return "sdpa_vector_f16_bf16_tg512_d128";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 1024 && tuning.D == 32) return "sdpa_vector_f16_bf16_tg1024_d32";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 1024 && tuning.D == 64) return "sdpa_vector_f16_bf16_tg1024_d64";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 1024 && tuning.D == 96) return "sdpa_vector_f16_bf16_tg1024_d96";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 1024 && tuning.D == 128) return "sdpa_vector_f16_bf16_tg1024_d128";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 32 && tuning.D == 32) return "sdpa_vector_f16_f16_tg32_d32";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 32 && tuning.D == 64) return "sdpa_vector_f16_f16_tg32_d64";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 32 && tuning.D == 96) return "sdpa_vector_f16_f16_tg32_d96";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 32 && tuning.D == 128) return "sdpa_vector_f16_f16_tg32_d128";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 64 && tuning.D == 32) return "sdpa_vector_f16_f16_tg64_d32";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 64 && tuning.D == 64) return "sdpa_vector_f16_f16_tg64_d64";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 64 && tuning.D == 96) return "sdpa_vector_f16_f16_tg64_d96";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 64 && tuning.D == 128) return "sdpa_vector_f16_f16_tg64_d128";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 128 && tuning.D == 32) return "sdpa_vector_f16_f16_tg128_d32";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 128 && tuning.D == 64) return "sdpa_vector_f16_f16_tg128_d64";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 128 && tuning.D == 96) return "sdpa_vector_f16_f16_tg128_d96";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 128 && tuning.D == 128) return "sdpa_vector_f16_f16_tg128_d128";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 256 && tuning.D == 32) return "sdpa_vector_f16_f16_tg256_d32";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 256 && tuning.D == 64) return "sdpa_vector_f16_f16_tg256_d64";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 256 && tuning.D == 96) return "sdpa_vector_f16_f16_tg256_d96";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 256 && tuning.D == 128) return "sdpa_vector_f16_f16_tg256_d128";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 512 && tuning.D == 32) return "sdpa_vector_f16_f16_tg512_d32";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 512 && tuning.D == 64) return "sdpa_vector_f16_f16_tg512_d64";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 512 && tuning.D == 96) return "sdpa_vector_f16_f16_tg512_d96";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 512 && tuning.D == 128) return "sdpa_vector_f16_f16_tg512_d128";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 1024 && tuning.D == 32) return "sdpa_vector_f16_f16_tg1024_d32";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 1024 && tuning.D == 64) return "sdpa_vector_f16_f16_tg1024_d64";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 1024 && tuning.D == 96) return "sdpa_vector_f16_f16_tg1024_d96";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 1024 && tuning.D == 128) return "sdpa_vector_f16_f16_tg1024_d128";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 32 && tuning.D == 32) return "sdpa_vector_bf16_bf16_tg32_d32";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 32 && tuning.D == 64) return "sdpa_vector_bf16_bf16_tg32_d64";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 32 && tuning.D == 96) return "sdpa_vector_bf16_bf16_tg32_d96";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 32 && tuning.D == 128) return "sdpa_vector_bf16_bf16_tg32_d128";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 64 && tuning.D == 32) return "sdpa_vector_bf16_bf16_tg64_d32";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 64 && tuning.D == 64) return "sdpa_vector_bf16_bf16_tg64_d64";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 64 && tuning.D == 96) return "sdpa_vector_bf16_bf16_tg64_d96";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 64 && tuning.D == 128) return "sdpa_vector_bf16_bf16_tg64_d128";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 128 && tuning.D == 32) return "sdpa_vector_bf16_bf16_tg128_d32";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 128 && tuning.D == 64) return "sdpa_vector_bf16_bf16_tg128_d64";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 128 && tuning.D == 96) return "sdpa_vector_bf16_bf16_tg128_d96";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 128 && tuning.D == 128) return "sdpa_vector_bf16_bf16_tg128_d128";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 256 && tuning.D == 32) return "sdpa_vector_bf16_bf16_tg256_d32";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 256 && tuning.D == 64) return "sdpa_vector_bf16_bf16_tg256_d64";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 256 && tuning.D == 96) return "sdpa_vector_bf16_bf16_tg256_d96";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 256 && tuning.D == 128) return "sdpa_vector_bf16_bf16_tg256_d128";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 512 && tuning.D == 32) return "sdpa_vector_bf16_bf16_tg512_d32";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 512 && tuning.D == 64) return "sdpa_vector_bf16_bf16_tg512_d64";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 512 && tuning.D == 96) return "sdpa_vector_bf16_bf16_tg512_d96";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 512 && tuning.D == 128) return "sdpa_vector_bf16_bf16_tg512_d128";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 1024 && tuning.D == 32) return "sdpa_vector_bf16_bf16_tg1024_d32";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 1024 && tuning.D == 64) return "sdpa_vector_bf16_bf16_tg1024_d64";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 1024 && tuning.D == 96) return "sdpa_vector_bf16_bf16_tg1024_d96";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 1024 && tuning.D == 128) return "sdpa_vector_bf16_bf16_tg1024_d128";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 32 && tuning.D == 32) return "sdpa_vector_bf16_f16_tg32_d32";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 32 && tuning.D == 64) return "sdpa_vector_bf16_f16_tg32_d64";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 32 && tuning.D == 96) return "sdpa_vector_bf16_f16_tg32_d96";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 32 && tuning.D == 128) return "sdpa_vector_bf16_f16_tg32_d128";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 64 && tuning.D == 32) return "sdpa_vector_bf16_f16_tg64_d32";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 64 && tuning.D == 64) return "sdpa_vector_bf16_f16_tg64_d64";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 64 && tuning.D == 96) return "sdpa_vector_bf16_f16_tg64_d96";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 64 && tuning.D == 128) return "sdpa_vector_bf16_f16_tg64_d128";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 128 && tuning.D == 32) return "sdpa_vector_bf16_f16_tg128_d32";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 128 && tuning.D == 64) return "sdpa_vector_bf16_f16_tg128_d64";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 128 && tuning.D == 96) return "sdpa_vector_bf16_f16_tg128_d96";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 128 && tuning.D == 128) return "sdpa_vector_bf16_f16_tg128_d128";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 256 && tuning.D == 32) return "sdpa_vector_bf16_f16_tg256_d32";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 256 && tuning.D == 64) return "sdpa_vector_bf16_f16_tg256_d64";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 256 && tuning.D == 96) return "sdpa_vector_bf16_f16_tg256_d96";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 256 && tuning.D == 128) return "sdpa_vector_bf16_f16_tg256_d128";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 512 && tuning.D == 32) return "sdpa_vector_bf16_f16_tg512_d32";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 512 && tuning.D == 64) return "sdpa_vector_bf16_f16_tg512_d64";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 512 && tuning.D == 96) return "sdpa_vector_bf16_f16_tg512_d96";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 512 && tuning.D == 128) return "sdpa_vector_bf16_f16_tg512_d128";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 1024 && tuning.D == 32) return "sdpa_vector_bf16_f16_tg1024_d32";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 1024 && tuning.D == 64) return "sdpa_vector_bf16_f16_tg1024_d64";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 1024 && tuning.D == 96) return "sdpa_vector_bf16_f16_tg1024_d96";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 1024 && tuning.D == 128) return "sdpa_vector_bf16_f16_tg1024_d128";
+inline const char* entry_point(const Types& types = {}, const Tuning& tuning = {}) {
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types) && same_tuning(v.tuning, tuning)) return v.entry_point;
+  }
   return nullptr;
 }
+
+// A variant as messages name it: "T = float, KV = bfloat, TG = 1024, D = 128".
+inline std::string describe(const Types& types, const Tuning& tuning) {
+  return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "KV = " + std::string(mtlgen::dtype_name(types.KV)) + ", " + "TG = " + std::to_string(tuning.TG) + ", " + "D = " + std::to_string(tuning.D);
+}
+
+// The kernel as one type, for the code written once for every kernel (MTGKernelGlue in
+// ../support/mtlgen_runtime.h), which finds this header's functions by argument-dependent lookup.
+struct KernelInfo {
+  using Dims = sdpa_vector::Dims;
+  using Types = sdpa_vector::Types;
+  using Tuning = sdpa_vector::Tuning;
+  static constexpr const char* kName = sdpa_vector::kName;
+  static constexpr const auto& kVariants = sdpa_vector::kVariants;
+  static constexpr const auto& kTypeChoices = sdpa_vector::kTypeChoices;
+};
 // The tuning for a caller that names none: `preferred` (the default) when its variant accepts the
 // dims, else the compiled tuning for `types` that accepts them and shares the most values with
 // `preferred` (the first in the spec's variant order on a tie); `preferred` when none does. Some
@@ -334,151 +373,9 @@ inline Tuning tuning_serving(const Dims& dims, const Types& types, const Tuning&
     const int shared = (tuning.TG == preferred.TG) + (tuning.D == preferred.D) + 0;
     if (shared > best_shared && accepts(tuning)) best = tuning, best_shared = shared;
   };
-  // Every compiled tuning, as Tuning{TG, D}.
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{32, 32});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{32, 64});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{32, 96});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{32, 128});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{64, 32});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{64, 64});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{64, 96});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{64, 128});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{128, 32});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{128, 64});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{128, 96});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{128, 128});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{256, 32});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{256, 64});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{256, 96});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{256, 128});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{512, 32});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{512, 64});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{512, 96});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{512, 128});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{1024, 32});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{1024, 64});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{1024, 96});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16) consider(Tuning{1024, 128});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{32, 32});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{32, 64});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{32, 96});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{32, 128});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{64, 32});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{64, 64});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{64, 96});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{64, 128});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{128, 32});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{128, 64});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{128, 96});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{128, 128});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{256, 32});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{256, 64});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{256, 96});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{256, 128});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{512, 32});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{512, 64});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{512, 96});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{512, 128});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{1024, 32});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{1024, 64});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{1024, 96});
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16) consider(Tuning{1024, 128});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{32, 32});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{32, 64});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{32, 96});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{32, 128});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{64, 32});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{64, 64});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{64, 96});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{64, 128});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{128, 32});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{128, 64});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{128, 96});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{128, 128});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{256, 32});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{256, 64});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{256, 96});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{256, 128});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{512, 32});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{512, 64});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{512, 96});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{512, 128});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{1024, 32});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{1024, 64});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{1024, 96});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16) consider(Tuning{1024, 128});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{32, 32});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{32, 64});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{32, 96});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{32, 128});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{64, 32});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{64, 64});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{64, 96});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{64, 128});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{128, 32});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{128, 64});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{128, 96});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{128, 128});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{256, 32});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{256, 64});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{256, 96});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{256, 128});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{512, 32});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{512, 64});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{512, 96});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{512, 128});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{1024, 32});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{1024, 64});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{1024, 96});
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16) consider(Tuning{1024, 128});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{32, 32});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{32, 64});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{32, 96});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{32, 128});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{64, 32});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{64, 64});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{64, 96});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{64, 128});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{128, 32});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{128, 64});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{128, 96});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{128, 128});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{256, 32});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{256, 64});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{256, 96});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{256, 128});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{512, 32});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{512, 64});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{512, 96});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{512, 128});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{1024, 32});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{1024, 64});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{1024, 96});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16) consider(Tuning{1024, 128});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{32, 32});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{32, 64});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{32, 96});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{32, 128});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{64, 32});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{64, 64});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{64, 96});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{64, 128});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{128, 32});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{128, 64});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{128, 96});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{128, 128});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{256, 32});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{256, 64});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{256, 96});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{256, 128});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{512, 32});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{512, 64});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{512, 96});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{512, 128});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{1024, 32});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{1024, 64});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{1024, 96});
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16) consider(Tuning{1024, 128});
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types)) consider(v.tuning);
+  }
   return best;
 }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.
@@ -488,8 +385,8 @@ struct Cost {
   int64_t flops = 0;
 };
 
-inline Cost cost([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
-    [[maybe_unused]] const Types& types = {}) {
+inline Cost cost(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+    const Types& types = {}) {
   const int64_t n_heads = dims.n_heads;
   const int64_t n_kv_heads = dims.n_kv_heads;
   const int64_t head_dim = dims.head_dim;

@@ -30,7 +30,7 @@ constexpr std::array<family::Types, 6> kTypeChoices = {{
     {mtlgen::DType::bf16, mtlgen::DType::f16},
 }};
 
-bool Compiled([[maybe_unused]] const family::Types& types) {
+bool Compiled(const family::Types& types) {
   for ([[maybe_unused]] const family::Types& choice : kTypeChoices) {
     if (choice.T == types.T && choice.KV == types.KV) return true;
   }
@@ -45,9 +45,9 @@ struct PartialDispatch {
   MTGSdpaVector2passPartialTuning tuning;  // the kernel object's choice for `types`
 };
 
-PartialDispatch MakePartialDispatch([[maybe_unused]] const family::Dims& dims,
-                                    [[maybe_unused]] const family::Scalars& scalars,
-                                    [[maybe_unused]] const family::Types& types) {
+PartialDispatch MakePartialDispatch(const family::Dims& dims,
+                                    const family::Scalars& scalars,
+                                    const family::Types& types) {
   PartialDispatch dispatch;
   dispatch.dims.n_heads = dims.n_heads;
   dispatch.dims.n_kv_heads = dims.n_kv_heads;
@@ -69,9 +69,9 @@ struct MergeDispatch {
   MTGSdpaVector2passMergeTuning tuning;  // the kernel object's choice for `types`
 };
 
-MergeDispatch MakeMergeDispatch([[maybe_unused]] const family::Dims& dims,
+MergeDispatch MakeMergeDispatch(const family::Dims& dims,
                                 [[maybe_unused]] const family::Scalars& scalars,
-                                [[maybe_unused]] const family::Types& types) {
+                                const family::Types& types) {
   MergeDispatch dispatch;
   dispatch.dims.n_heads = dims.n_heads;
   dispatch.dims.blocks = dims.blocks;

@@ -18,7 +18,7 @@
 namespace mtlgen::kernels::sdpa_vector_2pass {
 
 // A type choice as tuning files and command lines spell it: "T=float,KV=bfloat".
-inline std::string types_key([[maybe_unused]] const Types& types) {
+inline std::string types_key(const Types& types) {
   return "T=" + std::string(mtlgen::dtype_name(types.T)) + ",KV=" + std::string(mtlgen::dtype_name(types.KV));
 }
 

@@ -17,7 +17,7 @@ void reference(const Dims& dims,
     std::span<const KV> k_cache,
     std::span<const KV> v_cache,
     std::span<T> out,
-    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
+    const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
     [[maybe_unused]] const Tuning& tuning) {
   check_dims(dims);
   mtlgen::require_elements(q.size(), q_elements(dims), kName, "q");

@@ -24,7 +24,7 @@ namespace mtlgen::kernels::sdpa_vector_2pass::test_data {
 namespace td = mtlgen::testdata;
 
 // The dims named in `values`; a dim not named is 0.
-inline Dims dims_from([[maybe_unused]] const td::Values& values) {
+inline Dims dims_from(const td::Values& values) {
   Dims dims;
   if (auto it = values.find("n_heads"); it != values.end()) dims.n_heads = static_cast<decltype(dims.n_heads)>(it->second);
   if (auto it = values.find("n_kv_heads"); it != values.end()) dims.n_kv_heads = static_cast<decltype(dims.n_kv_heads)>(it->second);
@@ -36,7 +36,7 @@ inline Dims dims_from([[maybe_unused]] const td::Values& values) {
 }
 
 // The scalars `c` sets; the spec's defaults for the others.
-inline Scalars scalars_of([[maybe_unused]] const td::Case& c) {
+inline Scalars scalars_of(const td::Case& c) {
   Scalars scalars;
   if (auto it = c.scalars.find("scale"); it != c.scalars.end()) {
     scalars.scale = static_cast<decltype(scalars.scale)>(it->second);
@@ -91,8 +91,8 @@ inline std::vector<td::Case> cases() {
 }
 
 // The buffers of case `c`, at its dims, for a variant's tuning and types.
-inline std::vector<td::Buffer> buffers(const td::Case& c, [[maybe_unused]] const Tuning& tuning,
-                                       [[maybe_unused]] const Types& types) {
+inline std::vector<td::Buffer> buffers(const td::Case& c, const Tuning& tuning,
+                                       const Types& types) {
   [[maybe_unused]] const Dims dims = dims_from(c.dims);
   [[maybe_unused]] auto fill = [&c](const char* name) {
     auto it = c.inputs.find(name);

@@ -33,10 +33,8 @@ struct Scalars {
   float scale = 0.0f;  // multiplies q.k; 0 (the default) means 1 / sqrt(head_dim)
 };
 
-// Function constants ([[function_constant(i)]] in sdpa_vector_2pass.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
@@ -61,7 +59,7 @@ struct Params {
 static_assert(sizeof(Params) == 28, "Params must match the MSL struct byte for byte");
 
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, const Scalars& scalars) {
   return Params{dims.n_heads, dims.n_kv_heads, dims.head_dim, dims.kv_len, dims.capacity, dims.blocks, scalars.scale};
 }
 
@@ -70,7 +68,7 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t n_heads = dims.n_heads;
   const int64_t n_kv_heads = dims.n_kv_heads;
   const int64_t head_dim = dims.head_dim;
@@ -91,52 +89,52 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, [[maybe_unused]] const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
 }
 
 // Elements each buffer's shape needs.
-inline int64_t q_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t q_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_heads = dims.n_heads;
   const int64_t head_dim = dims.head_dim;
   return n_heads * head_dim;
 }
-inline int64_t k_cache_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t k_cache_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_kv_heads = dims.n_kv_heads;
   const int64_t head_dim = dims.head_dim;
   const int64_t capacity = dims.capacity;
   return n_kv_heads * capacity * head_dim;
 }
-inline int64_t v_cache_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t v_cache_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_kv_heads = dims.n_kv_heads;
   const int64_t head_dim = dims.head_dim;
   const int64_t capacity = dims.capacity;
   return n_kv_heads * capacity * head_dim;
 }
-inline int64_t partial_out_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t partial_out_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_heads = dims.n_heads;
   const int64_t head_dim = dims.head_dim;
   const int64_t blocks = dims.blocks;
   return n_heads * blocks * head_dim;
 }
-inline int64_t block_max_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t block_max_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_heads = dims.n_heads;
   const int64_t blocks = dims.blocks;
   return n_heads * blocks;
 }
-inline int64_t block_sum_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t block_sum_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_heads = dims.n_heads;
   const int64_t blocks = dims.blocks;
   return n_heads * blocks;
 }
-inline int64_t out_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t out_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_heads = dims.n_heads;
   const int64_t head_dim = dims.head_dim;

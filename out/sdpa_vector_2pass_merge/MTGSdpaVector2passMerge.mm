@@ -2,17 +2,13 @@
 // Do not edit by hand: change the spec and run `mtlgen generate`.
 //
 // sdpa_vector_2pass_merge: out[h] = sum_b w_b partial_out[h, b] / sum_b w_b block_sum[h, b], w_b = exp(block_max[h, b] - max_b block_max[h, b]) (0 for a block without keys).
-// MTGSdpaVector2passMerge and its plain C++ facade SdpaVector2passMergeKernel. Sizes, checks and entry points come
-// from sdpa_vector_2pass_merge_types.h; buffer and threadgroup indices from the spec's binding table; loading,
-// buffer checks and tuning files from ../support/mtlgen_runtime.h.
+// MTGSdpaVector2passMerge and its plain C++ facade SdpaVector2passMergeKernel: this kernel's buffers and bindings, on
+// MTGKernelGlue (../support/mtlgen_runtime.h) and sdpa_vector_2pass_merge_types.h (sizes, the variant table).
 #import "MTGSdpaVector2passMerge.h"
 
-#include <array>
-#include <functional>
 #include <memory>
-#include <utility>
-#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #if !__has_feature(objc_arc)
@@ -22,251 +18,123 @@
 namespace {
 
 namespace kernel = mtlgen::kernels::sdpa_vector_2pass_merge;
+using Buffers = kernel::SdpaVector2passMergeKernel::Buffers;
+using Glue = MTGKernelGlue<kernel::KernelInfo>;
 
-// One compiled entry point of sdpa_vector_2pass_merge.metal and the choices it was instantiated for.
-struct Variant {
-  const char* entryPoint;
-  kernel::Types types;
-  kernel::Tuning tuning;
-};
-
-constexpr std::array<Variant, 18> kVariants = {{
-    {"sdpa_vector_2pass_merge_f32_tg32", {mtlgen::DType::f32}, {32}},
-    {"sdpa_vector_2pass_merge_f32_tg64", {mtlgen::DType::f32}, {64}},
-    {"sdpa_vector_2pass_merge_f32_tg128", {mtlgen::DType::f32}, {128}},
-    {"sdpa_vector_2pass_merge_f32_tg256", {mtlgen::DType::f32}, {256}},
-    {"sdpa_vector_2pass_merge_f32_tg512", {mtlgen::DType::f32}, {512}},
-    {"sdpa_vector_2pass_merge_f32_tg1024", {mtlgen::DType::f32}, {1024}},
-    {"sdpa_vector_2pass_merge_f16_tg32", {mtlgen::DType::f16}, {32}},
-    {"sdpa_vector_2pass_merge_f16_tg64", {mtlgen::DType::f16}, {64}},
-    {"sdpa_vector_2pass_merge_f16_tg128", {mtlgen::DType::f16}, {128}},
-    {"sdpa_vector_2pass_merge_f16_tg256", {mtlgen::DType::f16}, {256}},
-    {"sdpa_vector_2pass_merge_f16_tg512", {mtlgen::DType::f16}, {512}},
-    {"sdpa_vector_2pass_merge_f16_tg1024", {mtlgen::DType::f16}, {1024}},
-    {"sdpa_vector_2pass_merge_bf16_tg32", {mtlgen::DType::bf16}, {32}},
-    {"sdpa_vector_2pass_merge_bf16_tg64", {mtlgen::DType::bf16}, {64}},
-    {"sdpa_vector_2pass_merge_bf16_tg128", {mtlgen::DType::bf16}, {128}},
-    {"sdpa_vector_2pass_merge_bf16_tg256", {mtlgen::DType::bf16}, {256}},
-    {"sdpa_vector_2pass_merge_bf16_tg512", {mtlgen::DType::bf16}, {512}},
-    {"sdpa_vector_2pass_merge_bf16_tg1024", {mtlgen::DType::bf16}, {1024}},
-}};
-
-// Every type choice that was compiled, each with its own default tuning.
-constexpr std::array<kernel::Types, 3> kTypeChoices = {{
-    {mtlgen::DType::f32},
-    {mtlgen::DType::f16},
-    {mtlgen::DType::bf16},
-}};
-
-// Index in kVariants of the variant for `types` and `tuning`; kVariants.size() when the spec
-// compiled no such variant.
-size_t VariantIndex(const kernel::Types& types, const kernel::Tuning& tuning) {
-  return MTGVariantIndex(kVariants, kernel::entry_point(types, tuning));
-}
-
-// What the pipeline cache creates each variant from, and the threadgroup it must admit.
-std::vector<MTGPipelineVariant> PipelineVariants() {
-  std::vector<MTGPipelineVariant> variants;
-  for (const Variant& v : kVariants) {
-    variants.push_back({v.entryPoint, MTGSize(kernel::max_threads_per_threadgroup(v.tuning))});
-  }
-  return variants;
-}
-
-// Index in kTypeChoices of `types`; kTypeChoices.size() when no variant has them.
-size_t TypesIndex([[maybe_unused]] const kernel::Types& types) {
-  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
-    if (kTypeChoices[i].T == types.T) return i;
-  }
-  return kTypeChoices.size();
-}
-
-std::string Describe([[maybe_unused]] const kernel::Types& types, [[maybe_unused]] const kernel::Tuning& tuning) {
-  return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "TG = " + std::to_string(tuning.TG);
-}
-
-// The spec's default tuning with what a tuning file records; names the tunable it does not know.
-std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel::Tuning& tuning) {
-  for (const auto& entry : tunables) {
-    if (!kernel::set_tunable(tuning, entry.first, entry.second)) return entry.first;
-  }
-  return "";
-}
-
-// Bytes of the threadgroup array at [[threadgroup(index)]], rounded up as Metal requires.
-NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, const kernel::Types& types) {
-  return MTGThreadgroupMemoryLength(kernel::threadgroup_memory_bytes(index, tuning, types));
+// One dispatch: the glue's checks, then each binding of the spec's table at its index.
+BOOL Encode(Glue& glue, id<MTLComputeCommandEncoder> encoder, const Buffers& buffers, const kernel::Dims& dims,
+            const kernel::Scalars& scalars, const kernel::Types& types, const kernel::Tuning& tuning, NSError** error) {
+  const MTGDispatch dispatch = glue.dispatch(dims, types, tuning, {
+      MTGArgument("partial_out", buffers.partial_out, 4, kernel::partial_out_elements(dims, tuning, types)),
+      MTGArgument("block_max", buffers.block_max, 4, kernel::block_max_elements(dims, tuning, types)),
+      MTGArgument("block_sum", buffers.block_sum, 4, kernel::block_sum_elements(dims, tuning, types)),
+      MTGArgument("out", buffers.out, mtlgen::dtype_size(types.T), kernel::out_elements(dims, tuning, types)),
+  }, error);
+  if (dispatch.pipeline == nil) return NO;
+  if (MTGThreadCount(dispatch.threadgroups) == 0) return YES;  // no work, and Metal rejects empty grids
+  [encoder setComputePipelineState:dispatch.pipeline];
+  [encoder setBuffer:MTGBuffer(buffers.partial_out) offset:buffers.partial_out.offset atIndex:0];
+  [encoder setBuffer:MTGBuffer(buffers.block_max) offset:buffers.block_max.offset atIndex:1];
+  [encoder setBuffer:MTGBuffer(buffers.block_sum) offset:buffers.block_sum.offset atIndex:2];
+  [encoder setBuffer:MTGBuffer(buffers.out) offset:buffers.out.offset atIndex:3];
+  const kernel::Params params = kernel::make_params(dims, scalars);
+  [encoder setBytes:&params length:sizeof(params) atIndex:kernel::kParamsIndex];
+  [encoder setThreadgroupMemoryLength:MTGThreadgroupMemoryLength(kernel::threadgroup_memory_bytes(0, tuning, types))
+                              atIndex:0];  // partials
+  [encoder dispatchThreadgroups:dispatch.threadgroups threadsPerThreadgroup:dispatch.threadsPerThreadgroup];
+  return YES;
 }
 
 }  // namespace
 
 @implementation MTGSdpaVector2passMerge {
-  MTGPipelineCache* _pipelines;  // per kVariants, created on first use
-  std::array<kernel::Tuning, kTypeChoices.size()> _tunings;  // per kTypeChoices
-  BOOL _captureWatched;  // MTLGEN_CAPTURE names this kernel: count its dispatches
+  Glue _glue;
 }
 
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
                              tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
                                    error:(NSError**)error {
   self = [super init];
-  if (self == nil) return nil;
-  // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
-  NSError* failure = nil;
-  @autoreleasepool {
-    _pipelines = [[MTGPipelineCache alloc] initWithLibrary:library
-                                            constantValues:nil
-                                                    kernel:kernel::kName
-                                                  variants:PipelineVariants()
-                                                     error:&failure];
-    if (_pipelines != nil) failure = [self chooseTuningsFromTable:tuningTable];
-  }
-  if (failure != nil) {
-    if (error != nullptr) *error = failure;
-    return nil;
-  }
-  _captureWatched = mtlgen::capture::watches(kernel::kName);
-  return self;
-}
-
-- (id<MTLDevice>)device {
-  return _pipelines.device;
+  return self != nil && _glue.load(library, nil, tuningTable, error) ? self : nil;
 }
 
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
-  return [self initWithLibrary:library
-                   tuningTable:nullptr
-                         error:error];
+  return [self initWithLibrary:library tuningTable:nullptr error:error];
 }
 
-// For each type choice, the tuning encode calls without one use, which must be compiled (whether its
-// pipeline admits its threadgroup is checked when the pipeline is created). Returns why not, or nil.
-- (nullable NSError*)chooseTuningsFromTable:(const mtlgen::TuningTable* _Nullable)table {
-  std::shared_ptr<const mtlgen::TuningTable> environment;
-  NSError* failure = nil;
-  if (table == nullptr && !MTGEnvironmentTuningTable(environment, &failure)) return failure;
-  if (table == nullptr) table = environment.get();
-  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
-    const std::string types = kernel::types_key(kTypeChoices[i]);
-    const id<MTLDevice> device = _pipelines.device;
-    kernel::Tuning tuning;
-    const auto* tuned = MTGTunablesFor(table, device, kernel::kName, types);
-    const std::string unknown = tuned != nullptr ? ApplyTunables(*tuned, tuning) : "";
-    const size_t v = VariantIndex(kTypeChoices[i], tuning);
-    if (!unknown.empty() || v == kVariants.size()) {
-      const std::string source = tuned != nullptr ? table->path() : std::string("the spec");
-      return MTGMakeError(MTGErrorTuning, std::string(kernel::kName) + ": " + source + " tunes {" + types +
-                                              "} on " + MTGString(device.name) + " to " +
-                                              (unknown.empty() ? Describe(kTypeChoices[i], tuning) + ", which was not compiled"
-                                                               : "unknown tunable " + unknown) +
-                                              "; run autotune_" + kernel::kName + " again");
-    }
-    _tunings[i] = tuning;
-  }
-  return nil;
+- (id<MTLDevice>)device {
+  return _glue.device();
 }
 
 + (NSUInteger)variantCount {
-  return kVariants.size();
+  return kernel::kVariants.size();
 }
 
 + (MTGSdpaVector2passMergeTypes)typesOfVariant:(NSUInteger)index {
-  return kVariants.at(index).types;
+  return kernel::kVariants.at(index).types;
 }
 
 + (MTGSdpaVector2passMergeTuning)tuningOfVariant:(NSUInteger)index {
-  return kVariants.at(index).tuning;
+  return kernel::kVariants.at(index).tuning;
 }
 
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGSdpaVector2passMergeTypes&)types
                                                   tuning:(const MTGSdpaVector2passMergeTuning&)tuning
                                                    error:(NSError**)error {
-  const size_t variantIndex = VariantIndex(types, tuning);
-  if (variantIndex == kVariants.size()) {
-    MTGFail(error, MTGErrorNoSuchVariant, std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
-    return nil;
-  }
-  return [_pipelines pipelineAtIndex:variantIndex error:error];
+  return _glue.pipeline(types, tuning, error);
 }
 
 - (BOOL)supportsTypes:(const MTGSdpaVector2passMergeTypes&)types tuning:(const MTGSdpaVector2passMergeTuning&)tuning {
-  return [self pipelineForTypes:types tuning:tuning error:nullptr] != nil;
+  return _glue.pipeline(types, tuning, nullptr) != nil;
 }
 
 - (BOOL)prewarmWithError:(NSError**)error {
-  return [_pipelines prewarmIndices:[self defaultVariantIndices] error:error];
+  return _glue.prewarm(error);
 }
 
 - (BOOL)prewarmVariants:(const std::vector<MTGSdpaVector2passMergeVariant>&)variants error:(NSError**)error {
-  std::vector<size_t> indices;
-  return [self indices:indices ofVariants:variants error:error] && [_pipelines prewarmIndices:indices error:error];
+  return _glue.prewarm(variants, error);
 }
 
 - (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler {
-  auto group = MTGPrewarmGroup::make(completionHandler);
-  [_pipelines prewarmIndices:[self defaultVariantIndices] group:group];
-  group->leave(nil);
+  _glue.prewarm(completionHandler);
 }
 
 - (void)prewarmVariants:(const std::vector<MTGSdpaVector2passMergeVariant>&)variants
       completionHandler:(void (^)(NSError* _Nullable error))completionHandler {
-  auto group = MTGPrewarmGroup::make(completionHandler);
-  std::vector<size_t> indices;
-  NSError* failure = nil;
-  if ([self indices:indices ofVariants:variants error:&failure]) [_pipelines prewarmIndices:indices group:group];
-  group->leave(failure);
-}
-
-// The variant of each type choice's default tuning, in kTypeChoices order.
-- (std::vector<size_t>)defaultVariantIndices {
-  std::vector<size_t> indices;
-  for (size_t i = 0; i < kTypeChoices.size(); ++i) indices.push_back(VariantIndex(kTypeChoices[i], _tunings[i]));
-  return indices;
-}
-
-// `variants` as indices in kVariants; NO with MTGErrorNoSuchVariant naming the first not compiled.
-- (BOOL)indices:(std::vector<size_t>&)indices ofVariants:(const std::vector<MTGSdpaVector2passMergeVariant>&)variants error:(NSError**)error {
-  for (const MTGSdpaVector2passMergeVariant& v : variants) {
-    indices.push_back(VariantIndex(v.types, v.tuning));
-    if (indices.back() == kVariants.size()) {
-      return MTGFail(error, MTGErrorNoSuchVariant,
-                     std::string(kernel::kName) + ": cannot prewarm " + Describe(v.types, v.tuning) + ", which was not compiled");
-    }
-  }
-  return YES;
+  _glue.prewarm(variants, completionHandler);
 }
 
 - (MTGSdpaVector2passMergeTuning)tuningForTypes:(const MTGSdpaVector2passMergeTypes&)types {
-  const size_t typesIndex = TypesIndex(types);
-  return typesIndex < kTypeChoices.size() ? _tunings[typesIndex] : kernel::Tuning{};
+  return _glue.tuning(types);
 }
 
 - (nullable id<MTLBuffer>)newPartialOutBufferForDims:(const MTGSdpaVector2passMergeDims&)dims
                                                types:(const MTGSdpaVector2passMergeTypes&)types
                                                error:(NSError**)error {
-  const int64_t elements = kernel::partial_out_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"sdpa_vector_2pass_merge.partial_out", error);
+  const int64_t elements = kernel::partial_out_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"sdpa_vector_2pass_merge.partial_out", error);
 }
 
 - (nullable id<MTLBuffer>)newBlockMaxBufferForDims:(const MTGSdpaVector2passMergeDims&)dims
                                              types:(const MTGSdpaVector2passMergeTypes&)types
                                              error:(NSError**)error {
-  const int64_t elements = kernel::block_max_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"sdpa_vector_2pass_merge.block_max", error);
+  const int64_t elements = kernel::block_max_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"sdpa_vector_2pass_merge.block_max", error);
 }
 
 - (nullable id<MTLBuffer>)newBlockSumBufferForDims:(const MTGSdpaVector2passMergeDims&)dims
                                              types:(const MTGSdpaVector2passMergeTypes&)types
                                              error:(NSError**)error {
-  const int64_t elements = kernel::block_sum_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"sdpa_vector_2pass_merge.block_sum", error);
+  const int64_t elements = kernel::block_sum_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"sdpa_vector_2pass_merge.block_sum", error);
 }
 
 - (nullable id<MTLBuffer>)newOutBufferForDims:(const MTGSdpaVector2passMergeDims&)dims
                                         types:(const MTGSdpaVector2passMergeTypes&)types
                                         error:(NSError**)error {
-  const int64_t elements = kernel::out_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"sdpa_vector_2pass_merge.out", error);
+  const int64_t elements = kernel::out_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"sdpa_vector_2pass_merge.out", error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -282,43 +150,13 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                          types:(const MTGSdpaVector2passMergeTypes&)types
                         tuning:(const MTGSdpaVector2passMergeTuning&)tuning
                          error:(NSError**)error {
-  try {
-    kernel::check_dims(dims, tuning, types);
-  } catch (const std::invalid_argument& e) {
-    return MTGFail(error, MTGErrorInvalidDims, e.what());
-  }
-  const size_t variantIndex = VariantIndex(types, tuning);
-  if (variantIndex == kVariants.size()) {
-    return MTGFail(error, MTGErrorNoSuchVariant,
-                   std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
-  }
-  id<MTLComputePipelineState> pipeline = [_pipelines pipelineAtIndex:variantIndex error:error];
-  const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(dims, tuning));
-  if (pipeline == nil ||
-      !MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
-                               error) ||
-      !MTGCheckBuffers(kernel::kName, {
-                           {"partial_out", partialOut, partialOutOffset, 4, kernel::partial_out_elements(dims, tuning, types)},
-                           {"block_max", blockMax, blockMaxOffset, 4, kernel::block_max_elements(dims, tuning, types)},
-                           {"block_sum", blockSum, blockSumOffset, 4, kernel::block_sum_elements(dims, tuning, types)},
-                           {"out", out, outOffset, mtlgen::dtype_size(types.T), kernel::out_elements(dims, tuning, types)},
-                       }, error)) {
-    return NO;
-  }
-  const MTLSize threadgroupsPerGrid = MTGSize(kernel::threadgroups(dims, tuning, types));
-  if (MTGThreadCount(threadgroupsPerGrid) == 0) return YES;  // no work, and Metal rejects empty grids
-  if (_captureWatched) mtlgen::capture::note_dispatch(kernel::kName);
-
-  [encoder setComputePipelineState:pipeline];
-  [encoder setBuffer:partialOut offset:partialOutOffset atIndex:0];
-  [encoder setBuffer:blockMax offset:blockMaxOffset atIndex:1];
-  [encoder setBuffer:blockSum offset:blockSumOffset atIndex:2];
-  [encoder setBuffer:out offset:outOffset atIndex:3];
-  const kernel::Params params = kernel::make_params(dims, kernel::Scalars{});
-  [encoder setBytes:&params length:sizeof(params) atIndex:kernel::kParamsIndex];
-  [encoder setThreadgroupMemoryLength:ThreadgroupMemoryLength(0, tuning, types) atIndex:0];  // partials
-  [encoder dispatchThreadgroups:threadgroupsPerGrid threadsPerThreadgroup:threadsPerThreadgroup];
-  return YES;
+  const Buffers buffers = {
+      {(__bridge void*)partialOut, partialOutOffset},
+      {(__bridge void*)blockMax, blockMaxOffset},
+      {(__bridge void*)blockSum, blockSumOffset},
+      {(__bridge void*)out, outOffset},
+  };
+  return Encode(_glue, encoder, buffers, dims, kernel::Scalars{}, types, tuning, error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -333,83 +171,30 @@ NSUInteger ThreadgroupMemoryLength(int index, const kernel::Tuning& tuning, cons
                           dims:(const MTGSdpaVector2passMergeDims&)dims
                          types:(const MTGSdpaVector2passMergeTypes&)types
                          error:(NSError**)error {
-  if (TypesIndex(types) == kTypeChoices.size()) {
-    return MTGFail(error, MTGErrorNoSuchVariant,
-                   std::string(kernel::kName) + ": no variant was compiled for {" + kernel::types_key(types) + "}");
-  }
-  return [self encodeToCommandEncoder:encoder
-                           partialOut:partialOut
-                     partialOutOffset:partialOutOffset
-                             blockMax:blockMax
-                       blockMaxOffset:blockMaxOffset
-                             blockSum:blockSum
-                       blockSumOffset:blockSumOffset
-                                  out:out
-                            outOffset:outOffset
-                                 dims:dims
-                                types:types
-                               tuning:kernel::tuning_serving(dims, types, [self tuningForTypes:types])
-                                error:error];
+  const Buffers buffers = {
+      {(__bridge void*)partialOut, partialOutOffset},
+      {(__bridge void*)blockMax, blockMaxOffset},
+      {(__bridge void*)blockSum, blockSumOffset},
+      {(__bridge void*)out, outOffset},
+  };
+  kernel::Tuning tuning;
+  return _glue.tuningServing(dims, types, tuning, error) &&
+         Encode(_glue, encoder, buffers, dims, kernel::Scalars{}, types, tuning, error);
 }
 
 @end
 
+template class mtlgen::KernelFacade<kernel::KernelInfo>;
+
 namespace mtlgen::kernels::sdpa_vector_2pass_merge {
-
-struct SdpaVector2passMergeKernel::Impl {
-  MTGSdpaVector2passMerge* glue;
-};
-
-SdpaVector2passMergeKernel::SdpaVector2passMergeKernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-
-SdpaVector2passMergeKernel::~SdpaVector2passMergeKernel() = default;
 
 std::unique_ptr<SdpaVector2passMergeKernel> SdpaVector2passMergeKernel::create(void* mtl_library, std::string* error) {
   return create(mtl_library, Options{}, error);
 }
 
 std::unique_ptr<SdpaVector2passMergeKernel> SdpaVector2passMergeKernel::create(void* mtl_library, const Options& options, std::string* error) {
-  if (mtl_library == nullptr) {
-    if (error != nullptr) *error = std::string(kName) + ": the Metal library is null";
-    return nullptr;
-  }
-  NSError* failure = nil;
-  MTGSdpaVector2passMerge* glue = [[MTGSdpaVector2passMerge alloc] initWithLibrary:(__bridge id<MTLLibrary>)mtl_library
-                                                                       tuningTable:options.tuning_table
-                                                                             error:&failure];
-  if (glue == nil) {
-    if (error != nullptr) *error = MTGDescription(failure);
-    return nullptr;
-  }
-  return std::unique_ptr<SdpaVector2passMergeKernel>(new SdpaVector2passMergeKernel(std::make_unique<Impl>(Impl{glue})));
-}
-
-bool SdpaVector2passMergeKernel::supports(const Types& types, const Tuning& tuning) const {
-  return [impl_->glue supportsTypes:types tuning:tuning];
-}
-
-Tuning SdpaVector2passMergeKernel::tuning_for(const Types& types) const {
-  return [impl_->glue tuningForTypes:types];
-}
-
-bool SdpaVector2passMergeKernel::prewarm(std::string* error) const {
-  NSError* failure = nil;
-  const BOOL prewarmed = [impl_->glue prewarmWithError:&failure];
-  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
-  return prewarmed;
-}
-
-bool SdpaVector2passMergeKernel::prewarm(const std::vector<Variant>& variants, std::string* error) const {
-  NSError* failure = nil;
-  const BOOL prewarmed = [impl_->glue prewarmVariants:variants error:&failure];
-  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
-  return prewarmed;
-}
-
-void SdpaVector2passMergeKernel::prewarm_async(std::function<void(const std::string& error)> done) const {
-  [impl_->glue prewarmWithCompletionHandler:^(NSError* _Nullable failure) {
-    done(failure != nil ? MTGDescription(failure) : std::string());
-  }];
+  std::unique_ptr<SdpaVector2passMergeKernel> facade(new SdpaVector2passMergeKernel());
+  return facade->load(mtl_library, nullptr, options.tuning_table, error) ? std::move(facade) : nullptr;
 }
 
 bool SdpaVector2passMergeKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types, std::string* error) const {
@@ -417,26 +202,10 @@ bool SdpaVector2passMergeKernel::encode(void* encoder, const Buffers& buffers, c
 }
 
 bool SdpaVector2passMergeKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types, const Tuning& tuning, std::string* error) const {
-  if (encoder == nullptr) {
-    if (error != nullptr) *error = std::string(kName) + ": the compute command encoder is null";
-    return false;
-  }
-  NSError* failure = nil;
-  const BOOL encoded = [impl_->glue encodeToCommandEncoder:(__bridge id<MTLComputeCommandEncoder>)encoder
-                                                partialOut:(__bridge id<MTLBuffer>)buffers.partial_out.buffer
-                                          partialOutOffset:buffers.partial_out.offset
-                                                  blockMax:(__bridge id<MTLBuffer>)buffers.block_max.buffer
-                                            blockMaxOffset:buffers.block_max.offset
-                                                  blockSum:(__bridge id<MTLBuffer>)buffers.block_sum.buffer
-                                            blockSumOffset:buffers.block_sum.offset
-                                                       out:(__bridge id<MTLBuffer>)buffers.out.buffer
-                                                 outOffset:buffers.out.offset
-                                                      dims:dims
-                                                     types:types
-                                                    tuning:tuning
-                                                     error:&failure];
-  if (!encoded && error != nullptr) *error = MTGDescription(failure);
-  return encoded;
+  return MTGFacadeCall(error, [&](NSError** failure) {
+    return MTGCheckEncoder(encoder, kName, failure) &&
+           Encode(impl_->glue, (__bridge id<MTLComputeCommandEncoder>)encoder, buffers, dims, kernel::Scalars{}, types, tuning, failure);
+  });
 }
 
 }  // namespace mtlgen::kernels::sdpa_vector_2pass_merge

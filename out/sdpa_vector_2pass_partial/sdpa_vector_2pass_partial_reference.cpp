@@ -19,7 +19,7 @@ void reference(const Dims& dims,
     std::span<float> partial_out,
     std::span<float> block_max,
     std::span<float> block_sum,
-    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
+    const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
     [[maybe_unused]] const Tuning& tuning) {
   check_dims(dims);
   mtlgen::require_elements(q.size(), q_elements(dims), kName, "q");

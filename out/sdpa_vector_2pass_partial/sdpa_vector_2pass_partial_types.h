@@ -33,14 +33,12 @@ struct Scalars {
   float scale = 0.0f;  // multiplies q.k; 0 (the default) means 1 / sqrt(head_dim)
 };
 
-// Function constants ([[function_constant(i)]] in sdpa_vector_2pass_partial.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
-  uint32_t TG = 256;  // one of {32, 64, 128, 256}
+  uint32_t TG = 256;  // threads per threadgroup; each simdgroup takes every (TG/32)-th key of the block (blocks are short: up to 8 simdgroups); one of {32, 64, 128, 256}
 };
 
 // Element type chosen for each type parameter.
@@ -62,7 +60,7 @@ struct Params {
 static_assert(sizeof(Params) == 28, "Params must match the MSL struct byte for byte");
 inline constexpr int kParamsIndex = 6;
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, const Scalars& scalars) {
   return Params{dims.n_heads, dims.n_kv_heads, dims.head_dim, dims.kv_len, dims.capacity, dims.blocks, scalars.scale};
 }
 
@@ -71,7 +69,7 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t n_heads = dims.n_heads;
   const int64_t n_kv_heads = dims.n_kv_heads;
   const int64_t head_dim = dims.head_dim;
@@ -92,46 +90,46 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, [[maybe_unused]] const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
 }
 
 // Elements each buffer's shape needs.
-inline int64_t q_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t q_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_heads = dims.n_heads;
   const int64_t head_dim = dims.head_dim;
   return n_heads * head_dim;
 }
-inline int64_t k_cache_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t k_cache_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_kv_heads = dims.n_kv_heads;
   const int64_t head_dim = dims.head_dim;
   const int64_t capacity = dims.capacity;
   return n_kv_heads * capacity * head_dim;
 }
-inline int64_t v_cache_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t v_cache_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_kv_heads = dims.n_kv_heads;
   const int64_t head_dim = dims.head_dim;
   const int64_t capacity = dims.capacity;
   return n_kv_heads * capacity * head_dim;
 }
-inline int64_t partial_out_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t partial_out_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_heads = dims.n_heads;
   const int64_t head_dim = dims.head_dim;
   const int64_t blocks = dims.blocks;
   return n_heads * blocks * head_dim;
 }
-inline int64_t block_max_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t block_max_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_heads = dims.n_heads;
   const int64_t blocks = dims.blocks;
   return n_heads * blocks;
 }
-inline int64_t block_sum_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t block_sum_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_heads = dims.n_heads;
   const int64_t blocks = dims.blocks;
@@ -139,14 +137,14 @@ inline int64_t block_sum_elements([[maybe_unused]] const Dims& dims, [[maybe_unu
 }
 
 // Threadgroups per grid and threads per threadgroup.
-inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline std::array<uint64_t, 3> threadgroups(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n_heads = dims.n_heads;
   const int64_t blocks = dims.blocks;
   return {static_cast<uint64_t>(n_heads), static_cast<uint64_t>(blocks), 1};
 }
 
-inline std::array<uint64_t, 3> threads_per_threadgroup([[maybe_unused]] const Tuning& tuning = {}) {
+inline std::array<uint64_t, 3> threads_per_threadgroup(const Tuning& tuning = {}) {
   const int64_t TG = tuning.TG;
   return {static_cast<uint64_t>(TG), static_cast<uint64_t>(1), 1};
 }
@@ -162,7 +160,7 @@ inline std::array<uint64_t, 3> max_threads_per_threadgroup(const Tuning& tuning 
 }
 
 // Bytes of each threadgroup array (before rounding up to 16 for setThreadgroupMemoryLength).
-inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tuning& tuning = {},
+inline uint64_t threadgroup_memory_bytes(int array, const Tuning& tuning = {},
                                          [[maybe_unused]] const Types& types = {}) {
   const int64_t TG = tuning.TG;
   switch (array) {
@@ -178,35 +176,76 @@ inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tunin
 }
 inline constexpr int kThreadgroupArrays = 3;
 
+// The compiled variants, in sdpa_vector_2pass_partial.metal's order (its instantiations are written from the same
+// list): each entry point with the type choice and tuning it was instantiated for.
+struct CompiledVariant {
+  const char* entry_point;
+  Types types;
+  Tuning tuning;
+};
+inline constexpr std::array<CompiledVariant, 24> kVariants = {{
+    {"sdpa_vector_2pass_partial_f32_bf16_tg32", {mtlgen::DType::f32, mtlgen::DType::bf16}, {32}},
+    {"sdpa_vector_2pass_partial_f32_bf16_tg64", {mtlgen::DType::f32, mtlgen::DType::bf16}, {64}},
+    {"sdpa_vector_2pass_partial_f32_bf16_tg128", {mtlgen::DType::f32, mtlgen::DType::bf16}, {128}},
+    {"sdpa_vector_2pass_partial_f32_bf16_tg256", {mtlgen::DType::f32, mtlgen::DType::bf16}, {256}},
+    {"sdpa_vector_2pass_partial_f32_f16_tg32", {mtlgen::DType::f32, mtlgen::DType::f16}, {32}},
+    {"sdpa_vector_2pass_partial_f32_f16_tg64", {mtlgen::DType::f32, mtlgen::DType::f16}, {64}},
+    {"sdpa_vector_2pass_partial_f32_f16_tg128", {mtlgen::DType::f32, mtlgen::DType::f16}, {128}},
+    {"sdpa_vector_2pass_partial_f32_f16_tg256", {mtlgen::DType::f32, mtlgen::DType::f16}, {256}},
+    {"sdpa_vector_2pass_partial_f16_bf16_tg32", {mtlgen::DType::f16, mtlgen::DType::bf16}, {32}},
+    {"sdpa_vector_2pass_partial_f16_bf16_tg64", {mtlgen::DType::f16, mtlgen::DType::bf16}, {64}},
+    {"sdpa_vector_2pass_partial_f16_bf16_tg128", {mtlgen::DType::f16, mtlgen::DType::bf16}, {128}},
+    {"sdpa_vector_2pass_partial_f16_bf16_tg256", {mtlgen::DType::f16, mtlgen::DType::bf16}, {256}},
+    {"sdpa_vector_2pass_partial_f16_f16_tg32", {mtlgen::DType::f16, mtlgen::DType::f16}, {32}},
+    {"sdpa_vector_2pass_partial_f16_f16_tg64", {mtlgen::DType::f16, mtlgen::DType::f16}, {64}},
+    {"sdpa_vector_2pass_partial_f16_f16_tg128", {mtlgen::DType::f16, mtlgen::DType::f16}, {128}},
+    {"sdpa_vector_2pass_partial_f16_f16_tg256", {mtlgen::DType::f16, mtlgen::DType::f16}, {256}},
+    {"sdpa_vector_2pass_partial_bf16_bf16_tg32", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {32}},
+    {"sdpa_vector_2pass_partial_bf16_bf16_tg64", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {64}},
+    {"sdpa_vector_2pass_partial_bf16_bf16_tg128", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {128}},
+    {"sdpa_vector_2pass_partial_bf16_bf16_tg256", {mtlgen::DType::bf16, mtlgen::DType::bf16}, {256}},
+    {"sdpa_vector_2pass_partial_bf16_f16_tg32", {mtlgen::DType::bf16, mtlgen::DType::f16}, {32}},
+    {"sdpa_vector_2pass_partial_bf16_f16_tg64", {mtlgen::DType::bf16, mtlgen::DType::f16}, {64}},
+    {"sdpa_vector_2pass_partial_bf16_f16_tg128", {mtlgen::DType::bf16, mtlgen::DType::f16}, {128}},
+    {"sdpa_vector_2pass_partial_bf16_f16_tg256", {mtlgen::DType::bf16, mtlgen::DType::f16}, {256}},
+}};
+
+// Every type choice that was compiled, in variant order.
+inline constexpr std::array<Types, 6> kTypeChoices = {{
+    {mtlgen::DType::f32, mtlgen::DType::bf16},
+    {mtlgen::DType::f32, mtlgen::DType::f16},
+    {mtlgen::DType::f16, mtlgen::DType::bf16},
+    {mtlgen::DType::f16, mtlgen::DType::f16},
+    {mtlgen::DType::bf16, mtlgen::DType::bf16},
+    {mtlgen::DType::bf16, mtlgen::DType::f16},
+}};
+
+inline bool same_types(const Types& a, const Types& b) { return a.T == b.T && a.KV == b.KV; }
+inline bool same_tuning(const Tuning& a, const Tuning& b) { return a.TG == b.TG; }
+
 // The compiled entry point for a type choice and tuning, or nullptr when it was not compiled.
-inline const char* entry_point([[maybe_unused]] const Types& types = {},
-                               [[maybe_unused]] const Tuning& tuning = {}) {
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 32) return "sdpa_vector_2pass_partial_f32_bf16_tg32";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 64) return "sdpa_vector_2pass_partial_f32_bf16_tg64";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 128) return "sdpa_vector_2pass_partial_f32_bf16_tg128";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::bf16 && tuning.TG == 256) return "sdpa_vector_2pass_partial_f32_bf16_tg256";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 32) return "sdpa_vector_2pass_partial_f32_f16_tg32";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 64) return "sdpa_vector_2pass_partial_f32_f16_tg64";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 128) return "sdpa_vector_2pass_partial_f32_f16_tg128";
-  if (types.T == mtlgen::DType::f32 && types.KV == mtlgen::DType::f16 && tuning.TG == 256) return "sdpa_vector_2pass_partial_f32_f16_tg256";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 32) return "sdpa_vector_2pass_partial_f16_bf16_tg32";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 64) return "sdpa_vector_2pass_partial_f16_bf16_tg64";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 128) return "sdpa_vector_2pass_partial_f16_bf16_tg128";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 256) return "sdpa_vector_2pass_partial_f16_bf16_tg256";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 32) return "sdpa_vector_2pass_partial_f16_f16_tg32";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 64) return "sdpa_vector_2pass_partial_f16_f16_tg64";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 128) return "sdpa_vector_2pass_partial_f16_f16_tg128";
-  if (types.T == mtlgen::DType::f16 && types.KV == mtlgen::DType::f16 && tuning.TG == 256) return "sdpa_vector_2pass_partial_f16_f16_tg256";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 32) return "sdpa_vector_2pass_partial_bf16_bf16_tg32";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 64) return "sdpa_vector_2pass_partial_bf16_bf16_tg64";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 128) return "sdpa_vector_2pass_partial_bf16_bf16_tg128";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::bf16 && tuning.TG == 256) return "sdpa_vector_2pass_partial_bf16_bf16_tg256";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 32) return "sdpa_vector_2pass_partial_bf16_f16_tg32";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 64) return "sdpa_vector_2pass_partial_bf16_f16_tg64";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 128) return "sdpa_vector_2pass_partial_bf16_f16_tg128";
-  if (types.T == mtlgen::DType::bf16 && types.KV == mtlgen::DType::f16 && tuning.TG == 256) return "sdpa_vector_2pass_partial_bf16_f16_tg256";
+inline const char* entry_point(const Types& types = {}, const Tuning& tuning = {}) {
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types) && same_tuning(v.tuning, tuning)) return v.entry_point;
+  }
   return nullptr;
 }
+
+// A variant as messages name it: "T = float, KV = bfloat, TG = 256".
+inline std::string describe(const Types& types, const Tuning& tuning) {
+  return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "KV = " + std::string(mtlgen::dtype_name(types.KV)) + ", " + "TG = " + std::to_string(tuning.TG);
+}
+
+// The kernel as one type, for the code written once for every kernel (MTGKernelGlue in
+// ../support/mtlgen_runtime.h), which finds this header's functions by argument-dependent lookup.
+struct KernelInfo {
+  using Dims = sdpa_vector_2pass_partial::Dims;
+  using Types = sdpa_vector_2pass_partial::Types;
+  using Tuning = sdpa_vector_2pass_partial::Tuning;
+  static constexpr const char* kName = sdpa_vector_2pass_partial::kName;
+  static constexpr const auto& kVariants = sdpa_vector_2pass_partial::kVariants;
+  static constexpr const auto& kTypeChoices = sdpa_vector_2pass_partial::kTypeChoices;
+};
 // The tuning for a caller that names none: every variant serves every problem its dims allow.
 inline Tuning tuning_serving(const Dims&, const Types&, const Tuning& preferred) { return preferred; }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.
@@ -216,8 +255,8 @@ struct Cost {
   int64_t flops = 0;
 };
 
-inline Cost cost([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
-    [[maybe_unused]] const Types& types = {}) {
+inline Cost cost(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+    const Types& types = {}) {
   const int64_t n_heads = dims.n_heads;
   const int64_t n_kv_heads = dims.n_kv_heads;
   const int64_t head_dim = dims.head_dim;

@@ -24,7 +24,7 @@ namespace mtlgen::kernels::softmax_single_row::test_data {
 namespace td = mtlgen::testdata;
 
 // The dims named in `values`; a dim not named is 0.
-inline Dims dims_from([[maybe_unused]] const td::Values& values) {
+inline Dims dims_from(const td::Values& values) {
   Dims dims;
   if (auto it = values.find("rows"); it != values.end()) dims.rows = static_cast<decltype(dims.rows)>(it->second);
   if (auto it = values.find("n"); it != values.end()) dims.n = static_cast<decltype(dims.n)>(it->second);
@@ -86,8 +86,8 @@ inline std::vector<td::Case> cases() {
 }
 
 // The buffers of case `c`, at its dims, for a variant's tuning and types.
-inline std::vector<td::Buffer> buffers(const td::Case& c, [[maybe_unused]] const Tuning& tuning,
-                                       [[maybe_unused]] const Types& types) {
+inline std::vector<td::Buffer> buffers(const td::Case& c, const Tuning& tuning,
+                                       const Types& types) {
   [[maybe_unused]] const Dims dims = dims_from(c.dims);
   [[maybe_unused]] auto fill = [&c](const char* name) {
     auto it = c.inputs.find(name);

@@ -31,14 +31,12 @@ struct Dims {
 struct Scalars {
 };
 
-// Function constants ([[function_constant(i)]] in ssd_scan.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
-  uint32_t TG = 32;  // one of {32, 64}
+  uint32_t TG = 32;  // threads per threadgroup, one channel each (the scan has no cross-thread work); one of {32, 64}
 };
 
 // Element type chosen for each type parameter.
@@ -57,7 +55,7 @@ struct Params {
 static_assert(sizeof(Params) == 20, "Params must match the MSL struct byte for byte");
 inline constexpr int kParamsIndex = 6;
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
   return Params{dims.batch, dims.seq_len, dims.heads, dims.head_dim, dims.d_state};
 }
 
@@ -66,7 +64,7 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
   const int64_t heads = dims.heads;
@@ -83,7 +81,7 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
   const int64_t head_dim = dims.head_dim;
@@ -92,7 +90,7 @@ inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const
 }
 
 // Elements each buffer's shape needs.
-inline int64_t u_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t u_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -100,20 +98,20 @@ inline int64_t u_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] co
   const int64_t head_dim = dims.head_dim;
   return batch * seq_len * heads * head_dim;
 }
-inline int64_t delta_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t delta_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
   const int64_t heads = dims.heads;
   return batch * seq_len * heads;
 }
-inline int64_t A_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t A_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t heads = dims.heads;
   const int64_t d_state = dims.d_state;
   return heads * d_state;
 }
-inline int64_t B_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t B_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -121,7 +119,7 @@ inline int64_t B_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] co
   const int64_t d_state = dims.d_state;
   return batch * seq_len * heads * d_state;
 }
-inline int64_t C_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t C_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -129,7 +127,7 @@ inline int64_t C_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] co
   const int64_t d_state = dims.d_state;
   return batch * seq_len * heads * d_state;
 }
-inline int64_t y_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t y_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -139,7 +137,7 @@ inline int64_t y_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] co
 }
 
 // Threadgroups per grid and threads per threadgroup.
-inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline std::array<uint64_t, 3> threadgroups(const Dims& dims, const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t heads = dims.heads;
@@ -148,7 +146,7 @@ inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [
   return {static_cast<uint64_t>(head_dim / TG), static_cast<uint64_t>(heads), static_cast<uint64_t>(batch)};
 }
 
-inline std::array<uint64_t, 3> threads_per_threadgroup([[maybe_unused]] const Tuning& tuning = {}) {
+inline std::array<uint64_t, 3> threads_per_threadgroup(const Tuning& tuning = {}) {
   const int64_t TG = tuning.TG;
   return {static_cast<uint64_t>(TG), static_cast<uint64_t>(1), static_cast<uint64_t>(1)};
 }
@@ -173,17 +171,55 @@ inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tunin
 }
 inline constexpr int kThreadgroupArrays = 0;
 
+// The compiled variants, in ssd_scan.metal's order (its instantiations are written from the same
+// list): each entry point with the type choice and tuning it was instantiated for.
+struct CompiledVariant {
+  const char* entry_point;
+  Types types;
+  Tuning tuning;
+};
+inline constexpr std::array<CompiledVariant, 6> kVariants = {{
+    {"ssd_scan_f32_tg32", {mtlgen::DType::f32}, {32}},
+    {"ssd_scan_f32_tg64", {mtlgen::DType::f32}, {64}},
+    {"ssd_scan_f16_tg32", {mtlgen::DType::f16}, {32}},
+    {"ssd_scan_f16_tg64", {mtlgen::DType::f16}, {64}},
+    {"ssd_scan_bf16_tg32", {mtlgen::DType::bf16}, {32}},
+    {"ssd_scan_bf16_tg64", {mtlgen::DType::bf16}, {64}},
+}};
+
+// Every type choice that was compiled, in variant order.
+inline constexpr std::array<Types, 3> kTypeChoices = {{
+    {mtlgen::DType::f32},
+    {mtlgen::DType::f16},
+    {mtlgen::DType::bf16},
+}};
+
+inline bool same_types(const Types& a, const Types& b) { return a.T == b.T; }
+inline bool same_tuning(const Tuning& a, const Tuning& b) { return a.TG == b.TG; }
+
 // The compiled entry point for a type choice and tuning, or nullptr when it was not compiled.
-inline const char* entry_point([[maybe_unused]] const Types& types = {},
-                               [[maybe_unused]] const Tuning& tuning = {}) {
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 32) return "ssd_scan_f32_tg32";
-  if (types.T == mtlgen::DType::f32 && tuning.TG == 64) return "ssd_scan_f32_tg64";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 32) return "ssd_scan_f16_tg32";
-  if (types.T == mtlgen::DType::f16 && tuning.TG == 64) return "ssd_scan_f16_tg64";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 32) return "ssd_scan_bf16_tg32";
-  if (types.T == mtlgen::DType::bf16 && tuning.TG == 64) return "ssd_scan_bf16_tg64";
+inline const char* entry_point(const Types& types = {}, const Tuning& tuning = {}) {
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types) && same_tuning(v.tuning, tuning)) return v.entry_point;
+  }
   return nullptr;
 }
+
+// A variant as messages name it: "T = float, TG = 32".
+inline std::string describe(const Types& types, const Tuning& tuning) {
+  return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "TG = " + std::to_string(tuning.TG);
+}
+
+// The kernel as one type, for the code written once for every kernel (MTGKernelGlue in
+// ../support/mtlgen_runtime.h), which finds this header's functions by argument-dependent lookup.
+struct KernelInfo {
+  using Dims = ssd_scan::Dims;
+  using Types = ssd_scan::Types;
+  using Tuning = ssd_scan::Tuning;
+  static constexpr const char* kName = ssd_scan::kName;
+  static constexpr const auto& kVariants = ssd_scan::kVariants;
+  static constexpr const auto& kTypeChoices = ssd_scan::kTypeChoices;
+};
 // The tuning for a caller that names none: `preferred` (the default) when its variant accepts the
 // dims, else the compiled tuning for `types` that accepts them and shares the most values with
 // `preferred` (the first in the spec's variant order on a tie); `preferred` when none does. Some
@@ -204,13 +240,9 @@ inline Tuning tuning_serving(const Dims& dims, const Types& types, const Tuning&
     const int shared = (tuning.TG == preferred.TG) + 0;
     if (shared > best_shared && accepts(tuning)) best = tuning, best_shared = shared;
   };
-  // Every compiled tuning, as Tuning{TG}.
-  if (types.T == mtlgen::DType::f32) consider(Tuning{32});
-  if (types.T == mtlgen::DType::f32) consider(Tuning{64});
-  if (types.T == mtlgen::DType::f16) consider(Tuning{32});
-  if (types.T == mtlgen::DType::f16) consider(Tuning{64});
-  if (types.T == mtlgen::DType::bf16) consider(Tuning{32});
-  if (types.T == mtlgen::DType::bf16) consider(Tuning{64});
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types)) consider(v.tuning);
+  }
   return best;
 }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.
@@ -220,8 +252,8 @@ struct Cost {
   int64_t flops = 0;
 };
 
-inline Cost cost([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
-    [[maybe_unused]] const Types& types = {}) {
+inline Cost cost(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+    const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
   const int64_t heads = dims.heads;

@@ -32,10 +32,8 @@ struct Dims {
 struct Scalars {
 };
 
-// Function constants ([[function_constant(i)]] in ssd_scan_backward.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
@@ -58,7 +56,7 @@ struct Params {
 static_assert(sizeof(Params) == 24, "Params must match the MSL struct byte for byte");
 
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
   return Params{dims.batch, dims.seq_len, dims.heads, dims.head_dim, dims.d_state, dims.seg};
 }
 
@@ -67,7 +65,7 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
   const int64_t heads = dims.heads;
@@ -87,13 +85,13 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, [[maybe_unused]] const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
 }
 
 // Elements each buffer's shape needs.
-inline int64_t u_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t u_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -101,20 +99,20 @@ inline int64_t u_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] co
   const int64_t head_dim = dims.head_dim;
   return batch * seq_len * heads * head_dim;
 }
-inline int64_t delta_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t delta_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
   const int64_t heads = dims.heads;
   return batch * seq_len * heads;
 }
-inline int64_t A_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t A_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t heads = dims.heads;
   const int64_t d_state = dims.d_state;
   return heads * d_state;
 }
-inline int64_t B_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t B_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -122,7 +120,7 @@ inline int64_t B_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] co
   const int64_t d_state = dims.d_state;
   return batch * seq_len * heads * d_state;
 }
-inline int64_t C_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t C_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -130,7 +128,7 @@ inline int64_t C_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] co
   const int64_t d_state = dims.d_state;
   return batch * seq_len * heads * d_state;
 }
-inline int64_t h0_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t h0_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t heads = dims.heads;
@@ -138,7 +136,7 @@ inline int64_t h0_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] c
   const int64_t d_state = dims.d_state;
   return batch * heads * head_dim * d_state;
 }
-inline int64_t dy_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t dy_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -146,7 +144,7 @@ inline int64_t dy_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] c
   const int64_t head_dim = dims.head_dim;
   return batch * seq_len * heads * head_dim;
 }
-inline int64_t dh_final_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t dh_final_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t heads = dims.heads;
@@ -154,7 +152,7 @@ inline int64_t dh_final_elements([[maybe_unused]] const Dims& dims, [[maybe_unus
   const int64_t d_state = dims.d_state;
   return batch * heads * head_dim * d_state;
 }
-inline int64_t checkpoints_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t checkpoints_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -164,7 +162,7 @@ inline int64_t checkpoints_elements([[maybe_unused]] const Dims& dims, [[maybe_u
   const int64_t seg = dims.seg;
   return batch * heads * (seq_len / seg) * head_dim * d_state;
 }
-inline int64_t workspace_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t workspace_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t heads = dims.heads;
@@ -173,7 +171,7 @@ inline int64_t workspace_elements([[maybe_unused]] const Dims& dims, [[maybe_unu
   const int64_t seg = dims.seg;
   return batch * heads * head_dim * seg * d_state;
 }
-inline int64_t partials_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t partials_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -182,7 +180,7 @@ inline int64_t partials_elements([[maybe_unused]] const Dims& dims, [[maybe_unus
   const int64_t d_state = dims.d_state;
   return head_dim / 32 * batch * seq_len * heads * (2 * d_state + 1);
 }
-inline int64_t dA_partials_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t dA_partials_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t heads = dims.heads;
@@ -190,7 +188,7 @@ inline int64_t dA_partials_elements([[maybe_unused]] const Dims& dims, [[maybe_u
   const int64_t d_state = dims.d_state;
   return head_dim / 32 * batch * heads * d_state;
 }
-inline int64_t du_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t du_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -198,20 +196,20 @@ inline int64_t du_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] c
   const int64_t head_dim = dims.head_dim;
   return batch * seq_len * heads * head_dim;
 }
-inline int64_t ddelta_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t ddelta_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
   const int64_t heads = dims.heads;
   return batch * seq_len * heads;
 }
-inline int64_t dA_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t dA_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t heads = dims.heads;
   const int64_t d_state = dims.d_state;
   return heads * d_state;
 }
-inline int64_t dB_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t dB_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -219,7 +217,7 @@ inline int64_t dB_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] c
   const int64_t d_state = dims.d_state;
   return batch * seq_len * heads * d_state;
 }
-inline int64_t dC_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t dC_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
@@ -227,7 +225,7 @@ inline int64_t dC_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] c
   const int64_t d_state = dims.d_state;
   return batch * seq_len * heads * d_state;
 }
-inline int64_t dh0_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t dh0_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t heads = dims.heads;
@@ -264,8 +262,8 @@ inline constexpr CostQuantity kCostQuantities[] = {
     {"history_bytes", "batch * heads * seq_len * head_dim * d_state * 4", "f32 states a backward pass without checkpoints keeps: one per step, channel and state index", &Cost::history_bytes},
 };
 
-inline Cost cost([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
-    [[maybe_unused]] const Types& types = {}) {
+inline Cost cost(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+    const Types& types = {}) {
   const int64_t batch = dims.batch;
   const int64_t seq_len = dims.seq_len;
   const int64_t heads = dims.heads;

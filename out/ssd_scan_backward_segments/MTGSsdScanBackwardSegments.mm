@@ -2,17 +2,13 @@
 // Do not edit by hand: change the spec and run `mtlgen generate`.
 //
 // ssd_scan_backward_segments: du, dh0 and per-32-channel partial dB, dC, ddelta, dA of the SSD scan, segment by segment from the checkpoints (workspace: segment 0's recomputed states).
-// MTGSsdScanBackwardSegments and its plain C++ facade SsdScanBackwardSegmentsKernel. Sizes, checks and entry points come
-// from ssd_scan_backward_segments_types.h; buffer and threadgroup indices from the spec's binding table; loading,
-// buffer checks and tuning files from ../support/mtlgen_runtime.h.
+// MTGSsdScanBackwardSegments and its plain C++ facade SsdScanBackwardSegmentsKernel: this kernel's buffers and bindings, on
+// MTGKernelGlue (../support/mtlgen_runtime.h) and ssd_scan_backward_segments_types.h (sizes, the variant table).
 #import "MTGSsdScanBackwardSegments.h"
 
-#include <array>
-#include <functional>
 #include <memory>
-#include <utility>
-#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #if !__has_feature(objc_arc)
@@ -22,294 +18,202 @@
 namespace {
 
 namespace kernel = mtlgen::kernels::ssd_scan_backward_segments;
+using Buffers = kernel::SsdScanBackwardSegmentsKernel::Buffers;
+using Glue = MTGKernelGlue<kernel::KernelInfo>;
 
-// One compiled entry point of ssd_scan_backward_segments.metal and the choices it was instantiated for.
-struct Variant {
-  const char* entryPoint;
-  kernel::Types types;
-  kernel::Tuning tuning;
-};
-
-constexpr std::array<Variant, 3> kVariants = {{
-    {"ssd_scan_backward_segments_f32", {mtlgen::DType::f32}, {}},
-    {"ssd_scan_backward_segments_f16", {mtlgen::DType::f16}, {}},
-    {"ssd_scan_backward_segments_bf16", {mtlgen::DType::bf16}, {}},
-}};
-
-// Every type choice that was compiled, each with its own default tuning.
-constexpr std::array<kernel::Types, 3> kTypeChoices = {{
-    {mtlgen::DType::f32},
-    {mtlgen::DType::f16},
-    {mtlgen::DType::bf16},
-}};
-
-// Index in kVariants of the variant for `types` and `tuning`; kVariants.size() when the spec
-// compiled no such variant.
-size_t VariantIndex(const kernel::Types& types, const kernel::Tuning& tuning) {
-  return MTGVariantIndex(kVariants, kernel::entry_point(types, tuning));
-}
-
-// What the pipeline cache creates each variant from, and the threadgroup it must admit.
-std::vector<MTGPipelineVariant> PipelineVariants() {
-  std::vector<MTGPipelineVariant> variants;
-  for (const Variant& v : kVariants) {
-    variants.push_back({v.entryPoint, MTGSize(kernel::max_threads_per_threadgroup(v.tuning))});
-  }
-  return variants;
-}
-
-// Index in kTypeChoices of `types`; kTypeChoices.size() when no variant has them.
-size_t TypesIndex([[maybe_unused]] const kernel::Types& types) {
-  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
-    if (kTypeChoices[i].T == types.T) return i;
-  }
-  return kTypeChoices.size();
-}
-
-std::string Describe([[maybe_unused]] const kernel::Types& types, [[maybe_unused]] const kernel::Tuning& tuning) {
-  return "T = " + std::string(mtlgen::dtype_name(types.T));
-}
-
-// The spec's default tuning with what a tuning file records; names the tunable it does not know.
-std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel::Tuning& tuning) {
-  for (const auto& entry : tunables) {
-    if (!kernel::set_tunable(tuning, entry.first, entry.second)) return entry.first;
-  }
-  return "";
+// One dispatch: the glue's checks, then each binding of the spec's table at its index.
+BOOL Encode(Glue& glue, id<MTLComputeCommandEncoder> encoder, const Buffers& buffers, const kernel::Dims& dims,
+            const kernel::Scalars& scalars, const kernel::Types& types, const kernel::Tuning& tuning, NSError** error) {
+  const MTGDispatch dispatch = glue.dispatch(dims, types, tuning, {
+      MTGArgument("u", buffers.u, mtlgen::dtype_size(types.T), kernel::u_elements(dims, tuning, types)),
+      MTGArgument("delta", buffers.delta, mtlgen::dtype_size(types.T), kernel::delta_elements(dims, tuning, types)),
+      MTGArgument("A", buffers.A, mtlgen::dtype_size(types.T), kernel::A_elements(dims, tuning, types)),
+      MTGArgument("B", buffers.B, mtlgen::dtype_size(types.T), kernel::B_elements(dims, tuning, types)),
+      MTGArgument("C", buffers.C, mtlgen::dtype_size(types.T), kernel::C_elements(dims, tuning, types)),
+      MTGArgument("dy", buffers.dy, mtlgen::dtype_size(types.T), kernel::dy_elements(dims, tuning, types)),
+      MTGArgument("dh_final", buffers.dh_final, 4, kernel::dh_final_elements(dims, tuning, types)),
+      MTGArgument("checkpoints", buffers.checkpoints, 4, kernel::checkpoints_elements(dims, tuning, types)),
+      MTGArgument("workspace", buffers.workspace, 4, kernel::workspace_elements(dims, tuning, types)),
+      MTGArgument("partials", buffers.partials, 4, kernel::partials_elements(dims, tuning, types)),
+      MTGArgument("dA_partials", buffers.dA_partials, 4, kernel::dA_partials_elements(dims, tuning, types)),
+      MTGArgument("du", buffers.du, 4, kernel::du_elements(dims, tuning, types)),
+      MTGArgument("dh0", buffers.dh0, 4, kernel::dh0_elements(dims, tuning, types)),
+  }, error);
+  if (dispatch.pipeline == nil) return NO;
+  if (MTGThreadCount(dispatch.threadgroups) == 0) return YES;  // no work, and Metal rejects empty grids
+  [encoder setComputePipelineState:dispatch.pipeline];
+  [encoder setBuffer:MTGBuffer(buffers.u) offset:buffers.u.offset atIndex:0];
+  [encoder setBuffer:MTGBuffer(buffers.delta) offset:buffers.delta.offset atIndex:1];
+  [encoder setBuffer:MTGBuffer(buffers.A) offset:buffers.A.offset atIndex:2];
+  [encoder setBuffer:MTGBuffer(buffers.B) offset:buffers.B.offset atIndex:3];
+  [encoder setBuffer:MTGBuffer(buffers.C) offset:buffers.C.offset atIndex:4];
+  [encoder setBuffer:MTGBuffer(buffers.dy) offset:buffers.dy.offset atIndex:5];
+  [encoder setBuffer:MTGBuffer(buffers.dh_final) offset:buffers.dh_final.offset atIndex:6];
+  [encoder setBuffer:MTGBuffer(buffers.checkpoints) offset:buffers.checkpoints.offset atIndex:7];
+  [encoder setBuffer:MTGBuffer(buffers.workspace) offset:buffers.workspace.offset atIndex:8];
+  [encoder setBuffer:MTGBuffer(buffers.partials) offset:buffers.partials.offset atIndex:9];
+  [encoder setBuffer:MTGBuffer(buffers.dA_partials) offset:buffers.dA_partials.offset atIndex:10];
+  [encoder setBuffer:MTGBuffer(buffers.du) offset:buffers.du.offset atIndex:11];
+  [encoder setBuffer:MTGBuffer(buffers.dh0) offset:buffers.dh0.offset atIndex:12];
+  const kernel::Params params = kernel::make_params(dims, scalars);
+  [encoder setBytes:&params length:sizeof(params) atIndex:kernel::kParamsIndex];
+  [encoder dispatchThreadgroups:dispatch.threadgroups threadsPerThreadgroup:dispatch.threadsPerThreadgroup];
+  return YES;
 }
 
 }  // namespace
 
 @implementation MTGSsdScanBackwardSegments {
-  MTGPipelineCache* _pipelines;  // per kVariants, created on first use
-  std::array<kernel::Tuning, kTypeChoices.size()> _tunings;  // per kTypeChoices
-  BOOL _captureWatched;  // MTLGEN_CAPTURE names this kernel: count its dispatches
+  Glue _glue;
 }
 
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
                              tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
                                    error:(NSError**)error {
   self = [super init];
-  if (self == nil) return nil;
-  // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
-  NSError* failure = nil;
-  @autoreleasepool {
-    _pipelines = [[MTGPipelineCache alloc] initWithLibrary:library
-                                            constantValues:nil
-                                                    kernel:kernel::kName
-                                                  variants:PipelineVariants()
-                                                     error:&failure];
-    if (_pipelines != nil) failure = [self chooseTuningsFromTable:tuningTable];
-  }
-  if (failure != nil) {
-    if (error != nullptr) *error = failure;
-    return nil;
-  }
-  _captureWatched = mtlgen::capture::watches(kernel::kName);
-  return self;
-}
-
-- (id<MTLDevice>)device {
-  return _pipelines.device;
+  return self != nil && _glue.load(library, nil, tuningTable, error) ? self : nil;
 }
 
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
-  return [self initWithLibrary:library
-                   tuningTable:nullptr
-                         error:error];
+  return [self initWithLibrary:library tuningTable:nullptr error:error];
 }
 
-// For each type choice, the tuning encode calls without one use, which must be compiled (whether its
-// pipeline admits its threadgroup is checked when the pipeline is created). Returns why not, or nil.
-- (nullable NSError*)chooseTuningsFromTable:(const mtlgen::TuningTable* _Nullable)table {
-  std::shared_ptr<const mtlgen::TuningTable> environment;
-  NSError* failure = nil;
-  if (table == nullptr && !MTGEnvironmentTuningTable(environment, &failure)) return failure;
-  if (table == nullptr) table = environment.get();
-  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
-    const std::string types = kernel::types_key(kTypeChoices[i]);
-    const id<MTLDevice> device = _pipelines.device;
-    kernel::Tuning tuning;
-    const auto* tuned = MTGTunablesFor(table, device, kernel::kName, types);
-    const std::string unknown = tuned != nullptr ? ApplyTunables(*tuned, tuning) : "";
-    const size_t v = VariantIndex(kTypeChoices[i], tuning);
-    if (!unknown.empty() || v == kVariants.size()) {
-      const std::string source = tuned != nullptr ? table->path() : std::string("the spec");
-      return MTGMakeError(MTGErrorTuning, std::string(kernel::kName) + ": " + source + " tunes {" + types +
-                                              "} on " + MTGString(device.name) + " to " +
-                                              (unknown.empty() ? Describe(kTypeChoices[i], tuning) + ", which was not compiled"
-                                                               : "unknown tunable " + unknown) +
-                                              "; run autotune_" + kernel::kName + " again");
-    }
-    _tunings[i] = tuning;
-  }
-  return nil;
+- (id<MTLDevice>)device {
+  return _glue.device();
 }
 
 + (NSUInteger)variantCount {
-  return kVariants.size();
+  return kernel::kVariants.size();
 }
 
 + (MTGSsdScanBackwardSegmentsTypes)typesOfVariant:(NSUInteger)index {
-  return kVariants.at(index).types;
+  return kernel::kVariants.at(index).types;
 }
 
 + (MTGSsdScanBackwardSegmentsTuning)tuningOfVariant:(NSUInteger)index {
-  return kVariants.at(index).tuning;
+  return kernel::kVariants.at(index).tuning;
 }
 
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGSsdScanBackwardSegmentsTypes&)types
                                                   tuning:(const MTGSsdScanBackwardSegmentsTuning&)tuning
                                                    error:(NSError**)error {
-  const size_t variantIndex = VariantIndex(types, tuning);
-  if (variantIndex == kVariants.size()) {
-    MTGFail(error, MTGErrorNoSuchVariant, std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
-    return nil;
-  }
-  return [_pipelines pipelineAtIndex:variantIndex error:error];
+  return _glue.pipeline(types, tuning, error);
 }
 
 - (BOOL)supportsTypes:(const MTGSsdScanBackwardSegmentsTypes&)types tuning:(const MTGSsdScanBackwardSegmentsTuning&)tuning {
-  return [self pipelineForTypes:types tuning:tuning error:nullptr] != nil;
+  return _glue.pipeline(types, tuning, nullptr) != nil;
 }
 
 - (BOOL)prewarmWithError:(NSError**)error {
-  return [_pipelines prewarmIndices:[self defaultVariantIndices] error:error];
+  return _glue.prewarm(error);
 }
 
 - (BOOL)prewarmVariants:(const std::vector<MTGSsdScanBackwardSegmentsVariant>&)variants error:(NSError**)error {
-  std::vector<size_t> indices;
-  return [self indices:indices ofVariants:variants error:error] && [_pipelines prewarmIndices:indices error:error];
+  return _glue.prewarm(variants, error);
 }
 
 - (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler {
-  auto group = MTGPrewarmGroup::make(completionHandler);
-  [_pipelines prewarmIndices:[self defaultVariantIndices] group:group];
-  group->leave(nil);
+  _glue.prewarm(completionHandler);
 }
 
 - (void)prewarmVariants:(const std::vector<MTGSsdScanBackwardSegmentsVariant>&)variants
       completionHandler:(void (^)(NSError* _Nullable error))completionHandler {
-  auto group = MTGPrewarmGroup::make(completionHandler);
-  std::vector<size_t> indices;
-  NSError* failure = nil;
-  if ([self indices:indices ofVariants:variants error:&failure]) [_pipelines prewarmIndices:indices group:group];
-  group->leave(failure);
-}
-
-// The variant of each type choice's default tuning, in kTypeChoices order.
-- (std::vector<size_t>)defaultVariantIndices {
-  std::vector<size_t> indices;
-  for (size_t i = 0; i < kTypeChoices.size(); ++i) indices.push_back(VariantIndex(kTypeChoices[i], _tunings[i]));
-  return indices;
-}
-
-// `variants` as indices in kVariants; NO with MTGErrorNoSuchVariant naming the first not compiled.
-- (BOOL)indices:(std::vector<size_t>&)indices ofVariants:(const std::vector<MTGSsdScanBackwardSegmentsVariant>&)variants error:(NSError**)error {
-  for (const MTGSsdScanBackwardSegmentsVariant& v : variants) {
-    indices.push_back(VariantIndex(v.types, v.tuning));
-    if (indices.back() == kVariants.size()) {
-      return MTGFail(error, MTGErrorNoSuchVariant,
-                     std::string(kernel::kName) + ": cannot prewarm " + Describe(v.types, v.tuning) + ", which was not compiled");
-    }
-  }
-  return YES;
+  _glue.prewarm(variants, completionHandler);
 }
 
 - (MTGSsdScanBackwardSegmentsTuning)tuningForTypes:(const MTGSsdScanBackwardSegmentsTypes&)types {
-  const size_t typesIndex = TypesIndex(types);
-  return typesIndex < kTypeChoices.size() ? _tunings[typesIndex] : kernel::Tuning{};
+  return _glue.tuning(types);
 }
 
 - (nullable id<MTLBuffer>)newUBufferForDims:(const MTGSsdScanBackwardSegmentsDims&)dims
                                       types:(const MTGSsdScanBackwardSegmentsTypes&)types
                                       error:(NSError**)error {
-  const int64_t elements = kernel::u_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"ssd_scan_backward_segments.u", error);
+  const int64_t elements = kernel::u_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"ssd_scan_backward_segments.u", error);
 }
 
 - (nullable id<MTLBuffer>)newDeltaBufferForDims:(const MTGSsdScanBackwardSegmentsDims&)dims
                                           types:(const MTGSsdScanBackwardSegmentsTypes&)types
                                           error:(NSError**)error {
-  const int64_t elements = kernel::delta_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"ssd_scan_backward_segments.delta", error);
+  const int64_t elements = kernel::delta_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"ssd_scan_backward_segments.delta", error);
 }
 
 - (nullable id<MTLBuffer>)newABufferForDims:(const MTGSsdScanBackwardSegmentsDims&)dims
                                       types:(const MTGSsdScanBackwardSegmentsTypes&)types
                                       error:(NSError**)error {
-  const int64_t elements = kernel::A_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"ssd_scan_backward_segments.A", error);
+  const int64_t elements = kernel::A_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"ssd_scan_backward_segments.A", error);
 }
 
 - (nullable id<MTLBuffer>)newBBufferForDims:(const MTGSsdScanBackwardSegmentsDims&)dims
                                       types:(const MTGSsdScanBackwardSegmentsTypes&)types
                                       error:(NSError**)error {
-  const int64_t elements = kernel::B_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"ssd_scan_backward_segments.B", error);
+  const int64_t elements = kernel::B_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"ssd_scan_backward_segments.B", error);
 }
 
 - (nullable id<MTLBuffer>)newCBufferForDims:(const MTGSsdScanBackwardSegmentsDims&)dims
                                       types:(const MTGSsdScanBackwardSegmentsTypes&)types
                                       error:(NSError**)error {
-  const int64_t elements = kernel::C_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"ssd_scan_backward_segments.C", error);
+  const int64_t elements = kernel::C_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"ssd_scan_backward_segments.C", error);
 }
 
 - (nullable id<MTLBuffer>)newDyBufferForDims:(const MTGSsdScanBackwardSegmentsDims&)dims
                                        types:(const MTGSsdScanBackwardSegmentsTypes&)types
                                        error:(NSError**)error {
-  const int64_t elements = kernel::dy_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"ssd_scan_backward_segments.dy", error);
+  const int64_t elements = kernel::dy_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"ssd_scan_backward_segments.dy", error);
 }
 
 - (nullable id<MTLBuffer>)newDhFinalBufferForDims:(const MTGSsdScanBackwardSegmentsDims&)dims
                                             types:(const MTGSsdScanBackwardSegmentsTypes&)types
                                             error:(NSError**)error {
-  const int64_t elements = kernel::dh_final_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"ssd_scan_backward_segments.dh_final", error);
+  const int64_t elements = kernel::dh_final_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"ssd_scan_backward_segments.dh_final", error);
 }
 
 - (nullable id<MTLBuffer>)newCheckpointsBufferForDims:(const MTGSsdScanBackwardSegmentsDims&)dims
                                                 types:(const MTGSsdScanBackwardSegmentsTypes&)types
                                                 error:(NSError**)error {
-  const int64_t elements = kernel::checkpoints_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"ssd_scan_backward_segments.checkpoints", error);
+  const int64_t elements = kernel::checkpoints_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"ssd_scan_backward_segments.checkpoints", error);
 }
 
 - (nullable id<MTLBuffer>)newWorkspaceBufferForDims:(const MTGSsdScanBackwardSegmentsDims&)dims
                                               types:(const MTGSsdScanBackwardSegmentsTypes&)types
                                               error:(NSError**)error {
-  const int64_t elements = kernel::workspace_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"ssd_scan_backward_segments.workspace", error);
+  const int64_t elements = kernel::workspace_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"ssd_scan_backward_segments.workspace", error);
 }
 
 - (nullable id<MTLBuffer>)newPartialsBufferForDims:(const MTGSsdScanBackwardSegmentsDims&)dims
                                              types:(const MTGSsdScanBackwardSegmentsTypes&)types
                                              error:(NSError**)error {
-  const int64_t elements = kernel::partials_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"ssd_scan_backward_segments.partials", error);
+  const int64_t elements = kernel::partials_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"ssd_scan_backward_segments.partials", error);
 }
 
 - (nullable id<MTLBuffer>)newDAPartialsBufferForDims:(const MTGSsdScanBackwardSegmentsDims&)dims
                                                types:(const MTGSsdScanBackwardSegmentsTypes&)types
                                                error:(NSError**)error {
-  const int64_t elements = kernel::dA_partials_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"ssd_scan_backward_segments.dA_partials", error);
+  const int64_t elements = kernel::dA_partials_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"ssd_scan_backward_segments.dA_partials", error);
 }
 
 - (nullable id<MTLBuffer>)newDuBufferForDims:(const MTGSsdScanBackwardSegmentsDims&)dims
                                        types:(const MTGSsdScanBackwardSegmentsTypes&)types
                                        error:(NSError**)error {
-  const int64_t elements = kernel::du_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"ssd_scan_backward_segments.du", error);
+  const int64_t elements = kernel::du_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"ssd_scan_backward_segments.du", error);
 }
 
 - (nullable id<MTLBuffer>)newDh0BufferForDims:(const MTGSsdScanBackwardSegmentsDims&)dims
                                         types:(const MTGSsdScanBackwardSegmentsTypes&)types
                                         error:(NSError**)error {
-  const int64_t elements = kernel::dh0_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"ssd_scan_backward_segments.dh0", error);
+  const int64_t elements = kernel::dh0_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"ssd_scan_backward_segments.dh0", error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -343,161 +247,44 @@ std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel:
                          types:(const MTGSsdScanBackwardSegmentsTypes&)types
                         tuning:(const MTGSsdScanBackwardSegmentsTuning&)tuning
                          error:(NSError**)error {
-  try {
-    kernel::check_dims(dims, tuning, types);
-  } catch (const std::invalid_argument& e) {
-    return MTGFail(error, MTGErrorInvalidDims, e.what());
-  }
-  const size_t variantIndex = VariantIndex(types, tuning);
-  if (variantIndex == kVariants.size()) {
-    return MTGFail(error, MTGErrorNoSuchVariant,
-                   std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
-  }
-  id<MTLComputePipelineState> pipeline = [_pipelines pipelineAtIndex:variantIndex error:error];
-  const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(dims, tuning));
-  if (pipeline == nil ||
-      !MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
-                               error) ||
-      !MTGCheckBuffers(kernel::kName, {
-                           {"u", u, uOffset, mtlgen::dtype_size(types.T), kernel::u_elements(dims, tuning, types)},
-                           {"delta", delta, deltaOffset, mtlgen::dtype_size(types.T), kernel::delta_elements(dims, tuning, types)},
-                           {"A", a, aOffset, mtlgen::dtype_size(types.T), kernel::A_elements(dims, tuning, types)},
-                           {"B", b, bOffset, mtlgen::dtype_size(types.T), kernel::B_elements(dims, tuning, types)},
-                           {"C", c, cOffset, mtlgen::dtype_size(types.T), kernel::C_elements(dims, tuning, types)},
-                           {"dy", dy, dyOffset, mtlgen::dtype_size(types.T), kernel::dy_elements(dims, tuning, types)},
-                           {"dh_final", dhFinal, dhFinalOffset, 4, kernel::dh_final_elements(dims, tuning, types)},
-                           {"checkpoints", checkpoints, checkpointsOffset, 4, kernel::checkpoints_elements(dims, tuning, types)},
-                           {"workspace", workspace, workspaceOffset, 4, kernel::workspace_elements(dims, tuning, types)},
-                           {"partials", partials, partialsOffset, 4, kernel::partials_elements(dims, tuning, types)},
-                           {"dA_partials", dAPartials, dAPartialsOffset, 4, kernel::dA_partials_elements(dims, tuning, types)},
-                           {"du", du, duOffset, 4, kernel::du_elements(dims, tuning, types)},
-                           {"dh0", dh0, dh0Offset, 4, kernel::dh0_elements(dims, tuning, types)},
-                       }, error)) {
-    return NO;
-  }
-  const MTLSize threadgroupsPerGrid = MTGSize(kernel::threadgroups(dims, tuning, types));
-  if (MTGThreadCount(threadgroupsPerGrid) == 0) return YES;  // no work, and Metal rejects empty grids
-  if (_captureWatched) mtlgen::capture::note_dispatch(kernel::kName);
-
-  [encoder setComputePipelineState:pipeline];
-  [encoder setBuffer:u offset:uOffset atIndex:0];
-  [encoder setBuffer:delta offset:deltaOffset atIndex:1];
-  [encoder setBuffer:a offset:aOffset atIndex:2];
-  [encoder setBuffer:b offset:bOffset atIndex:3];
-  [encoder setBuffer:c offset:cOffset atIndex:4];
-  [encoder setBuffer:dy offset:dyOffset atIndex:5];
-  [encoder setBuffer:dhFinal offset:dhFinalOffset atIndex:6];
-  [encoder setBuffer:checkpoints offset:checkpointsOffset atIndex:7];
-  [encoder setBuffer:workspace offset:workspaceOffset atIndex:8];
-  [encoder setBuffer:partials offset:partialsOffset atIndex:9];
-  [encoder setBuffer:dAPartials offset:dAPartialsOffset atIndex:10];
-  [encoder setBuffer:du offset:duOffset atIndex:11];
-  [encoder setBuffer:dh0 offset:dh0Offset atIndex:12];
-  const kernel::Params params = kernel::make_params(dims, kernel::Scalars{});
-  [encoder setBytes:&params length:sizeof(params) atIndex:kernel::kParamsIndex];
-  [encoder dispatchThreadgroups:threadgroupsPerGrid threadsPerThreadgroup:threadsPerThreadgroup];
-  return YES;
+  const Buffers buffers = {
+      {(__bridge void*)u, uOffset},
+      {(__bridge void*)delta, deltaOffset},
+      {(__bridge void*)a, aOffset},
+      {(__bridge void*)b, bOffset},
+      {(__bridge void*)c, cOffset},
+      {(__bridge void*)dy, dyOffset},
+      {(__bridge void*)dhFinal, dhFinalOffset},
+      {(__bridge void*)checkpoints, checkpointsOffset},
+      {(__bridge void*)workspace, workspaceOffset},
+      {(__bridge void*)partials, partialsOffset},
+      {(__bridge void*)dAPartials, dAPartialsOffset},
+      {(__bridge void*)du, duOffset},
+      {(__bridge void*)dh0, dh0Offset},
+  };
+  return Encode(_glue, encoder, buffers, dims, kernel::Scalars{}, types, tuning, error);
 }
 
 @end
 
+template class mtlgen::KernelFacade<kernel::KernelInfo>;
+
 namespace mtlgen::kernels::ssd_scan_backward_segments {
-
-struct SsdScanBackwardSegmentsKernel::Impl {
-  MTGSsdScanBackwardSegments* glue;
-};
-
-SsdScanBackwardSegmentsKernel::SsdScanBackwardSegmentsKernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-
-SsdScanBackwardSegmentsKernel::~SsdScanBackwardSegmentsKernel() = default;
 
 std::unique_ptr<SsdScanBackwardSegmentsKernel> SsdScanBackwardSegmentsKernel::create(void* mtl_library, std::string* error) {
   return create(mtl_library, Options{}, error);
 }
 
 std::unique_ptr<SsdScanBackwardSegmentsKernel> SsdScanBackwardSegmentsKernel::create(void* mtl_library, const Options& options, std::string* error) {
-  if (mtl_library == nullptr) {
-    if (error != nullptr) *error = std::string(kName) + ": the Metal library is null";
-    return nullptr;
-  }
-  NSError* failure = nil;
-  MTGSsdScanBackwardSegments* glue = [[MTGSsdScanBackwardSegments alloc] initWithLibrary:(__bridge id<MTLLibrary>)mtl_library
-                                                                             tuningTable:options.tuning_table
-                                                                                   error:&failure];
-  if (glue == nil) {
-    if (error != nullptr) *error = MTGDescription(failure);
-    return nullptr;
-  }
-  return std::unique_ptr<SsdScanBackwardSegmentsKernel>(new SsdScanBackwardSegmentsKernel(std::make_unique<Impl>(Impl{glue})));
-}
-
-bool SsdScanBackwardSegmentsKernel::supports(const Types& types, const Tuning& tuning) const {
-  return [impl_->glue supportsTypes:types tuning:tuning];
-}
-
-Tuning SsdScanBackwardSegmentsKernel::tuning_for(const Types& types) const {
-  return [impl_->glue tuningForTypes:types];
-}
-
-bool SsdScanBackwardSegmentsKernel::prewarm(std::string* error) const {
-  NSError* failure = nil;
-  const BOOL prewarmed = [impl_->glue prewarmWithError:&failure];
-  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
-  return prewarmed;
-}
-
-bool SsdScanBackwardSegmentsKernel::prewarm(const std::vector<Variant>& variants, std::string* error) const {
-  NSError* failure = nil;
-  const BOOL prewarmed = [impl_->glue prewarmVariants:variants error:&failure];
-  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
-  return prewarmed;
-}
-
-void SsdScanBackwardSegmentsKernel::prewarm_async(std::function<void(const std::string& error)> done) const {
-  [impl_->glue prewarmWithCompletionHandler:^(NSError* _Nullable failure) {
-    done(failure != nil ? MTGDescription(failure) : std::string());
-  }];
+  std::unique_ptr<SsdScanBackwardSegmentsKernel> facade(new SsdScanBackwardSegmentsKernel());
+  return facade->load(mtl_library, nullptr, options.tuning_table, error) ? std::move(facade) : nullptr;
 }
 
 bool SsdScanBackwardSegmentsKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Types& types, const Tuning& tuning, std::string* error) const {
-  if (encoder == nullptr) {
-    if (error != nullptr) *error = std::string(kName) + ": the compute command encoder is null";
-    return false;
-  }
-  NSError* failure = nil;
-  const BOOL encoded = [impl_->glue encodeToCommandEncoder:(__bridge id<MTLComputeCommandEncoder>)encoder
-                                                         u:(__bridge id<MTLBuffer>)buffers.u.buffer
-                                                   uOffset:buffers.u.offset
-                                                     delta:(__bridge id<MTLBuffer>)buffers.delta.buffer
-                                               deltaOffset:buffers.delta.offset
-                                                         a:(__bridge id<MTLBuffer>)buffers.A.buffer
-                                                   aOffset:buffers.A.offset
-                                                         b:(__bridge id<MTLBuffer>)buffers.B.buffer
-                                                   bOffset:buffers.B.offset
-                                                         c:(__bridge id<MTLBuffer>)buffers.C.buffer
-                                                   cOffset:buffers.C.offset
-                                                        dy:(__bridge id<MTLBuffer>)buffers.dy.buffer
-                                                  dyOffset:buffers.dy.offset
-                                                   dhFinal:(__bridge id<MTLBuffer>)buffers.dh_final.buffer
-                                             dhFinalOffset:buffers.dh_final.offset
-                                               checkpoints:(__bridge id<MTLBuffer>)buffers.checkpoints.buffer
-                                         checkpointsOffset:buffers.checkpoints.offset
-                                                 workspace:(__bridge id<MTLBuffer>)buffers.workspace.buffer
-                                           workspaceOffset:buffers.workspace.offset
-                                                  partials:(__bridge id<MTLBuffer>)buffers.partials.buffer
-                                            partialsOffset:buffers.partials.offset
-                                                dAPartials:(__bridge id<MTLBuffer>)buffers.dA_partials.buffer
-                                          dAPartialsOffset:buffers.dA_partials.offset
-                                                        du:(__bridge id<MTLBuffer>)buffers.du.buffer
-                                                  duOffset:buffers.du.offset
-                                                       dh0:(__bridge id<MTLBuffer>)buffers.dh0.buffer
-                                                 dh0Offset:buffers.dh0.offset
-                                                      dims:dims
-                                                     types:types
-                                                    tuning:tuning
-                                                     error:&failure];
-  if (!encoded && error != nullptr) *error = MTGDescription(failure);
-  return encoded;
+  return MTGFacadeCall(error, [&](NSError** failure) {
+    return MTGCheckEncoder(encoder, kName, failure) &&
+           Encode(impl_->glue, (__bridge id<MTLComputeCommandEncoder>)encoder, buffers, dims, kernel::Scalars{}, types, tuning, failure);
+  });
 }
 
 }  // namespace mtlgen::kernels::ssd_scan_backward_segments

@@ -49,6 +49,10 @@ inline void require_elements(uint64_t have, int64_t need, const char* kernel, co
   }
 }
 
+// The function constants of a kernel that has none, so that its reference and glue take the same
+// arguments as every other kernel's.
+struct NoFunctionConstants {};
+
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace mtlgen

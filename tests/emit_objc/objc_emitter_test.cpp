@@ -9,8 +9,10 @@
 #include <map>
 #include <set>
 
+#include "emit_msl/msl_emitter.h"
 #include "emit_objc/objc_emitter.h"
 #include "emit_objc/objc_text.h"
+#include "emit_reference/reference_emitter.h"
 #include "golden.h"
 
 namespace mtlgen::testing {
@@ -58,15 +60,28 @@ TEST(ObjcEmitter, IsRegisteredWithKernelAndLibraryOutputs) {
                                              "support/mtlgen_runtime.mm"}));
 }
 
+// The runtime header every kernel class stands on (MTGKernelGlue: checks, pipelines, tunings).
+std::string runtime_header() {
+  support::OutputSet out;
+  emit::emit_objc_support(load({"specs/rms_norm.yaml"}), out);
+  return out.files().at("support/mtlgen_runtime.h");
+}
+
+std::string types_header(const ir::Kernel& k) {
+  support::OutputSet out;
+  emit::emit_types(k, out);
+  return out.files().at(k.name + "/" + k.name + "_types.h");
+}
+
 TEST(ObjcEmitter, BindsEveryBufferAndThreadgroupArrayAtItsTableIndex) {
   for (const auto& g : all_glue()) {
     for (const auto& p : g.kernel.params) {
       std::string expected;
       if (p.kind == ir::KernelParam::Kind::buffer) {
-        const std::string& name = g.kernel.names.buffers[p.ref].label;
-        expected = fmt::format("[encoder setBuffer:{0} offset:{0}Offset atIndex:{1}];", name, p.index);
+        expected = fmt::format("[encoder setBuffer:MTGBuffer(buffers.{0}) offset:buffers.{0}.offset atIndex:{1}];",
+                               g.kernel.buffers[p.ref].name, p.index);
       } else if (p.kind == ir::KernelParam::Kind::threadgroup_array) {
-        expected = fmt::format("[encoder setThreadgroupMemoryLength:ThreadgroupMemoryLength({0}, tuning, types) atIndex:{0}];",
+        expected = fmt::format("threadgroup_memory_bytes({0}, tuning, types))\n                              atIndex:{0}];",
                                p.index);
       } else if (p.kind == ir::KernelParam::Kind::params) {
         expected = "[encoder setBytes:&params length:sizeof(params) atIndex:kernel::kParamsIndex];";
@@ -81,75 +96,98 @@ TEST(ObjcEmitter, BindsEveryBufferAndThreadgroupArrayAtItsTableIndex) {
 TEST(ObjcEmitter, ExplicitBufferIndicesWinOverDeclarationOrder) {
   for (const auto& g : all_glue()) {
     if (g.kernel.name != "glue_mix") continue;  // declares a at buffer(1), out_values at buffer(0)
-    EXPECT_NE(g.implementation.find("setBuffer:a offset:aOffset atIndex:1]"), std::string::npos);
-    EXPECT_NE(g.implementation.find("setBuffer:outValues offset:outValuesOffset atIndex:0]"), std::string::npos);
+    EXPECT_NE(g.implementation.find("setBuffer:MTGBuffer(buffers.a) offset:buffers.a.offset atIndex:1]"), std::string::npos);
+    EXPECT_NE(g.implementation.find("setBuffer:MTGBuffer(buffers.out_values) offset:buffers.out_values.offset atIndex:0]"),
+              std::string::npos);
     return;
   }
   FAIL() << "tests/emit_objc/in/glue_mix.yaml was not loaded";
 }
 
-TEST(ObjcEmitter, ListsEveryEntryPointOnce) {
+// One variant table per kernel: _types.h's kVariants, which the glue reads and the .metal's
+// instantiations are written from; the class spells no entry point of its own.
+TEST(ObjcEmitter, EveryEntryPointIsInTheOneVariantTable) {
   for (const auto& g : all_glue()) {
-    EXPECT_NE(g.implementation.find(fmt::format("std::array<Variant, {}> kVariants", g.kernel.variants.size())),
+    const std::string types = types_header(g.kernel), metal = emit::msl_source(g.kernel);
+    EXPECT_NE(types.find(fmt::format("std::array<CompiledVariant, {}> kVariants", g.kernel.variants.size())),
               std::string::npos);
     for (const auto& v : g.kernel.variants) {
-      EXPECT_EQ(count(g.implementation, "\"" + v.entry_point + "\","), 1u) << v.entry_point;
+      EXPECT_EQ(count(types, "{\"" + v.entry_point + "\", "), 1u) << v.entry_point;
+      // An instantiation, or for a kernel of one configuration, the kernel itself.
+      EXPECT_EQ(count(metal, "(\"" + v.entry_point + "\", ") + count(metal, " void " + v.entry_point + "("), 1u)
+          << v.entry_point;
+      EXPECT_EQ(count(g.implementation, "\"" + v.entry_point + "\""), 0u) << v.entry_point;
     }
+    EXPECT_EQ(count(g.implementation, "kernel::kVariants"), 3u) << g.kernel.name;  // count, types, tuning
   }
 }
 
+// The class encodes only after the glue's checks (MTGKernelGlue::dispatch), which run in order:
+// the dims, the variant and its pipeline's threadgroup limit, the buffers.
 TEST(ObjcEmitter, ChecksBeforeEncodingAndRoundsThreadgroupMemory) {
+  const std::string runtime = runtime_header();
+  size_t previous = runtime.find("MTGDispatch dispatch(");
+  ASSERT_NE(previous, std::string::npos);
+  for (const char* check : {"check_dims(dims, tuning, types)", "MTGCheckThreadgroupSize(", "MTGCheckBuffers(Info::kName",
+                            "d.pipeline = pipeline;"}) {
+    const size_t at = runtime.find(check, previous);
+    EXPECT_NE(at, std::string::npos) << check;
+    previous = at;
+  }
+  EXPECT_NE(runtime.find("@autoreleasepool"), std::string::npos);
   for (const auto& g : all_glue()) {
     const std::string& mm = g.implementation;
-    size_t first_encode = mm.find("[encoder set");
-    for (const char* check : {"kernel::check_dims(dims, tuning, types)", "MTGCheckThreadgroupSize(", "MTGCheckBuffers(kernel::kName"}) {
-      EXPECT_LT(mm.find(check), first_encode) << g.kernel.name << ": " << check;
-    }
-    EXPECT_NE(mm.find("@autoreleasepool"), std::string::npos);
+    const size_t first_encode = mm.find("[encoder set");
+    EXPECT_LT(mm.find("glue.dispatch(dims, types, tuning, {"), first_encode) << g.kernel.name;
+    EXPECT_LT(mm.find("if (dispatch.pipeline == nil) return NO;"), first_encode) << g.kernel.name;
     EXPECT_EQ(g.kernel.threadgroup_arrays.empty(), mm.find("MTGThreadgroupMemoryLength(") == std::string::npos);
   }
 }
 
 TEST(ObjcEmitter, ChecksEveryBufferAgainstItsShape) {
   for (const auto& g : all_glue()) {
-    for (size_t i = 0; i < g.kernel.buffers.size(); ++i) {
-      const ir::Buffer& b = g.kernel.buffers[i];
-      const std::string& label = g.kernel.names.buffers[i].label;
-      const std::string check = fmt::format("{{\"{0}\", {1}, {1}Offset, ", b.name, label);
+    for (const auto& b : g.kernel.buffers) {
+      const std::string check = fmt::format("MTGArgument(\"{0}\", buffers.{0}, ", b.name);
       EXPECT_EQ(count(g.implementation, check), 1u) << g.kernel.name << ": " << check;
-      EXPECT_NE(g.implementation.find(fmt::format("kernel::{}_elements(dims, tuning, types)}},", b.name)),
-                std::string::npos);
+      EXPECT_NE(g.implementation.find(fmt::format("kernel::{}_elements(dims, tuning, types)", b.name)), std::string::npos);
     }
   }
 }
 
 TEST(ObjcEmitter, CaptureHookIsOneBranchAfterTheChecks) {
-  for (const auto& g : all_glue()) {
-    const std::string& mm = g.implementation;
-    const std::string hook = "if (_captureWatched) mtlgen::capture::note_dispatch(kernel::kName);";
-    EXPECT_EQ(count(mm, hook), 1u) << g.kernel.name;
-    EXPECT_LT(mm.find("MTGCheckBuffers(kernel::kName"), mm.find(hook));
-    EXPECT_LT(mm.find(hook), mm.find("[encoder setComputePipelineState:pipeline];"));
-    EXPECT_EQ(count(mm, "_captureWatched = mtlgen::capture::watches(kernel::kName);"), 1u);
-  }
+  const std::string runtime = runtime_header();
+  const std::string hook = "if (captureWatched_ && MTGThreadCount(d.threadgroups) > 0) mtlgen::capture::note_dispatch(Info::kName);";
+  EXPECT_EQ(count(runtime, hook), 1u);
+  EXPECT_LT(runtime.find("MTGCheckBuffers(Info::kName"), runtime.find(hook));
+  EXPECT_EQ(count(runtime, "captureWatched_ = mtlgen::capture::watches(Info::kName);"), 1u);
+  for (const auto& g : all_glue()) EXPECT_EQ(count(g.implementation, "capture::"), 0u) << g.kernel.name;
 }
 
 TEST(ObjcEmitter, ChoosesTheDefaultTuningOncePerTypeChoice) {
+  // Checked against the pipeline's limit at creation (MTGPipelineCache, given each variant's
+  // declared maximum), not only at encode.
+  EXPECT_NE(runtime_header().find("MTGSize(max_threads_per_threadgroup(v.tuning))"), std::string::npos);
   for (const auto& g : all_glue()) {
     std::set<std::map<std::string, ir::ScalarType>> choices;
     for (const auto& v : g.kernel.variants) choices.insert(v.types);
-    EXPECT_NE(g.implementation.find(fmt::format("std::array<kernel::Types, {}> kTypeChoices", choices.size())),
+    EXPECT_NE(types_header(g.kernel).find(fmt::format("std::array<Types, {}> kTypeChoices", choices.size())),
               std::string::npos);
-    // Checked against the pipeline's limit at creation (MTGPipelineCache, given each variant's
-    // declared maximum), not only at encode.
-    EXPECT_NE(g.implementation.find("MTGSize(kernel::max_threads_per_threadgroup(v.tuning))"), std::string::npos);
     if (!g.kernel.tunables.empty()) {
       // The default tuning, or the compiled one that serves the dims (tuning_serving).
-      EXPECT_NE(g.implementation.find("tuning:kernel::tuning_serving(dims, types, [self tuningForTypes:types])"),
-                std::string::npos)
+      EXPECT_NE(g.implementation.find("_glue.tuningServing(dims, types, tuning, error)"), std::string::npos)
           << g.kernel.name;
     }
   }
+}
+
+// What every class does the same way lives in the runtime, so a kernel's .mm is its bindings.
+TEST(ObjcEmitter, GlueHoldsOnlyWhatDiffers) {
+  for (const auto& g : all_glue()) {
+    if (g.kernel.name != "rms_norm") continue;
+    EXPECT_LE(count(g.implementation, "\n"), 200u);
+    return;
+  }
+  FAIL() << "specs/rms_norm.yaml was not loaded";
 }
 
 TEST(ObjcEmitter, NewBuffersUseTheStorageTheSpecAsksFor) {
@@ -179,7 +217,9 @@ TEST(ObjcEmitter, KernelLibraryOwnsEveryKernelAndListsEveryEntryPoint) {
       continue;
     }
     EXPECT_EQ(count(mm, fmt::format("[[{} alloc] initWithLibrary:libraries[{}]", cls, index++)), 1u) << cls;
-    for (const auto& v : k.variants) EXPECT_EQ(count(mm, "@\"" + v.entry_point + "\","), 1u) << v.entry_point;
+    // From the kernel's own variant table, not a copy of it.
+    EXPECT_EQ(count(mm, fmt::format("for (const auto& v : mtlgen::kernels::{}::kVariants)", k.name)), 1u) << k.name;
+    for (const auto& v : k.variants) EXPECT_EQ(count(mm, "@\"" + v.entry_point + "\""), 0u) << v.entry_point;
   }
 }
 
@@ -195,8 +235,8 @@ TEST(ObjcEmitter, SpecialisesFunctionConstantsAtTheirIndices) {
     bool has = !g.kernel.function_constants.empty();
     // Specialisation itself lives in support/mtlgen_runtime.mm (MTGPipelineCache); the class
     // passes its constant values exactly when the spec declares function constants.
-    EXPECT_EQ(has, g.implementation.find("constantValues:MakeConstantValues(functionConstants)") != std::string::npos);
-    EXPECT_EQ(!has, g.implementation.find("constantValues:nil") != std::string::npos);
+    EXPECT_EQ(has, g.implementation.find("_glue.load(library, ConstantValues(functionConstants), ") != std::string::npos);
+    EXPECT_EQ(!has, g.implementation.find("_glue.load(library, nil, ") != std::string::npos);
     for (const auto& f : g.kernel.function_constants) {
       EXPECT_NE(g.implementation.find(fmt::format("setConstantValue:&constants.{} type:", f.name)), std::string::npos);
       EXPECT_NE(g.implementation.find(fmt::format("atIndex:{}];", f.index)), std::string::npos);
@@ -234,8 +274,10 @@ TEST(ObjcEmitter, ScalarsParameterOnlyWithScalars) {
     const size_t encodes = count(g.header, "- (BOOL)encodeToCommandEncoder:");
     EXPECT_EQ(count(g.header, "scalars:(const MTG"), has ? encodes : 0u) << g.kernel.name;
     EXPECT_EQ(count(g.facade, "const Scalars& scalars"), has ? count(g.facade, "bool encode(") : 0u) << g.kernel.name;
-    EXPECT_EQ(count(g.implementation, has ? "make_params(dims, scalars)" : "make_params(dims, kernel::Scalars{})"), 1u)
-        << g.kernel.name;
+    // Every encode call reaches the one that binds the parameter struct: with the caller's
+    // scalars, or with none to give, the empty set.
+    EXPECT_EQ(count(g.implementation, "make_params(dims, scalars)"), 1u) << g.kernel.name;
+    EXPECT_EQ(count(g.implementation, "kernel::Scalars{}"), has ? 0u : encodes + 1) << g.kernel.name;
   }
   EXPECT_TRUE(saw_with && saw_without) << "the snapshot specs no longer cover both cases";
 }
@@ -243,10 +285,12 @@ TEST(ObjcEmitter, ScalarsParameterOnlyWithScalars) {
 // Loading compiles nothing: the class only makes a pipeline cache, and every way to a pipeline goes
 // through it (encode, lookup, prewarm).
 TEST(ObjcEmitter, PipelinesAreCreatedOnlyThroughTheCache) {
+  const std::string runtime = runtime_header();
+  EXPECT_EQ(count(runtime, "[[MTGPipelineCache alloc] initWithLibrary:library"), 1u);
+  EXPECT_EQ(count(runtime, "[pipelines_ pipelineAtIndex:index error:error]"), 1u);
   for (const auto& g : all_glue()) {
     EXPECT_EQ(count(g.implementation, "newComputePipelineState"), 0u) << g.kernel.name;
-    EXPECT_EQ(count(g.implementation, "[[MTGPipelineCache alloc] initWithLibrary:library"), 1u) << g.kernel.name;
-    EXPECT_EQ(count(g.implementation, "[_pipelines pipelineAtIndex:variantIndex error:error]"), 2u) << g.kernel.name;
+    EXPECT_EQ(count(g.implementation, "pipelineAtIndex:"), 0u) << g.kernel.name;
     for (const char* prewarm : {"- (BOOL)prewarmWithError:", "- (BOOL)prewarmVariants:", "- (void)prewarmWithCompletionHandler:",
                                 "- (void)prewarmVariants:"}) {
       EXPECT_EQ(count(g.header, prewarm), 1u) << g.kernel.name << " " << prewarm;

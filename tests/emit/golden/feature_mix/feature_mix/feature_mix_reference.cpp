@@ -17,7 +17,7 @@ void reference(const Dims& dims,
     std::span<const float> bias,
     std::span<Acc> sums,
     std::span<uint32_t> argmax_out,
-    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
+    const Scalars& scalars, const FunctionConstants& function_constants,
     [[maybe_unused]] const Tuning& tuning) {
   check_dims(dims);
   mtlgen::require_elements(matrix.size(), matrix_elements(dims), kName, "matrix");

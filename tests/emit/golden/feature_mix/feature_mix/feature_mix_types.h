@@ -58,7 +58,7 @@ struct Params {
 static_assert(sizeof(Params) == 16, "Params must match the MSL struct byte for byte");
 inline constexpr int kParamsIndex = 4;
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, const Scalars& scalars) {
   return Params{dims.rows, dims.cols, scalars.scale, scalars.offset};
 }
 
@@ -67,7 +67,7 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t rows = dims.rows;
   const int64_t cols = dims.cols;
   mtlgen::require(rows >= 1, kName, "rows must be at least 1", describe(dims));
@@ -79,24 +79,24 @@ inline void check_dims([[maybe_unused]] const Dims& dims) {
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, [[maybe_unused]] const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
 }
 
 // Elements each buffer's shape needs.
-inline int64_t matrix_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t matrix_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t cols = dims.cols;
   return rows * cols;
 }
-inline int64_t bias_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t bias_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t cols = dims.cols;
   return cols;
 }
-inline int64_t sums_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t sums_elements(const Dims& dims, const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t cols = dims.cols;
   const int64_t TG_X = tuning.TG_X;
@@ -108,14 +108,14 @@ inline int64_t argmax_out_elements([[maybe_unused]] const Dims& dims, [[maybe_un
 }
 
 // Threadgroups per grid and threads per threadgroup.
-inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline std::array<uint64_t, 3> threadgroups(const Dims& dims, const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t cols = dims.cols;
   const int64_t TG_X = tuning.TG_X;
   return {static_cast<uint64_t>((cols + TG_X - 1) / TG_X), static_cast<uint64_t>(1), 1};
 }
 
-inline std::array<uint64_t, 3> threads_per_threadgroup([[maybe_unused]] const Tuning& tuning = {}) {
+inline std::array<uint64_t, 3> threads_per_threadgroup(const Tuning& tuning = {}) {
   const int64_t TG_X = tuning.TG_X;
   const int64_t TG_Y = tuning.TG_Y;
   return {static_cast<uint64_t>(TG_X), static_cast<uint64_t>(TG_Y), 1};
@@ -132,8 +132,8 @@ inline std::array<uint64_t, 3> max_threads_per_threadgroup(const Tuning& tuning 
 }
 
 // Bytes of each threadgroup array (before rounding up to 16 for setThreadgroupMemoryLength).
-inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tuning& tuning = {},
-                                         [[maybe_unused]] const Types& types = {}) {
+inline uint64_t threadgroup_memory_bytes(int array, const Tuning& tuning = {},
+                                         const Types& types = {}) {
   const int64_t TG_X = tuning.TG_X;
   const int64_t TG_Y = tuning.TG_Y;
   switch (array) {
@@ -149,27 +149,66 @@ inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tunin
 }
 inline constexpr int kThreadgroupArrays = 3;
 
+// The compiled variants, in feature_mix.metal's order (its instantiations are written from the same
+// list): each entry point with the type choice and tuning it was instantiated for.
+struct CompiledVariant {
+  const char* entry_point;
+  Types types;
+  Tuning tuning;
+};
+inline constexpr std::array<CompiledVariant, 16> kVariants = {{
+    {"feature_mix_f32_f32_tg_x32_tg_y1", {mtlgen::DType::f32, mtlgen::DType::f32}, {32, 1}},
+    {"feature_mix_f32_f32_tg_x32_tg_y4", {mtlgen::DType::f32, mtlgen::DType::f32}, {32, 4}},
+    {"feature_mix_f32_f32_tg_x64_tg_y1", {mtlgen::DType::f32, mtlgen::DType::f32}, {64, 1}},
+    {"feature_mix_f32_f32_tg_x64_tg_y4", {mtlgen::DType::f32, mtlgen::DType::f32}, {64, 4}},
+    {"feature_mix_f32_i32_tg_x32_tg_y1", {mtlgen::DType::f32, mtlgen::DType::i32}, {32, 1}},
+    {"feature_mix_f32_i32_tg_x32_tg_y4", {mtlgen::DType::f32, mtlgen::DType::i32}, {32, 4}},
+    {"feature_mix_f32_i32_tg_x64_tg_y1", {mtlgen::DType::f32, mtlgen::DType::i32}, {64, 1}},
+    {"feature_mix_f32_i32_tg_x64_tg_y4", {mtlgen::DType::f32, mtlgen::DType::i32}, {64, 4}},
+    {"feature_mix_f16_f32_tg_x32_tg_y1", {mtlgen::DType::f16, mtlgen::DType::f32}, {32, 1}},
+    {"feature_mix_f16_f32_tg_x32_tg_y4", {mtlgen::DType::f16, mtlgen::DType::f32}, {32, 4}},
+    {"feature_mix_f16_f32_tg_x64_tg_y1", {mtlgen::DType::f16, mtlgen::DType::f32}, {64, 1}},
+    {"feature_mix_f16_f32_tg_x64_tg_y4", {mtlgen::DType::f16, mtlgen::DType::f32}, {64, 4}},
+    {"feature_mix_f16_i32_tg_x32_tg_y1", {mtlgen::DType::f16, mtlgen::DType::i32}, {32, 1}},
+    {"feature_mix_f16_i32_tg_x32_tg_y4", {mtlgen::DType::f16, mtlgen::DType::i32}, {32, 4}},
+    {"feature_mix_f16_i32_tg_x64_tg_y1", {mtlgen::DType::f16, mtlgen::DType::i32}, {64, 1}},
+    {"feature_mix_f16_i32_tg_x64_tg_y4", {mtlgen::DType::f16, mtlgen::DType::i32}, {64, 4}},
+}};
+
+// Every type choice that was compiled, in variant order.
+inline constexpr std::array<Types, 4> kTypeChoices = {{
+    {mtlgen::DType::f32, mtlgen::DType::f32},
+    {mtlgen::DType::f32, mtlgen::DType::i32},
+    {mtlgen::DType::f16, mtlgen::DType::f32},
+    {mtlgen::DType::f16, mtlgen::DType::i32},
+}};
+
+inline bool same_types(const Types& a, const Types& b) { return a.T == b.T && a.Acc == b.Acc; }
+inline bool same_tuning(const Tuning& a, const Tuning& b) { return a.TG_X == b.TG_X && a.TG_Y == b.TG_Y; }
+
 // The compiled entry point for a type choice and tuning, or nullptr when it was not compiled.
-inline const char* entry_point([[maybe_unused]] const Types& types = {},
-                               [[maybe_unused]] const Tuning& tuning = {}) {
-  if (types.T == mtlgen::DType::f32 && types.Acc == mtlgen::DType::f32 && tuning.TG_X == 32 && tuning.TG_Y == 1) return "feature_mix_f32_f32_tg_x32_tg_y1";
-  if (types.T == mtlgen::DType::f32 && types.Acc == mtlgen::DType::f32 && tuning.TG_X == 32 && tuning.TG_Y == 4) return "feature_mix_f32_f32_tg_x32_tg_y4";
-  if (types.T == mtlgen::DType::f32 && types.Acc == mtlgen::DType::f32 && tuning.TG_X == 64 && tuning.TG_Y == 1) return "feature_mix_f32_f32_tg_x64_tg_y1";
-  if (types.T == mtlgen::DType::f32 && types.Acc == mtlgen::DType::f32 && tuning.TG_X == 64 && tuning.TG_Y == 4) return "feature_mix_f32_f32_tg_x64_tg_y4";
-  if (types.T == mtlgen::DType::f32 && types.Acc == mtlgen::DType::i32 && tuning.TG_X == 32 && tuning.TG_Y == 1) return "feature_mix_f32_i32_tg_x32_tg_y1";
-  if (types.T == mtlgen::DType::f32 && types.Acc == mtlgen::DType::i32 && tuning.TG_X == 32 && tuning.TG_Y == 4) return "feature_mix_f32_i32_tg_x32_tg_y4";
-  if (types.T == mtlgen::DType::f32 && types.Acc == mtlgen::DType::i32 && tuning.TG_X == 64 && tuning.TG_Y == 1) return "feature_mix_f32_i32_tg_x64_tg_y1";
-  if (types.T == mtlgen::DType::f32 && types.Acc == mtlgen::DType::i32 && tuning.TG_X == 64 && tuning.TG_Y == 4) return "feature_mix_f32_i32_tg_x64_tg_y4";
-  if (types.T == mtlgen::DType::f16 && types.Acc == mtlgen::DType::f32 && tuning.TG_X == 32 && tuning.TG_Y == 1) return "feature_mix_f16_f32_tg_x32_tg_y1";
-  if (types.T == mtlgen::DType::f16 && types.Acc == mtlgen::DType::f32 && tuning.TG_X == 32 && tuning.TG_Y == 4) return "feature_mix_f16_f32_tg_x32_tg_y4";
-  if (types.T == mtlgen::DType::f16 && types.Acc == mtlgen::DType::f32 && tuning.TG_X == 64 && tuning.TG_Y == 1) return "feature_mix_f16_f32_tg_x64_tg_y1";
-  if (types.T == mtlgen::DType::f16 && types.Acc == mtlgen::DType::f32 && tuning.TG_X == 64 && tuning.TG_Y == 4) return "feature_mix_f16_f32_tg_x64_tg_y4";
-  if (types.T == mtlgen::DType::f16 && types.Acc == mtlgen::DType::i32 && tuning.TG_X == 32 && tuning.TG_Y == 1) return "feature_mix_f16_i32_tg_x32_tg_y1";
-  if (types.T == mtlgen::DType::f16 && types.Acc == mtlgen::DType::i32 && tuning.TG_X == 32 && tuning.TG_Y == 4) return "feature_mix_f16_i32_tg_x32_tg_y4";
-  if (types.T == mtlgen::DType::f16 && types.Acc == mtlgen::DType::i32 && tuning.TG_X == 64 && tuning.TG_Y == 1) return "feature_mix_f16_i32_tg_x64_tg_y1";
-  if (types.T == mtlgen::DType::f16 && types.Acc == mtlgen::DType::i32 && tuning.TG_X == 64 && tuning.TG_Y == 4) return "feature_mix_f16_i32_tg_x64_tg_y4";
+inline const char* entry_point(const Types& types = {}, const Tuning& tuning = {}) {
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types) && same_tuning(v.tuning, tuning)) return v.entry_point;
+  }
   return nullptr;
 }
+
+// A variant as messages name it: "T = float, Acc = float, TG_X = 32, TG_Y = 4".
+inline std::string describe(const Types& types, const Tuning& tuning) {
+  return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "Acc = " + std::string(mtlgen::dtype_name(types.Acc)) + ", " + "TG_X = " + std::to_string(tuning.TG_X) + ", " + "TG_Y = " + std::to_string(tuning.TG_Y);
+}
+
+// The kernel as one type, for the code written once for every kernel (MTGKernelGlue in
+// ../support/mtlgen_runtime.h), which finds this header's functions by argument-dependent lookup.
+struct KernelInfo {
+  using Dims = feature_mix::Dims;
+  using Types = feature_mix::Types;
+  using Tuning = feature_mix::Tuning;
+  static constexpr const char* kName = feature_mix::kName;
+  static constexpr const auto& kVariants = feature_mix::kVariants;
+  static constexpr const auto& kTypeChoices = feature_mix::kTypeChoices;
+};
 // The tuning for a caller that names none: every variant serves every problem its dims allow.
 inline Tuning tuning_serving(const Dims&, const Types&, const Tuning& preferred) { return preferred; }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.
@@ -191,8 +230,8 @@ inline constexpr CostQuantity kCostQuantities[] = {
     {"row_bytes", "cols * sizeof(T)", "bytes of one row, the unit a caller batches", &Cost::row_bytes},
 };
 
-inline Cost cost([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
-    [[maybe_unused]] const Types& types = {}) {
+inline Cost cost(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+    const Types& types = {}) {
   const int64_t rows = dims.rows;
   const int64_t cols = dims.cols;
   return Cost{rows * cols * mtlgen::dtype_size(types.T) + cols * 4, cols * mtlgen::dtype_size(types.Acc) + 4, 3 * rows * cols, cols * mtlgen::dtype_size(types.T)};

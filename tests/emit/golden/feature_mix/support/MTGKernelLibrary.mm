@@ -32,24 +32,9 @@ constexpr std::array<KernelSource, 1> kKernels = {{
 @implementation MTGKernelLibrary
 
 + (NSArray<NSString*>*)entryPoints {
-  return @[
-    @"feature_mix_f32_f32_tg_x32_tg_y1",
-    @"feature_mix_f32_f32_tg_x32_tg_y4",
-    @"feature_mix_f32_f32_tg_x64_tg_y1",
-    @"feature_mix_f32_f32_tg_x64_tg_y4",
-    @"feature_mix_f32_i32_tg_x32_tg_y1",
-    @"feature_mix_f32_i32_tg_x32_tg_y4",
-    @"feature_mix_f32_i32_tg_x64_tg_y1",
-    @"feature_mix_f32_i32_tg_x64_tg_y4",
-    @"feature_mix_f16_f32_tg_x32_tg_y1",
-    @"feature_mix_f16_f32_tg_x32_tg_y4",
-    @"feature_mix_f16_f32_tg_x64_tg_y1",
-    @"feature_mix_f16_f32_tg_x64_tg_y4",
-    @"feature_mix_f16_i32_tg_x32_tg_y1",
-    @"feature_mix_f16_i32_tg_x32_tg_y4",
-    @"feature_mix_f16_i32_tg_x64_tg_y1",
-    @"feature_mix_f16_i32_tg_x64_tg_y4",
-  ];
+  NSMutableArray<NSString*>* names = [NSMutableArray arrayWithCapacity:16];
+  for (const auto& v : mtlgen::kernels::feature_mix::kVariants) [names addObject:@(v.entry_point)];
+  return names;
 }
 
 + (nullable instancetype)libraryWithDevice:(id<MTLDevice>)device URL:(NSURL*)url error:(NSError**)error {

@@ -14,7 +14,7 @@ namespace mtlgen::kernels::plain_kernel {
 void reference(const Dims& dims,
     std::span<const float> x,
     std::span<float> out,
-    [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
+    const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
     [[maybe_unused]] const Tuning& tuning) {
   check_dims(dims);
   mtlgen::require_elements(x.size(), x_elements(dims), kName, "x");

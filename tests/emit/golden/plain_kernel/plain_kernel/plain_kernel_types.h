@@ -28,10 +28,8 @@ struct Scalars {
   float gain = 2.0f;
 };
 
-// Function constants ([[function_constant(i)]] in plain_kernel.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
@@ -49,7 +47,7 @@ struct Params {
 static_assert(sizeof(Params) == 8, "Params must match the MSL struct byte for byte");
 inline constexpr int kParamsIndex = 2;
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, const Scalars& scalars) {
   return Params{dims.n, scalars.gain};
 }
 
@@ -58,32 +56,32 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t n = dims.n;
   mtlgen::require(n >= 1, kName, "n must be at least 1", describe(dims));
 }
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, [[maybe_unused]] const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
 }
 
 // Elements each buffer's shape needs.
-inline int64_t x_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t x_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n = dims.n;
   return n;
 }
-inline int64_t out_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t out_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n = dims.n;
   return n;
 }
 
 // Threadgroups per grid and threads per threadgroup.
-inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline std::array<uint64_t, 3> threadgroups(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n = dims.n;
   return {static_cast<uint64_t>((n + 64 - 1) / 64), 1, 1};
@@ -113,12 +111,48 @@ inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tunin
 }
 inline constexpr int kThreadgroupArrays = 0;
 
+// The compiled variants, in plain_kernel.metal's order (its instantiations are written from the same
+// list): each entry point with the type choice and tuning it was instantiated for.
+struct CompiledVariant {
+  const char* entry_point;
+  Types types;
+  Tuning tuning;
+};
+inline constexpr std::array<CompiledVariant, 1> kVariants = {{
+    {"plain_kernel", {}, {}},
+}};
+
+// Every type choice that was compiled, in variant order.
+inline constexpr std::array<Types, 1> kTypeChoices = {{
+    {},
+}};
+
+inline bool same_types([[maybe_unused]] const Types& a, [[maybe_unused]] const Types& b) { return true; }
+inline bool same_tuning([[maybe_unused]] const Tuning& a, [[maybe_unused]] const Tuning& b) { return true; }
+
 // The compiled entry point for a type choice and tuning, or nullptr when it was not compiled.
-inline const char* entry_point([[maybe_unused]] const Types& types = {},
-                               [[maybe_unused]] const Tuning& tuning = {}) {
-  if (true) return "plain_kernel";
+inline const char* entry_point(const Types& types = {}, const Tuning& tuning = {}) {
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types) && same_tuning(v.tuning, tuning)) return v.entry_point;
+  }
   return nullptr;
 }
+
+// A variant as messages name it: "the only variant".
+inline std::string describe([[maybe_unused]] const Types& types, [[maybe_unused]] const Tuning& tuning) {
+  return "the only variant";
+}
+
+// The kernel as one type, for the code written once for every kernel (MTGKernelGlue in
+// ../support/mtlgen_runtime.h), which finds this header's functions by argument-dependent lookup.
+struct KernelInfo {
+  using Dims = plain_kernel::Dims;
+  using Types = plain_kernel::Types;
+  using Tuning = plain_kernel::Tuning;
+  static constexpr const char* kName = plain_kernel::kName;
+  static constexpr const auto& kVariants = plain_kernel::kVariants;
+  static constexpr const auto& kTypeChoices = plain_kernel::kTypeChoices;
+};
 // The tuning for a caller that names none: every variant serves every problem its dims allow.
 inline Tuning tuning_serving(const Dims&, const Types&, const Tuning& preferred) { return preferred; }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.

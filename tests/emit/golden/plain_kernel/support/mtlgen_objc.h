@@ -11,7 +11,6 @@
 
 #include <array>
 #include <cstdint>
-#include <cstring>
 #include <string>
 
 NS_ASSUME_NONNULL_BEGIN
@@ -94,16 +93,6 @@ inline BOOL MTGCheckThreadgroupSize(id<MTLComputePipelineState> pipeline, MTLSiz
                      " threads per threadgroup but its pipeline admits at most " +
                      std::to_string(pipeline.maxTotalThreadsPerThreadgroup) +
                      " on this device; choose a tuning with smaller threadgroups");
-}
-
-/// Index of the variant whose `entryPoint` member is `entryPoint`, or N when it is null or absent.
-template <typename Variant, size_t N>
-inline size_t MTGVariantIndex(const std::array<Variant, N>& variants, const char* _Nullable entryPoint) {
-  if (entryPoint == nullptr) return N;
-  for (size_t i = 0; i < N; ++i) {
-    if (std::strcmp(variants[i].entryPoint, entryPoint) == 0) return i;
-  }
-  return N;
 }
 
 NS_ASSUME_NONNULL_END

@@ -35,7 +35,7 @@ void reference(const Dims& dims,
     std::span<const uint8_t> x,
     std::span<float> out,
     [[maybe_unused]] const Scalars& scalars, [[maybe_unused]] const FunctionConstants& function_constants,
-    [[maybe_unused]] const Tuning& tuning) {
+    const Tuning& tuning) {
   check_dims(dims);
   mtlgen::require_elements(x.size(), x_elements(dims), kName, "x");
   mtlgen::require_elements(out.size(), out_elements(dims), kName, "out");

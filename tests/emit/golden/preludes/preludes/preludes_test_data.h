@@ -24,7 +24,7 @@ namespace mtlgen::kernels::preludes::test_data {
 namespace td = mtlgen::testdata;
 
 // The dims named in `values`; a dim not named is 0.
-inline Dims dims_from([[maybe_unused]] const td::Values& values) {
+inline Dims dims_from(const td::Values& values) {
   Dims dims;
   if (auto it = values.find("blocks"); it != values.end()) dims.blocks = static_cast<decltype(dims.blocks)>(it->second);
   return dims;
@@ -55,8 +55,8 @@ inline std::vector<td::Case> cases() {
 }
 
 // The buffers of case `c`, at its dims, for a variant's tuning and types.
-inline std::vector<td::Buffer> buffers(const td::Case& c, [[maybe_unused]] const Tuning& tuning,
-                                       [[maybe_unused]] const Types& types) {
+inline std::vector<td::Buffer> buffers(const td::Case& c, const Tuning& tuning,
+                                       const Types& types) {
   [[maybe_unused]] const Dims dims = dims_from(c.dims);
   [[maybe_unused]] auto fill = [&c](const char* name) {
     auto it = c.inputs.find(name);
@@ -79,7 +79,7 @@ inline std::vector<std::pair<Types, Tuning>> variants() {
 }
 
 // An output's tolerance: its own, else its element type's, else the default.
-inline td::Tolerance tolerance([[maybe_unused]] const std::string& output, mtlgen::DType type) {
+inline td::Tolerance tolerance(const std::string& output, mtlgen::DType type) {
   if (output == "out") return {0.0001, 1e-05, std::nullopt, false, std::nullopt};
   switch (type) {
     case mtlgen::DType::f32:

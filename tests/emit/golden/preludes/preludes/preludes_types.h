@@ -27,14 +27,12 @@ struct Dims {
 struct Scalars {
 };
 
-// Function constants ([[function_constant(i)]] in preludes.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
-  uint32_t TG = 32;  // one of {32, 64}
+  uint32_t TG = 32;  // threads per threadgroup; one of {32, 64}
 };
 
 // Element type chosen for each type parameter.
@@ -48,7 +46,7 @@ struct Params {
 static_assert(sizeof(Params) == 4, "Params must match the MSL struct byte for byte");
 inline constexpr int kParamsIndex = 2;
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
   return Params{dims.blocks};
 }
 
@@ -57,39 +55,39 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t blocks = dims.blocks;
   mtlgen::require(blocks >= 1, kName, "blocks must be at least 1", describe(dims));
 }
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, [[maybe_unused]] const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
 }
 
 // Elements each buffer's shape needs.
-inline int64_t x_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t x_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t blocks = dims.blocks;
   return blocks * 10;
 }
-inline int64_t out_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t out_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t blocks = dims.blocks;
   return blocks;
 }
 
 // Threadgroups per grid and threads per threadgroup.
-inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline std::array<uint64_t, 3> threadgroups(const Dims& dims, const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t blocks = dims.blocks;
   const int64_t TG = tuning.TG;
   return {static_cast<uint64_t>((blocks + TG / 32 - 1) / (TG / 32)), 1, 1};
 }
 
-inline std::array<uint64_t, 3> threads_per_threadgroup([[maybe_unused]] const Tuning& tuning = {}) {
+inline std::array<uint64_t, 3> threads_per_threadgroup(const Tuning& tuning = {}) {
   const int64_t TG = tuning.TG;
   return {static_cast<uint64_t>(TG), 1, 1};
 }
@@ -114,13 +112,49 @@ inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tunin
 }
 inline constexpr int kThreadgroupArrays = 0;
 
+// The compiled variants, in preludes.metal's order (its instantiations are written from the same
+// list): each entry point with the type choice and tuning it was instantiated for.
+struct CompiledVariant {
+  const char* entry_point;
+  Types types;
+  Tuning tuning;
+};
+inline constexpr std::array<CompiledVariant, 2> kVariants = {{
+    {"preludes_tg32", {}, {32}},
+    {"preludes_tg64", {}, {64}},
+}};
+
+// Every type choice that was compiled, in variant order.
+inline constexpr std::array<Types, 1> kTypeChoices = {{
+    {},
+}};
+
+inline bool same_types([[maybe_unused]] const Types& a, [[maybe_unused]] const Types& b) { return true; }
+inline bool same_tuning(const Tuning& a, const Tuning& b) { return a.TG == b.TG; }
+
 // The compiled entry point for a type choice and tuning, or nullptr when it was not compiled.
-inline const char* entry_point([[maybe_unused]] const Types& types = {},
-                               [[maybe_unused]] const Tuning& tuning = {}) {
-  if (tuning.TG == 32) return "preludes_tg32";
-  if (tuning.TG == 64) return "preludes_tg64";
+inline const char* entry_point(const Types& types = {}, const Tuning& tuning = {}) {
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types) && same_tuning(v.tuning, tuning)) return v.entry_point;
+  }
   return nullptr;
 }
+
+// A variant as messages name it: "TG = 32".
+inline std::string describe([[maybe_unused]] const Types& types, const Tuning& tuning) {
+  return "TG = " + std::to_string(tuning.TG);
+}
+
+// The kernel as one type, for the code written once for every kernel (MTGKernelGlue in
+// ../support/mtlgen_runtime.h), which finds this header's functions by argument-dependent lookup.
+struct KernelInfo {
+  using Dims = preludes::Dims;
+  using Types = preludes::Types;
+  using Tuning = preludes::Tuning;
+  static constexpr const char* kName = preludes::kName;
+  static constexpr const auto& kVariants = preludes::kVariants;
+  static constexpr const auto& kTypeChoices = preludes::kTypeChoices;
+};
 // The tuning for a caller that names none: every variant serves every problem its dims allow.
 inline Tuning tuning_serving(const Dims&, const Types&, const Tuning& preferred) { return preferred; }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.

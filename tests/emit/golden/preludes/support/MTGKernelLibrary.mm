@@ -32,10 +32,9 @@ constexpr std::array<KernelSource, 1> kKernels = {{
 @implementation MTGKernelLibrary
 
 + (NSArray<NSString*>*)entryPoints {
-  return @[
-    @"preludes_tg32",
-    @"preludes_tg64",
-  ];
+  NSMutableArray<NSString*>* names = [NSMutableArray arrayWithCapacity:2];
+  for (const auto& v : mtlgen::kernels::preludes::kVariants) [names addObject:@(v.entry_point)];
+  return names;
 }
 
 + (nullable instancetype)libraryWithDevice:(id<MTLDevice>)device URL:(NSURL*)url error:(NSError**)error {

@@ -2,16 +2,19 @@
 // Do not edit by hand: run `mtlgen generate` again.
 //
 // What the plain C++ facades of generated kernels share, usable without Objective-C: buffer
-// arguments, the tuning table autotune writes, and GPU frame capture. Metal objects cross this
+// arguments, the tuning table autotune writes, GPU frame capture, and KernelFacade, what every
+// kernel's facade does the same way. Metal objects cross this
 // interface as void*: an id<MTL...> bridged with (__bridge void*), owned by the caller for the
 // duration of the call. Implemented in mtlgen_runtime.mm and mtlgen_capture.mm.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mtlgen {
 
@@ -51,6 +54,54 @@ class TuningTable {
  private:
   std::string path_;
   std::map<std::string, Tunables> entries_;
+};
+
+// What the plain C++ facade of every kernel (<Kernel>Kernel in <kernel>.h, which adds create and
+// encode) does the same way, for the kernel `Info` (KernelInfo in its <kernel>_types.h).
+// Implemented once, in Objective-C++, in mtlgen_runtime.h; each MTG<Kernel>.mm instantiates it.
+template <class Info>
+class KernelFacade {
+ public:
+  using Types = typename Info::Types;
+  using Tuning = typename Info::Tuning;
+
+  // One compiled variant: a type choice and a tuning.
+  struct Variant {
+    Types types;
+    Tuning tuning;
+  };
+
+  ~KernelFacade();
+  KernelFacade(const KernelFacade&) = delete;
+  KernelFacade& operator=(const KernelFacade&) = delete;
+
+  // Whether the variant for `types` and `tuning` was compiled and its pipeline (created now if
+  // needed) admits the threadgroup it dispatches on this device.
+  bool supports(const Types& types, const Tuning& tuning) const;
+
+  // The tuning the encode call without one uses for `types`.
+  Tuning tuning_for(const Types& types) const;
+
+  // Creates, on this thread, the pipelines not yet created of every type choice's default tuning,
+  // or of `variants`. Returns false with `error` set at the first that cannot be created or run.
+  bool prewarm(std::string* error) const;
+  bool prewarm(const std::vector<Variant>& variants, std::string* error) const;
+
+  // Returns at once; Metal creates the default tunings' pipelines in the background, then `done`
+  // runs once, on a thread of Metal's choosing, with "" or the first error.
+  void prewarm_async(std::function<void(const std::string& error)> done) const;
+
+ protected:
+  KernelFacade();
+
+  // Takes `mtl_library` (an id<MTLLibrary>) and chooses the default tuning per type choice from
+  // `tuning_table` (nullptr: the file MTLGEN_TUNING names, if any, else the spec's defaults);
+  // `constant_values` is an MTLFunctionConstantValues* or null. False with `error` set when an
+  // entry point is missing or the tuning table names a variant that was not compiled.
+  bool load(void* mtl_library, void* constant_values, const TuningTable* tuning_table, std::string* error);
+
+  struct Impl;  // the kernel's MTGKernelGlue
+  std::unique_ptr<Impl> impl_;
 };
 
 // Brackets a region of GPU work, typically one command buffer per decode token, for frame capture.

@@ -27,10 +27,8 @@ struct Dims {
 struct Scalars {
 };
 
-// Function constants ([[function_constant(i)]] in scale_acc.metal), defaulting to the spec's defaults:
-// fixed when the pipelines are created; the reference computes with the same values.
-struct FunctionConstants {
-};
+// No function constants: the reference and the glue take the shared empty set.
+using FunctionConstants = mtlgen::NoFunctionConstants;
 
 // Tunables, defaulting to the spec's defaults.
 struct Tuning {
@@ -50,7 +48,7 @@ struct Params {
 static_assert(sizeof(Params) == 4, "Params must match the MSL struct byte for byte");
 inline constexpr int kParamsIndex = 2;
 
-inline Params make_params([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
+inline Params make_params(const Dims& dims, [[maybe_unused]] const Scalars& scalars) {
   return Params{dims.n};
 }
 
@@ -59,39 +57,39 @@ inline std::string describe(const Dims& dims) {
 }
 
 // Throws std::invalid_argument, in the spec's wording, for the first violated constraint.
-inline void check_dims([[maybe_unused]] const Dims& dims) {
+inline void check_dims(const Dims& dims) {
   const int64_t n = dims.n;
   mtlgen::require(n >= 1, kName, "n must be at least 1", describe(dims));
 }
 
 // Also the preconditions that depend on the variant (its tunables or element sizes): the glue checks
 // these with the tuning it encodes, the reference, which has no tuning, only the ones above.
-inline void check_dims([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning,
+inline void check_dims(const Dims& dims, [[maybe_unused]] const Tuning& tuning,
                        [[maybe_unused]] const Types& types = {}) {
   check_dims(dims);
 }
 
 // Elements each buffer's shape needs.
-inline int64_t x_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t x_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n = dims.n;
   return n;
 }
-inline int64_t y_elements([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline int64_t y_elements(const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n = dims.n;
   return n;
 }
 
 // Threadgroups per grid and threads per threadgroup.
-inline std::array<uint64_t, 3> threadgroups([[maybe_unused]] const Dims& dims, [[maybe_unused]] const Tuning& tuning = {},
+inline std::array<uint64_t, 3> threadgroups(const Dims& dims, const Tuning& tuning = {},
     [[maybe_unused]] const Types& types = {}) {
   const int64_t n = dims.n;
   const int64_t TG = tuning.TG;
   return {static_cast<uint64_t>((n + TG - 1) / TG), 1, 1};
 }
 
-inline std::array<uint64_t, 3> threads_per_threadgroup([[maybe_unused]] const Tuning& tuning = {}) {
+inline std::array<uint64_t, 3> threads_per_threadgroup(const Tuning& tuning = {}) {
   const int64_t TG = tuning.TG;
   return {static_cast<uint64_t>(TG), 1, 1};
 }
@@ -116,17 +114,55 @@ inline uint64_t threadgroup_memory_bytes(int array, [[maybe_unused]] const Tunin
 }
 inline constexpr int kThreadgroupArrays = 0;
 
+// The compiled variants, in scale_acc.metal's order (its instantiations are written from the same
+// list): each entry point with the type choice and tuning it was instantiated for.
+struct CompiledVariant {
+  const char* entry_point;
+  Types types;
+  Tuning tuning;
+};
+inline constexpr std::array<CompiledVariant, 6> kVariants = {{
+    {"scale_acc_f32_f32_tg32", {mtlgen::DType::f32, mtlgen::DType::f32}, {32}},
+    {"scale_acc_f32_f32_tg64", {mtlgen::DType::f32, mtlgen::DType::f32}, {64}},
+    {"scale_acc_f16_f32_tg32", {mtlgen::DType::f16, mtlgen::DType::f32}, {32}},
+    {"scale_acc_f16_f32_tg64", {mtlgen::DType::f16, mtlgen::DType::f32}, {64}},
+    {"scale_acc_bf16_f32_tg32", {mtlgen::DType::bf16, mtlgen::DType::f32}, {32}},
+    {"scale_acc_bf16_f32_tg64", {mtlgen::DType::bf16, mtlgen::DType::f32}, {64}},
+}};
+
+// Every type choice that was compiled, in variant order.
+inline constexpr std::array<Types, 3> kTypeChoices = {{
+    {mtlgen::DType::f32, mtlgen::DType::f32},
+    {mtlgen::DType::f16, mtlgen::DType::f32},
+    {mtlgen::DType::bf16, mtlgen::DType::f32},
+}};
+
+inline bool same_types(const Types& a, const Types& b) { return a.T == b.T && a.AccT == b.AccT; }
+inline bool same_tuning(const Tuning& a, const Tuning& b) { return a.TG == b.TG; }
+
 // The compiled entry point for a type choice and tuning, or nullptr when it was not compiled.
-inline const char* entry_point([[maybe_unused]] const Types& types = {},
-                               [[maybe_unused]] const Tuning& tuning = {}) {
-  if (types.T == mtlgen::DType::f32 && types.AccT == mtlgen::DType::f32 && tuning.TG == 32) return "scale_acc_f32_f32_tg32";
-  if (types.T == mtlgen::DType::f32 && types.AccT == mtlgen::DType::f32 && tuning.TG == 64) return "scale_acc_f32_f32_tg64";
-  if (types.T == mtlgen::DType::f16 && types.AccT == mtlgen::DType::f32 && tuning.TG == 32) return "scale_acc_f16_f32_tg32";
-  if (types.T == mtlgen::DType::f16 && types.AccT == mtlgen::DType::f32 && tuning.TG == 64) return "scale_acc_f16_f32_tg64";
-  if (types.T == mtlgen::DType::bf16 && types.AccT == mtlgen::DType::f32 && tuning.TG == 32) return "scale_acc_bf16_f32_tg32";
-  if (types.T == mtlgen::DType::bf16 && types.AccT == mtlgen::DType::f32 && tuning.TG == 64) return "scale_acc_bf16_f32_tg64";
+inline const char* entry_point(const Types& types = {}, const Tuning& tuning = {}) {
+  for (const CompiledVariant& v : kVariants) {
+    if (same_types(v.types, types) && same_tuning(v.tuning, tuning)) return v.entry_point;
+  }
   return nullptr;
 }
+
+// A variant as messages name it: "T = float, AccT = float, TG = 32".
+inline std::string describe(const Types& types, const Tuning& tuning) {
+  return "T = " + std::string(mtlgen::dtype_name(types.T)) + ", " + "AccT = " + std::string(mtlgen::dtype_name(types.AccT)) + ", " + "TG = " + std::to_string(tuning.TG);
+}
+
+// The kernel as one type, for the code written once for every kernel (MTGKernelGlue in
+// ../support/mtlgen_runtime.h), which finds this header's functions by argument-dependent lookup.
+struct KernelInfo {
+  using Dims = scale_acc::Dims;
+  using Types = scale_acc::Types;
+  using Tuning = scale_acc::Tuning;
+  static constexpr const char* kName = scale_acc::kName;
+  static constexpr const auto& kVariants = scale_acc::kVariants;
+  static constexpr const auto& kTypeChoices = scale_acc::kTypeChoices;
+};
 // The tuning for a caller that names none: every variant serves every problem its dims allow.
 inline Tuning tuning_serving(const Dims&, const Types&, const Tuning& preferred) { return preferred; }
 // Cost model: bytes moved and arithmetic, for rooflines and achieved bandwidth.

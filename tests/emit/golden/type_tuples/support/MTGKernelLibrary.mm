@@ -32,14 +32,9 @@ constexpr std::array<KernelSource, 1> kKernels = {{
 @implementation MTGKernelLibrary
 
 + (NSArray<NSString*>*)entryPoints {
-  return @[
-    @"scale_acc_f32_f32_tg32",
-    @"scale_acc_f32_f32_tg64",
-    @"scale_acc_f16_f32_tg32",
-    @"scale_acc_f16_f32_tg64",
-    @"scale_acc_bf16_f32_tg32",
-    @"scale_acc_bf16_f32_tg64",
-  ];
+  NSMutableArray<NSString*>* names = [NSMutableArray arrayWithCapacity:6];
+  for (const auto& v : mtlgen::kernels::scale_acc::kVariants) [names addObject:@(v.entry_point)];
+  return names;
 }
 
 + (nullable instancetype)libraryWithDevice:(id<MTLDevice>)device URL:(NSURL*)url error:(NSError**)error {

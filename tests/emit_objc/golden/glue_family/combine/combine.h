@@ -8,11 +8,9 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "../support/mtlgen_metal.h"
 #include "combine_types.h"
@@ -20,7 +18,7 @@
 namespace mtlgen::kernels::combine {
 
 // A type choice as tuning files and command lines spell it: "Acc=float".
-inline std::string types_key([[maybe_unused]] const Types& types) {
+inline std::string types_key(const Types& types) {
   return "Acc=" + std::string(mtlgen::dtype_name(types.Acc));
 }
 
@@ -35,18 +33,13 @@ inline bool set_tunable([[maybe_unused]] Tuning& tuning, [[maybe_unused]] const 
   return false;
 }
 
-class CombineKernel {
+// Declared by the facade's base, mtlgen::KernelFacade: supports, tuning_for, prewarm, prewarm_async.
+class CombineKernel : public mtlgen::KernelFacade<KernelInfo> {
  public:
   // One id<MTLBuffer> and byte offset per buffer of the spec.
   struct Buffers {
     mtlgen::MetalBuffer sums;  // Acc[rows, chunks], read
     mtlgen::MetalBuffer total;  // Acc[rows], write
-  };
-
-  // One compiled variant: a type choice and a tuning.
-  struct Variant {
-    Types types;
-    Tuning tuning;
   };
 
   struct Options {
@@ -62,26 +55,6 @@ class CombineKernel {
   static std::unique_ptr<CombineKernel> create(void* mtl_library, std::string* error);
   static std::unique_ptr<CombineKernel> create(void* mtl_library, const Options& options, std::string* error);
 
-  ~CombineKernel();
-  CombineKernel(const CombineKernel&) = delete;
-  CombineKernel& operator=(const CombineKernel&) = delete;
-
-  // Whether the variant for `types` and `tuning` was compiled and its pipeline (created now if
-  // needed) admits the threadgroup it dispatches on this device.
-  bool supports(const Types& types, const Tuning& tuning) const;
-
-  // The tuning the encode call without one uses for `types`.
-  Tuning tuning_for(const Types& types) const;
-
-  // Creates, on this thread, the pipelines not yet created of every type choice's default tuning,
-  // or of `variants`. Returns false with `error` set at the first that cannot be created or run.
-  bool prewarm(std::string* error) const;
-  bool prewarm(const std::vector<Variant>& variants, std::string* error) const;
-
-  // Returns at once; Metal creates the default tunings' pipelines in the background, then `done`
-  // runs once, on a thread of Metal's choosing, with "" or the first error.
-  void prewarm_async(std::function<void(const std::string& error)> done) const;
-
   // Encodes one dispatch into `encoder` (an id<MTLComputeCommandEncoder>), creating the variant's
   // pipeline on first use. Returns false with `error` set, and encodes nothing, when the dims
   // violate the spec, the variant cannot run, or a buffer is null, misaligned or too small.
@@ -89,9 +62,10 @@ class CombineKernel {
               const Tuning& tuning, std::string* error) const;
 
  private:
-  struct Impl;
-  explicit CombineKernel(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  CombineKernel() = default;
 };
 
 }  // namespace mtlgen::kernels::combine
+
+// Instantiated, with the Objective-C++ it is written in, by MTGCombine.mm.
+extern template class mtlgen::KernelFacade<mtlgen::kernels::combine::KernelInfo>;

@@ -26,7 +26,7 @@ constexpr std::array<family::Types, 2> kTypeChoices = {{
     {mtlgen::DType::f16},
 }};
 
-bool Compiled([[maybe_unused]] const family::Types& types) {
+bool Compiled(const family::Types& types) {
   for ([[maybe_unused]] const family::Types& choice : kTypeChoices) {
     if (choice.T == types.T) return true;
   }
@@ -50,9 +50,9 @@ struct ChunkSumDispatch {
   MTGChunkSumTuning tuning;  // the kernel object's choice for `types`
 };
 
-ChunkSumDispatch MakeChunkSumDispatch([[maybe_unused]] const family::Dims& dims,
+ChunkSumDispatch MakeChunkSumDispatch(const family::Dims& dims,
                                       [[maybe_unused]] const family::Scalars& scalars,
-                                      [[maybe_unused]] const family::Types& types) {
+                                      const family::Types& types) {
   const int64_t n = dims.n;
   ChunkSumDispatch dispatch;
   dispatch.dims.rows = dims.rows;
@@ -70,7 +70,7 @@ struct CombineDispatch {
   MTGCombineTuning tuning;  // the kernel object's choice for `types`
 };
 
-CombineDispatch MakeCombineDispatch([[maybe_unused]] const family::Dims& dims,
+CombineDispatch MakeCombineDispatch(const family::Dims& dims,
                                     [[maybe_unused]] const family::Scalars& scalars,
                                     [[maybe_unused]] const family::Types& types) {
   const int64_t n = dims.n;
@@ -89,9 +89,9 @@ struct NormalizeDispatch {
   MTGNormalizeTuning tuning;  // the kernel object's choice for `types`
 };
 
-NormalizeDispatch MakeNormalizeDispatch([[maybe_unused]] const family::Dims& dims,
-                                        [[maybe_unused]] const family::Scalars& scalars,
-                                        [[maybe_unused]] const family::Types& types) {
+NormalizeDispatch MakeNormalizeDispatch(const family::Dims& dims,
+                                        const family::Scalars& scalars,
+                                        const family::Types& types) {
   NormalizeDispatch dispatch;
   dispatch.dims.rows = dims.rows;
   dispatch.dims.n = dims.n;

@@ -2,17 +2,13 @@
 // Do not edit by hand: change the spec and run `mtlgen generate`.
 //
 // normalize: y[r, i] = x[r, i] / (total[r] + eps).
-// MTGNormalize and its plain C++ facade NormalizeKernel. Sizes, checks and entry points come
-// from normalize_types.h; buffer and threadgroup indices from the spec's binding table; loading,
-// buffer checks and tuning files from ../support/mtlgen_runtime.h.
+// MTGNormalize and its plain C++ facade NormalizeKernel: this kernel's buffers and bindings, on
+// MTGKernelGlue (../support/mtlgen_runtime.h) and normalize_types.h (sizes, the variant table).
 #import "MTGNormalize.h"
 
-#include <array>
-#include <functional>
 #include <memory>
-#include <utility>
-#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #if !__has_feature(objc_arc)
@@ -22,73 +18,40 @@
 namespace {
 
 namespace kernel = mtlgen::kernels::normalize;
-
-// One compiled entry point of normalize.metal and the choices it was instantiated for.
-struct Variant {
-  const char* entryPoint;
-  kernel::Types types;
-  kernel::Tuning tuning;
-};
-
-constexpr std::array<Variant, 2> kVariants = {{
-    {"normalize_f32", {mtlgen::DType::f32}, {}},
-    {"normalize_f16", {mtlgen::DType::f16}, {}},
-}};
-
-// Every type choice that was compiled, each with its own default tuning.
-constexpr std::array<kernel::Types, 2> kTypeChoices = {{
-    {mtlgen::DType::f32},
-    {mtlgen::DType::f16},
-}};
-
-// Index in kVariants of the variant for `types` and `tuning`; kVariants.size() when the spec
-// compiled no such variant.
-size_t VariantIndex(const kernel::Types& types, const kernel::Tuning& tuning) {
-  return MTGVariantIndex(kVariants, kernel::entry_point(types, tuning));
-}
-
-// What the pipeline cache creates each variant from, and the threadgroup it must admit.
-std::vector<MTGPipelineVariant> PipelineVariants() {
-  std::vector<MTGPipelineVariant> variants;
-  for (const Variant& v : kVariants) {
-    variants.push_back({v.entryPoint, MTGSize(kernel::max_threads_per_threadgroup(v.tuning))});
-  }
-  return variants;
-}
-
-// Index in kTypeChoices of `types`; kTypeChoices.size() when no variant has them.
-size_t TypesIndex([[maybe_unused]] const kernel::Types& types) {
-  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
-    if (kTypeChoices[i].T == types.T) return i;
-  }
-  return kTypeChoices.size();
-}
-
-std::string Describe([[maybe_unused]] const kernel::Types& types, [[maybe_unused]] const kernel::Tuning& tuning) {
-  return "T = " + std::string(mtlgen::dtype_name(types.T));
-}
-
-// The spec's default tuning with what a tuning file records; names the tunable it does not know.
-std::string ApplyTunables(const mtlgen::TuningTable::Tunables& tunables, kernel::Tuning& tuning) {
-  for (const auto& entry : tunables) {
-    if (!kernel::set_tunable(tuning, entry.first, entry.second)) return entry.first;
-  }
-  return "";
-}
+using Buffers = kernel::NormalizeKernel::Buffers;
+using Glue = MTGKernelGlue<kernel::KernelInfo>;
 
 // The function constants as specialisation values at their [[function_constant(i)]] indices.
-MTLFunctionConstantValues* MakeConstantValues(const MTGNormalizeFunctionConstants& constants) {
+MTLFunctionConstantValues* ConstantValues(const MTGNormalizeFunctionConstants& constants) {
   MTLFunctionConstantValues* values = [[MTLFunctionConstantValues alloc] init];
   [values setConstantValue:&constants.clamp_output type:MTLDataTypeBool atIndex:0];
   return values;
 }
 
+// One dispatch: the glue's checks, then each binding of the spec's table at its index.
+BOOL Encode(Glue& glue, id<MTLComputeCommandEncoder> encoder, const Buffers& buffers, const kernel::Dims& dims,
+            const kernel::Scalars& scalars, const kernel::Types& types, const kernel::Tuning& tuning, NSError** error) {
+  const MTGDispatch dispatch = glue.dispatch(dims, types, tuning, {
+      MTGArgument("x", buffers.x, mtlgen::dtype_size(types.T), kernel::x_elements(dims, tuning, types)),
+      MTGArgument("total", buffers.total, 4, kernel::total_elements(dims, tuning, types)),
+      MTGArgument("y", buffers.y, mtlgen::dtype_size(types.T), kernel::y_elements(dims, tuning, types)),
+  }, error);
+  if (dispatch.pipeline == nil) return NO;
+  if (MTGThreadCount(dispatch.threadgroups) == 0) return YES;  // no work, and Metal rejects empty grids
+  [encoder setComputePipelineState:dispatch.pipeline];
+  [encoder setBuffer:MTGBuffer(buffers.x) offset:buffers.x.offset atIndex:0];
+  [encoder setBuffer:MTGBuffer(buffers.total) offset:buffers.total.offset atIndex:1];
+  [encoder setBuffer:MTGBuffer(buffers.y) offset:buffers.y.offset atIndex:2];
+  const kernel::Params params = kernel::make_params(dims, scalars);
+  [encoder setBytes:&params length:sizeof(params) atIndex:kernel::kParamsIndex];
+  [encoder dispatchThreadgroups:dispatch.threadgroups threadsPerThreadgroup:dispatch.threadsPerThreadgroup];
+  return YES;
+}
+
 }  // namespace
 
 @implementation MTGNormalize {
-  MTGPipelineCache* _pipelines;  // per kVariants, created on first use
-  std::array<kernel::Tuning, kTypeChoices.size()> _tunings;  // per kTypeChoices
-  BOOL _captureWatched;  // MTLGEN_CAPTURE names this kernel: count its dispatches
+  Glue _glue;
 }
 
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library
@@ -96,157 +59,79 @@ MTLFunctionConstantValues* MakeConstantValues(const MTGNormalizeFunctionConstant
                              tuningTable:(const mtlgen::TuningTable* _Nullable)tuningTable
                                    error:(NSError**)error {
   self = [super init];
-  if (self == nil) return nil;
-  // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
-  NSError* failure = nil;
-  @autoreleasepool {
-    _pipelines = [[MTGPipelineCache alloc] initWithLibrary:library
-                                            constantValues:MakeConstantValues(functionConstants)
-                                                    kernel:kernel::kName
-                                                  variants:PipelineVariants()
-                                                     error:&failure];
-    if (_pipelines != nil) failure = [self chooseTuningsFromTable:tuningTable];
-  }
-  if (failure != nil) {
-    if (error != nullptr) *error = failure;
-    return nil;
-  }
-  _captureWatched = mtlgen::capture::watches(kernel::kName);
-  return self;
-}
-
-- (id<MTLDevice>)device {
-  return _pipelines.device;
+  return self != nil && _glue.load(library, ConstantValues(functionConstants), tuningTable, error) ? self : nil;
 }
 
 - (nullable instancetype)initWithLibrary:(id<MTLLibrary>)library error:(NSError**)error {
-  return [self initWithLibrary:library
-             functionConstants:MTGNormalizeFunctionConstants{}
-                   tuningTable:nullptr
-                         error:error];
+  return [self initWithLibrary:library functionConstants:MTGNormalizeFunctionConstants{} tuningTable:nullptr error:error];
 }
 
-// For each type choice, the tuning encode calls without one use, which must be compiled (whether its
-// pipeline admits its threadgroup is checked when the pipeline is created). Returns why not, or nil.
-- (nullable NSError*)chooseTuningsFromTable:(const mtlgen::TuningTable* _Nullable)table {
-  std::shared_ptr<const mtlgen::TuningTable> environment;
-  NSError* failure = nil;
-  if (table == nullptr && !MTGEnvironmentTuningTable(environment, &failure)) return failure;
-  if (table == nullptr) table = environment.get();
-  for (size_t i = 0; i < kTypeChoices.size(); ++i) {
-    const std::string types = kernel::types_key(kTypeChoices[i]);
-    const id<MTLDevice> device = _pipelines.device;
-    kernel::Tuning tuning;
-    const auto* tuned = MTGTunablesFor(table, device, kernel::kName, types);
-    const std::string unknown = tuned != nullptr ? ApplyTunables(*tuned, tuning) : "";
-    const size_t v = VariantIndex(kTypeChoices[i], tuning);
-    if (!unknown.empty() || v == kVariants.size()) {
-      const std::string source = tuned != nullptr ? table->path() : std::string("the spec");
-      return MTGMakeError(MTGErrorTuning, std::string(kernel::kName) + ": " + source + " tunes {" + types +
-                                              "} on " + MTGString(device.name) + " to " +
-                                              (unknown.empty() ? Describe(kTypeChoices[i], tuning) + ", which was not compiled"
-                                                               : "unknown tunable " + unknown) +
-                                              "; run autotune_" + kernel::kName + " again");
-    }
-    _tunings[i] = tuning;
-  }
-  return nil;
+- (id<MTLDevice>)device {
+  return _glue.device();
 }
 
 + (NSUInteger)variantCount {
-  return kVariants.size();
+  return kernel::kVariants.size();
 }
 
 + (MTGNormalizeTypes)typesOfVariant:(NSUInteger)index {
-  return kVariants.at(index).types;
+  return kernel::kVariants.at(index).types;
 }
 
 + (MTGNormalizeTuning)tuningOfVariant:(NSUInteger)index {
-  return kVariants.at(index).tuning;
+  return kernel::kVariants.at(index).tuning;
 }
 
 - (nullable id<MTLComputePipelineState>)pipelineForTypes:(const MTGNormalizeTypes&)types
                                                   tuning:(const MTGNormalizeTuning&)tuning
                                                    error:(NSError**)error {
-  const size_t variantIndex = VariantIndex(types, tuning);
-  if (variantIndex == kVariants.size()) {
-    MTGFail(error, MTGErrorNoSuchVariant, std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
-    return nil;
-  }
-  return [_pipelines pipelineAtIndex:variantIndex error:error];
+  return _glue.pipeline(types, tuning, error);
 }
 
 - (BOOL)supportsTypes:(const MTGNormalizeTypes&)types tuning:(const MTGNormalizeTuning&)tuning {
-  return [self pipelineForTypes:types tuning:tuning error:nullptr] != nil;
+  return _glue.pipeline(types, tuning, nullptr) != nil;
 }
 
 - (BOOL)prewarmWithError:(NSError**)error {
-  return [_pipelines prewarmIndices:[self defaultVariantIndices] error:error];
+  return _glue.prewarm(error);
 }
 
 - (BOOL)prewarmVariants:(const std::vector<MTGNormalizeVariant>&)variants error:(NSError**)error {
-  std::vector<size_t> indices;
-  return [self indices:indices ofVariants:variants error:error] && [_pipelines prewarmIndices:indices error:error];
+  return _glue.prewarm(variants, error);
 }
 
 - (void)prewarmWithCompletionHandler:(void (^)(NSError* _Nullable error))completionHandler {
-  auto group = MTGPrewarmGroup::make(completionHandler);
-  [_pipelines prewarmIndices:[self defaultVariantIndices] group:group];
-  group->leave(nil);
+  _glue.prewarm(completionHandler);
 }
 
 - (void)prewarmVariants:(const std::vector<MTGNormalizeVariant>&)variants
       completionHandler:(void (^)(NSError* _Nullable error))completionHandler {
-  auto group = MTGPrewarmGroup::make(completionHandler);
-  std::vector<size_t> indices;
-  NSError* failure = nil;
-  if ([self indices:indices ofVariants:variants error:&failure]) [_pipelines prewarmIndices:indices group:group];
-  group->leave(failure);
-}
-
-// The variant of each type choice's default tuning, in kTypeChoices order.
-- (std::vector<size_t>)defaultVariantIndices {
-  std::vector<size_t> indices;
-  for (size_t i = 0; i < kTypeChoices.size(); ++i) indices.push_back(VariantIndex(kTypeChoices[i], _tunings[i]));
-  return indices;
-}
-
-// `variants` as indices in kVariants; NO with MTGErrorNoSuchVariant naming the first not compiled.
-- (BOOL)indices:(std::vector<size_t>&)indices ofVariants:(const std::vector<MTGNormalizeVariant>&)variants error:(NSError**)error {
-  for (const MTGNormalizeVariant& v : variants) {
-    indices.push_back(VariantIndex(v.types, v.tuning));
-    if (indices.back() == kVariants.size()) {
-      return MTGFail(error, MTGErrorNoSuchVariant,
-                     std::string(kernel::kName) + ": cannot prewarm " + Describe(v.types, v.tuning) + ", which was not compiled");
-    }
-  }
-  return YES;
+  _glue.prewarm(variants, completionHandler);
 }
 
 - (MTGNormalizeTuning)tuningForTypes:(const MTGNormalizeTypes&)types {
-  const size_t typesIndex = TypesIndex(types);
-  return typesIndex < kTypeChoices.size() ? _tunings[typesIndex] : kernel::Tuning{};
+  return _glue.tuning(types);
 }
 
 - (nullable id<MTLBuffer>)newXBufferForDims:(const MTGNormalizeDims&)dims
                                       types:(const MTGNormalizeTypes&)types
                                       error:(NSError**)error {
-  const int64_t elements = kernel::x_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"normalize.x", error);
+  const int64_t elements = kernel::x_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"normalize.x", error);
 }
 
 - (nullable id<MTLBuffer>)newTotalBufferForDims:(const MTGNormalizeDims&)dims
                                           types:(const MTGNormalizeTypes&)types
                                           error:(NSError**)error {
-  const int64_t elements = kernel::total_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * 4, YES, @"normalize.total", error);
+  const int64_t elements = kernel::total_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, 4, YES, @"normalize.total", error);
 }
 
 - (nullable id<MTLBuffer>)newYBufferForDims:(const MTGNormalizeDims&)dims
                                       types:(const MTGNormalizeTypes&)types
                                       error:(NSError**)error {
-  const int64_t elements = kernel::y_elements(dims, [self tuningForTypes:types], types);
-  return MTGNewBuffer(_pipelines.device, static_cast<NSUInteger>(elements) * mtlgen::dtype_size(types.T), YES, @"normalize.y", error);
+  const int64_t elements = kernel::y_elements(dims, _glue.tuning(types), types);
+  return _glue.makeBuffer(elements, mtlgen::dtype_size(types.T), YES, @"normalize.y", error);
 }
 
 - (BOOL)encodeToCommandEncoder:(id<MTLComputeCommandEncoder>)encoder
@@ -261,124 +146,35 @@ MTLFunctionConstantValues* MakeConstantValues(const MTGNormalizeFunctionConstant
                          types:(const MTGNormalizeTypes&)types
                         tuning:(const MTGNormalizeTuning&)tuning
                          error:(NSError**)error {
-  try {
-    kernel::check_dims(dims, tuning, types);
-  } catch (const std::invalid_argument& e) {
-    return MTGFail(error, MTGErrorInvalidDims, e.what());
-  }
-  const size_t variantIndex = VariantIndex(types, tuning);
-  if (variantIndex == kVariants.size()) {
-    return MTGFail(error, MTGErrorNoSuchVariant,
-                   std::string(kernel::kName) + ": no variant was compiled for " + Describe(types, tuning));
-  }
-  id<MTLComputePipelineState> pipeline = [_pipelines pipelineAtIndex:variantIndex error:error];
-  const MTLSize threadsPerThreadgroup = MTGSize(kernel::threads_per_threadgroup(dims, tuning));
-  if (pipeline == nil ||
-      !MTGCheckThreadgroupSize(pipeline, threadsPerThreadgroup, kernel::kName, kVariants[variantIndex].entryPoint,
-                               error) ||
-      !MTGCheckBuffers(kernel::kName, {
-                           {"x", x, xOffset, mtlgen::dtype_size(types.T), kernel::x_elements(dims, tuning, types)},
-                           {"total", total, totalOffset, 4, kernel::total_elements(dims, tuning, types)},
-                           {"y", y, yOffset, mtlgen::dtype_size(types.T), kernel::y_elements(dims, tuning, types)},
-                       }, error)) {
-    return NO;
-  }
-  const MTLSize threadgroupsPerGrid = MTGSize(kernel::threadgroups(dims, tuning, types));
-  if (MTGThreadCount(threadgroupsPerGrid) == 0) return YES;  // no work, and Metal rejects empty grids
-  if (_captureWatched) mtlgen::capture::note_dispatch(kernel::kName);
-
-  [encoder setComputePipelineState:pipeline];
-  [encoder setBuffer:x offset:xOffset atIndex:0];
-  [encoder setBuffer:total offset:totalOffset atIndex:1];
-  [encoder setBuffer:y offset:yOffset atIndex:2];
-  const kernel::Params params = kernel::make_params(dims, scalars);
-  [encoder setBytes:&params length:sizeof(params) atIndex:kernel::kParamsIndex];
-  [encoder dispatchThreadgroups:threadgroupsPerGrid threadsPerThreadgroup:threadsPerThreadgroup];
-  return YES;
+  const Buffers buffers = {
+      {(__bridge void*)x, xOffset},
+      {(__bridge void*)total, totalOffset},
+      {(__bridge void*)y, yOffset},
+  };
+  return Encode(_glue, encoder, buffers, dims, scalars, types, tuning, error);
 }
 
 @end
 
+template class mtlgen::KernelFacade<kernel::KernelInfo>;
+
 namespace mtlgen::kernels::normalize {
-
-struct NormalizeKernel::Impl {
-  MTGNormalize* glue;
-};
-
-NormalizeKernel::NormalizeKernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-
-NormalizeKernel::~NormalizeKernel() = default;
 
 std::unique_ptr<NormalizeKernel> NormalizeKernel::create(void* mtl_library, std::string* error) {
   return create(mtl_library, Options{}, error);
 }
 
 std::unique_ptr<NormalizeKernel> NormalizeKernel::create(void* mtl_library, const Options& options, std::string* error) {
-  if (mtl_library == nullptr) {
-    if (error != nullptr) *error = std::string(kName) + ": the Metal library is null";
-    return nullptr;
-  }
-  NSError* failure = nil;
-  MTGNormalize* glue = [[MTGNormalize alloc] initWithLibrary:(__bridge id<MTLLibrary>)mtl_library
-                                           functionConstants:options.function_constants
-                                                 tuningTable:options.tuning_table
-                                                       error:&failure];
-  if (glue == nil) {
-    if (error != nullptr) *error = MTGDescription(failure);
-    return nullptr;
-  }
-  return std::unique_ptr<NormalizeKernel>(new NormalizeKernel(std::make_unique<Impl>(Impl{glue})));
-}
-
-bool NormalizeKernel::supports(const Types& types, const Tuning& tuning) const {
-  return [impl_->glue supportsTypes:types tuning:tuning];
-}
-
-Tuning NormalizeKernel::tuning_for(const Types& types) const {
-  return [impl_->glue tuningForTypes:types];
-}
-
-bool NormalizeKernel::prewarm(std::string* error) const {
-  NSError* failure = nil;
-  const BOOL prewarmed = [impl_->glue prewarmWithError:&failure];
-  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
-  return prewarmed;
-}
-
-bool NormalizeKernel::prewarm(const std::vector<Variant>& variants, std::string* error) const {
-  NSError* failure = nil;
-  const BOOL prewarmed = [impl_->glue prewarmVariants:variants error:&failure];
-  if (!prewarmed && error != nullptr) *error = MTGDescription(failure);
-  return prewarmed;
-}
-
-void NormalizeKernel::prewarm_async(std::function<void(const std::string& error)> done) const {
-  [impl_->glue prewarmWithCompletionHandler:^(NSError* _Nullable failure) {
-    done(failure != nil ? MTGDescription(failure) : std::string());
-  }];
+  std::unique_ptr<NormalizeKernel> facade(new NormalizeKernel());
+  return facade->load(mtl_library, (__bridge void*)ConstantValues(options.function_constants), options.tuning_table, error) ? std::move(facade) : nullptr;
 }
 
 bool NormalizeKernel::encode(void* encoder, const Buffers& buffers, const Dims& dims, const Scalars& scalars,
     const Types& types, const Tuning& tuning, std::string* error) const {
-  if (encoder == nullptr) {
-    if (error != nullptr) *error = std::string(kName) + ": the compute command encoder is null";
-    return false;
-  }
-  NSError* failure = nil;
-  const BOOL encoded = [impl_->glue encodeToCommandEncoder:(__bridge id<MTLComputeCommandEncoder>)encoder
-                                                         x:(__bridge id<MTLBuffer>)buffers.x.buffer
-                                                   xOffset:buffers.x.offset
-                                                     total:(__bridge id<MTLBuffer>)buffers.total.buffer
-                                               totalOffset:buffers.total.offset
-                                                         y:(__bridge id<MTLBuffer>)buffers.y.buffer
-                                                   yOffset:buffers.y.offset
-                                                      dims:dims
-                                                   scalars:scalars
-                                                     types:types
-                                                    tuning:tuning
-                                                     error:&failure];
-  if (!encoded && error != nullptr) *error = MTGDescription(failure);
-  return encoded;
+  return MTGFacadeCall(error, [&](NSError** failure) {
+    return MTGCheckEncoder(encoder, kName, failure) &&
+           Encode(impl_->glue, (__bridge id<MTLComputeCommandEncoder>)encoder, buffers, dims, scalars, types, tuning, failure);
+  });
 }
 
 }  // namespace mtlgen::kernels::normalize

@@ -34,15 +34,11 @@ constexpr std::array<KernelSource, 3> kKernels = {{
 @implementation MTGKernelLibrary
 
 + (NSArray<NSString*>*)entryPoints {
-  return @[
-    @"chunk_sum_f32_tg64",
-    @"chunk_sum_f32_tg256",
-    @"chunk_sum_f16_tg64",
-    @"chunk_sum_f16_tg256",
-    @"combine_f32",
-    @"normalize_f32",
-    @"normalize_f16",
-  ];
+  NSMutableArray<NSString*>* names = [NSMutableArray arrayWithCapacity:7];
+  for (const auto& v : mtlgen::kernels::chunk_sum::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::combine::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::normalize::kVariants) [names addObject:@(v.entry_point)];
+  return names;
 }
 
 + (nullable instancetype)libraryWithDevice:(id<MTLDevice>)device URL:(NSURL*)url error:(NSError**)error {

@@ -4,7 +4,8 @@
 // The runtime the generated glue stands on, implemented once in mtlgen_runtime.mm: loading a
 // Metal library (metallib file, embedded bytes, or source compiled with safe math), the lazy and
 // thread-safe pipeline cache with its prewarm, the encode-time buffer checks, buffers in the storage mode the spec asks
-// for, and running command buffers with their errors returned to the caller.
+// for, running command buffers with their errors returned to the caller, and MTGKernelGlue, what
+// every generated kernel class does the same way.
 // Environment (read once per process):
 //   MTLGEN_GPU_DEBUG=1  every buffer MTGNewBuffer makes is Shared, so GPU-only data can be read back
 //   MTLGEN_TUNING=path  the tuning table (mtlgen_metal.h) the glue uses when given none
@@ -13,11 +14,14 @@
 #import <Foundation/Foundation.h>
 #import <Metal/Metal.h>
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mtlgen_metal.h"
@@ -120,6 +124,17 @@ struct MTGBufferArgument {
 /// lies past its end, or that holds fewer elements past the offset than its shape needs.
 BOOL MTGCheckBuffers(const char* kernel, std::initializer_list<MTGBufferArgument> buffers, NSError** error);
 
+/// How the checks see one of a plain C++ facade's buffer arguments.
+inline MTGBufferArgument MTGArgument(const char* name, const mtlgen::MetalBuffer& buffer, int elementSize,
+                                     int64_t elements, int alignment = 0) {
+  return {name, (__bridge id<MTLBuffer>)buffer.buffer, buffer.offset, elementSize, elements, alignment};
+}
+
+/// The id<MTLBuffer> of a facade's buffer argument.
+inline id<MTLBuffer> _Nullable MTGBuffer(const mtlgen::MetalBuffer& buffer) {
+  return (__bridge id<MTLBuffer>)buffer.buffer;
+}
+
 // --- Tuning --------------------------------------------------------------------------------------
 
 /// The table named by MTLGEN_TUNING, read once per process: `table` is left null when the
@@ -161,5 +176,278 @@ BOOL MTGCheckCompleted(id<MTLCommandBuffer> commandBuffer, NSError** error);
 
 /// Commits `commandBuffer`, waits until it completes, then MTGCheckCompleted.
 BOOL MTGCommitAndWait(id<MTLCommandBuffer> commandBuffer, NSError** error);
+
+// --- Kernel classes ------------------------------------------------------------------------------
+
+/// The pipeline and grid of one dispatch, once every check before it passed.
+struct MTGDispatch {
+  id<MTLComputePipelineState> _Nullable pipeline;  // nil: a check failed, and the error says which
+  MTLSize threadgroups;                            // per grid; no threads at all: nothing to encode
+  MTLSize threadsPerThreadgroup;
+};
+
+/// What every generated kernel class (MTG<Kernel> and its plain C++ facade) does the same way,
+/// written once: the pipeline of each entry in the kernel's variant table, created on first use or
+/// by a prewarm; the tuning that encode calls without one use, per type choice, from a tuning table
+/// or the spec; and the checks before a dispatch. `Info` is the kernel's `KernelInfo` (its
+/// <kernel>_types.h): the types, the name and the variant table; the functions of that header
+/// (entry_point, check_dims, threadgroups, ...) are found by argument-dependent lookup.
+template <class Info>
+class MTGKernelGlue {
+ public:
+  using Dims = typename Info::Dims;
+  using Types = typename Info::Types;
+  using Tuning = typename Info::Tuning;
+
+  /// Looks up every variant's entry point in `library` (compiling nothing) and chooses the default
+  /// tuning per type choice from `table` (nullptr: the file MTLGEN_TUNING names, if any); NO with
+  /// `error` set when the kernel cannot be used (MTGErrorMissingEntryPoint, MTGErrorTuning).
+  BOOL load(id<MTLLibrary> library, MTLFunctionConstantValues* _Nullable constantValues,
+            const mtlgen::TuningTable* _Nullable table, NSError** error) {
+    std::vector<MTGPipelineVariant> variants;
+    for (const auto& v : Info::kVariants) {
+      variants.push_back({v.entry_point, MTGSize(max_threads_per_threadgroup(v.tuning))});
+    }
+    // Held strongly outside the pool: an error autoreleased inside it would not outlive the drain.
+    NSError* failure = nil;
+    @autoreleasepool {
+      pipelines_ = [[MTGPipelineCache alloc] initWithLibrary:library
+                                              constantValues:constantValues
+                                                      kernel:Info::kName
+                                                    variants:std::move(variants)
+                                                       error:&failure];
+      if (pipelines_ != nil) failure = chooseTunings(table);
+    }
+    captureWatched_ = mtlgen::capture::watches(Info::kName);
+    if (failure != nil && error != nullptr) *error = failure;
+    return failure == nil;
+  }
+
+  id<MTLDevice> device() const { return pipelines_.device; }
+
+  /// A buffer for `elements` elements of `elementSize` bytes on the kernel's device (MTGNewBuffer).
+  id<MTLBuffer> _Nullable makeBuffer(int64_t elements, int elementSize, BOOL hostVisible, NSString* label,
+                                     NSError** error) const {
+    return MTGNewBuffer(device(), static_cast<NSUInteger>(elements) * elementSize, hostVisible, label, error);
+  }
+
+  /// The tuning chosen at load for `types`; the spec's default when no variant has them.
+  Tuning tuning(const Types& types) const {
+    const size_t i = typesIndex(types);
+    return i < tunings_.size() ? tunings_[i] : Tuning{};
+  }
+
+  /// The tuning an encode call without one uses: the one chosen for `types`, or where its variant
+  /// does not serve `dims`, the compiled one nearest to it that does (tuning_serving in _types.h).
+  /// NO with MTGErrorNoSuchVariant when no variant has `types`.
+  BOOL tuningServing(const Dims& dims, const Types& types, Tuning& serving, NSError** error) const {
+    if (typesIndex(types) == tunings_.size()) {
+      return MTGFail(error, MTGErrorNoSuchVariant,
+                     std::string(Info::kName) + ": no variant was compiled for {" + types_key(types) + "}");
+    }
+    serving = tuning_serving(dims, types, tuning(types));
+    return YES;
+  }
+
+  /// The pipeline of the variant for `types` and `tuning`, created now if no call has yet.
+  id<MTLComputePipelineState> _Nullable pipeline(const Types& types, const Tuning& tuning, NSError** error) {
+    const size_t index = variantIndex(types, tuning);
+    if (index == Info::kVariants.size()) {
+      MTGFail(error, MTGErrorNoSuchVariant,
+              std::string(Info::kName) + ": no variant was compiled for " + describe(types, tuning));
+      return nil;
+    }
+    return [pipelines_ pipelineAtIndex:index error:error];
+  }
+
+  /// Creates, on this thread, the pipelines not yet created of every type choice's default tuning.
+  BOOL prewarm(NSError** error) { return [pipelines_ prewarmIndices:defaultIndices() error:error]; }
+
+  /// Same for `variants` (each with `types` and `tuning`); none is created when one was not compiled.
+  template <class Variants>
+  BOOL prewarm(const Variants& variants, NSError** error) {
+    std::vector<size_t> indices;
+    return indicesOf(variants, indices, error) && [pipelines_ prewarmIndices:indices error:error];
+  }
+
+  /// Both in the background, with Metal's asynchronous pipeline creation; `handler` runs once.
+  void prewarm(void (^handler)(NSError* _Nullable error)) {
+    auto group = MTGPrewarmGroup::make(handler);
+    [pipelines_ prewarmIndices:defaultIndices() group:group];
+    group->leave(nil);
+  }
+
+  template <class Variants>
+  void prewarm(const Variants& variants, void (^handler)(NSError* _Nullable error)) {
+    auto group = MTGPrewarmGroup::make(handler);
+    std::vector<size_t> indices;
+    NSError* failure = nil;
+    if (indicesOf(variants, indices, &failure)) [pipelines_ prewarmIndices:indices group:group];
+    group->leave(failure);
+  }
+
+  /// The pipeline and grid of one dispatch after checking the dims against the spec, that the
+  /// variant was compiled, that its pipeline admits the threadgroup, and `buffers`.
+  MTGDispatch dispatch(const Dims& dims, const Types& types, const Tuning& tuning,
+                       std::initializer_list<MTGBufferArgument> buffers, NSError** error) {
+    MTGDispatch d = {nil, MTLSizeMake(0, 0, 0), MTGSize(threads_per_threadgroup(dims, tuning))};
+    try {
+      check_dims(dims, tuning, types);
+    } catch (const std::invalid_argument& e) {
+      MTGFail(error, MTGErrorInvalidDims, e.what());
+      return d;
+    }
+    id<MTLComputePipelineState> pipeline = this->pipeline(types, tuning, error);
+    if (pipeline == nil ||
+        !MTGCheckThreadgroupSize(pipeline, d.threadsPerThreadgroup, Info::kName, entry_point(types, tuning), error) ||
+        !MTGCheckBuffers(Info::kName, buffers, error)) {
+      return d;
+    }
+    d.pipeline = pipeline;
+    d.threadgroups = MTGSize(threadgroups(dims, tuning, types));
+    if (captureWatched_ && MTGThreadCount(d.threadgroups) > 0) mtlgen::capture::note_dispatch(Info::kName);
+    return d;
+  }
+
+ private:
+  size_t variantIndex(const Types& types, const Tuning& tuning) const {
+    for (size_t i = 0; i < Info::kVariants.size(); ++i) {
+      if (same_types(Info::kVariants[i].types, types) && same_tuning(Info::kVariants[i].tuning, tuning)) return i;
+    }
+    return Info::kVariants.size();
+  }
+
+  size_t typesIndex(const Types& types) const {
+    for (size_t i = 0; i < Info::kTypeChoices.size(); ++i) {
+      if (same_types(Info::kTypeChoices[i], types)) return i;
+    }
+    return Info::kTypeChoices.size();
+  }
+
+  // The variant of each type choice's default tuning, in kTypeChoices order.
+  std::vector<size_t> defaultIndices() const {
+    std::vector<size_t> indices;
+    for (size_t i = 0; i < tunings_.size(); ++i) indices.push_back(variantIndex(Info::kTypeChoices[i], tunings_[i]));
+    return indices;
+  }
+
+  // `variants` as indices in the variant table; NO with MTGErrorNoSuchVariant naming the first not compiled.
+  template <class Variants>
+  BOOL indicesOf(const Variants& variants, std::vector<size_t>& indices, NSError** error) const {
+    for (const auto& v : variants) {
+      indices.push_back(variantIndex(v.types, v.tuning));
+      if (indices.back() == Info::kVariants.size()) {
+        return MTGFail(error, MTGErrorNoSuchVariant, std::string(Info::kName) + ": cannot prewarm " +
+                                                         describe(v.types, v.tuning) + ", which was not compiled");
+      }
+    }
+    return YES;
+  }
+
+  // For each type choice, the tuning encode calls without one use, which must be compiled (whether
+  // its pipeline admits its threadgroup is checked when the pipeline is created). Nil, or why not.
+  NSError* _Nullable chooseTunings(const mtlgen::TuningTable* _Nullable table) {
+    std::shared_ptr<const mtlgen::TuningTable> environment;
+    NSError* failure = nil;
+    if (table == nullptr && !MTGEnvironmentTuningTable(environment, &failure)) return failure;
+    if (table == nullptr) table = environment.get();
+    for (size_t i = 0; i < tunings_.size(); ++i) {
+      const std::string types = types_key(Info::kTypeChoices[i]);
+      Tuning tuning;
+      const auto* tuned = MTGTunablesFor(table, device(), Info::kName, types);
+      const std::string unknown = tuned != nullptr ? applyTunables(*tuned, tuning) : "";
+      if (!unknown.empty() || variantIndex(Info::kTypeChoices[i], tuning) == Info::kVariants.size()) {
+        const std::string source = tuned != nullptr ? table->path() : std::string("the spec");
+        const std::string to = unknown.empty() ? describe(Info::kTypeChoices[i], tuning) + ", which was not compiled"
+                                               : "unknown tunable " + unknown;
+        return MTGMakeError(MTGErrorTuning, std::string(Info::kName) + ": " + source + " tunes {" + types + "} on " +
+                                                MTGString(device().name) + " to " + to + "; run autotune_" +
+                                                Info::kName + " again");
+      }
+      tunings_[i] = tuning;
+    }
+    return nil;
+  }
+
+  // The spec's default tuning with what a tuning file records; names the tunable it does not know.
+  static std::string applyTunables(const mtlgen::TuningTable::Tunables& tunables, Tuning& tuning) {
+    for (const auto& entry : tunables) {
+      if (!set_tunable(tuning, entry.first, entry.second)) return entry.first;
+    }
+    return "";
+  }
+
+  MTGPipelineCache* _Nullable pipelines_ = nil;  // per variant, each created on first use
+  std::array<Tuning, Info::kTypeChoices.size()> tunings_{};  // per type choice
+  bool captureWatched_ = false;  // MTLGEN_CAPTURE names this kernel: count its dispatches
+};
+
+// --- Plain C++ facades ---------------------------------------------------------------------------
+
+/// Runs `call`, an Objective-C call that reports through NSError**, for a facade that reports
+/// through std::string*: the error's description goes to `error` when the call fails.
+template <class Call>
+bool MTGFacadeCall(std::string* _Nullable error, Call call) {
+  NSError* failure = nil;
+  const BOOL succeeded = call(&failure);
+  if (!succeeded && error != nullptr) *error = MTGDescription(failure);
+  return succeeded;
+}
+
+/// NO with MTGErrorInvalidBuffer when a facade was given no encoder.
+inline BOOL MTGCheckEncoder(void* _Nullable encoder, const char* kernel, NSError** error) {
+  if (encoder != nullptr) return YES;
+  return MTGFail(error, MTGErrorInvalidBuffer, std::string(kernel) + ": the compute command encoder is null");
+}
+
+template <class Info>
+struct mtlgen::KernelFacade<Info>::Impl {
+  MTGKernelGlue<Info> glue;
+};
+
+template <class Info>
+mtlgen::KernelFacade<Info>::KernelFacade() : impl_(std::make_unique<Impl>()) {}
+
+template <class Info>
+mtlgen::KernelFacade<Info>::~KernelFacade() = default;
+
+template <class Info>
+bool mtlgen::KernelFacade<Info>::load(void* _Nullable mtl_library, void* _Nullable constant_values,
+                                      const TuningTable* _Nullable tuning_table, std::string* _Nullable error) {
+  return MTGFacadeCall(error, [&](NSError** failure) -> BOOL {
+    if (mtl_library == nullptr) {
+      return MTGFail(failure, MTGErrorLibraryLoad, std::string(Info::kName) + ": the Metal library is null");
+    }
+    return impl_->glue.load((__bridge id<MTLLibrary>)mtl_library,
+                            (__bridge MTLFunctionConstantValues*)constant_values, tuning_table, failure);
+  });
+}
+
+template <class Info>
+bool mtlgen::KernelFacade<Info>::supports(const Types& types, const Tuning& tuning) const {
+  return impl_->glue.pipeline(types, tuning, nullptr) != nil;
+}
+
+template <class Info>
+typename Info::Tuning mtlgen::KernelFacade<Info>::tuning_for(const Types& types) const {
+  return impl_->glue.tuning(types);
+}
+
+template <class Info>
+bool mtlgen::KernelFacade<Info>::prewarm(std::string* _Nullable error) const {
+  return MTGFacadeCall(error, [&](NSError** failure) { return impl_->glue.prewarm(failure); });
+}
+
+template <class Info>
+bool mtlgen::KernelFacade<Info>::prewarm(const std::vector<Variant>& variants, std::string* _Nullable error) const {
+  return MTGFacadeCall(error, [&](NSError** failure) { return impl_->glue.prewarm(variants, failure); });
+}
+
+template <class Info>
+void mtlgen::KernelFacade<Info>::prewarm_async(std::function<void(const std::string& error)> done) const {
+  impl_->glue.prewarm(^(NSError* _Nullable failure) {
+    done(failure != nil ? MTGDescription(failure) : std::string());
+  });
+}
 
 NS_ASSUME_NONNULL_END

@@ -32,9 +32,9 @@ constexpr std::array<KernelSource, 1> kKernels = {{
 @implementation MTGKernelLibrary
 
 + (NSArray<NSString*>*)entryPoints {
-  return @[
-    @"glue_mix",
-  ];
+  NSMutableArray<NSString*>* names = [NSMutableArray arrayWithCapacity:1];
+  for (const auto& v : mtlgen::kernels::glue_mix::kVariants) [names addObject:@(v.entry_point)];
+  return names;
 }
 
 + (nullable instancetype)libraryWithDevice:(id<MTLDevice>)device URL:(NSURL*)url error:(NSError**)error {
