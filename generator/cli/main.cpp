@@ -10,9 +10,10 @@
 #include <iostream>
 
 #include "cli/driver.h"
+#include "cuda/bench.h"
+#include "cuda/gpu_verify.h"
 #include "report/report.h"
 #include "support/version.h"
-#include "verify/gpu_cuda.h"
 #include "verify/verify.h"
 
 namespace {
@@ -191,7 +192,7 @@ int main(int argc, char** argv) {
                        "With --gpu cuda: also run each case under compute-sanitizer (memcheck, racecheck, synccheck, "
                        "initcheck) and name the .metal and spec lines of what it reports");
 
-  verify::BenchOptions bo;
+  cuda::BenchOptions bo;
   std::string bench_gpu;
   auto* bench_cmd = app.add_subcommand(
       "bench", "Time every tune point at the spec's benchmark cases on an NVIDIA GPU (a relative guide, not an Apple "
@@ -251,13 +252,14 @@ int main(int argc, char** argv) {
     ro.counters = !no_counters;
     return report::run_report(ro, std::cout, std::cerr);
   }
-  if (*bench_cmd) return verify::run_gpu_bench(bo, std::cout, std::cerr);
+  if (*bench_cmd) return cuda::run_bench(bo, std::cout, std::cerr);
   if (*verify_cmd) {
     if (vo.sanitize && vo.gpu.empty()) {
       std::cerr << "mtlgen verify: --sanitize needs --gpu cuda\n  hint: the simulator's own checkers always run\n";
       return driver::kUsage;
     }
     vo.all_variants = variant == "all";
+    if (!vo.gpu.empty()) vo.gpu_backend = &cuda::gpu_backend();  // "cuda", the only one
     vo.exact_races = races == "exact";
     vo.exec = exec == "fibers" ? mtlsim::ExecPath::fibers : mtlsim::ExecPath::automatic;
     vo.result_cache = !no_result_cache;

@@ -20,7 +20,6 @@
 #include "support/tool_identity.h"
 #include "emit_msl/msl_emitter.h"
 #include "verify/case_runner.h"
-#include "verify/gpu_cuda.h"
 #include "verify/guarded_buffer.h"
 #include "verify/result_cache.h"
 
@@ -493,7 +492,7 @@ int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
                                                  diags, passed);
   fmt::print(err, "{}", diags.format_all());
   if (diags.has_errors()) return support::kSpecErrors;
-  if (!o.gpu.empty()) return run_gpu_verify(kernels, o, out, err);
+  if (!o.gpu.empty()) return o.gpu_backend->verify(kernels, o, out, err);
   std::vector<std::unique_ptr<SimModule>> modules;
   ModuleOptions module_options = o.module;
   module_options.race_instrumented = o.exact_races;

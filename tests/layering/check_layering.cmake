@@ -4,13 +4,14 @@
 cmake_minimum_required(VERSION 3.25)
 
 set(front_end support expr ir msl spec import)
-set(emitters emit_common emit_msl emit_reference emit_objc emit_sim emit_cuda emit_manifest)
+set(emitters emit_common emit_msl emit_reference emit_objc emit_sim emit_manifest)
 # stage folders -> forbidden include prefixes
-set(rule_front_end "emit_;check_msl/;verify/;package/;mtlsim/;cli/")
-set(rule_emitters "check_msl/;verify/;package/;cli/")
-set(rule_check_msl "verify/;package/;cli/")
-set(rule_package "verify/;cli/")
-set(rule_verify "cli/;package/;advisor/;report/")
+set(rule_front_end "emit_;check_msl/;verify/;cuda/;package/;mtlsim/;cli/")
+set(rule_emitters "check_msl/;verify/;cuda/;package/;cli/")
+set(rule_check_msl "verify/;cuda/;package/;cli/")
+set(rule_package "verify/;cuda/;cli/")
+set(rule_verify "cuda/;cli/;package/;advisor/;report/")
+set(rule_cuda "cli/;package/;advisor/;report/")
 set(rule_advisor "cli/;package/;report/")
 set(rule_report "cli/;package/")
 
@@ -47,6 +48,7 @@ endforeach()
 check_stage(check_msl "${rule_check_msl}")
 check_stage(package "${rule_package}")
 check_stage(verify "${rule_verify}")
+check_stage(cuda "${rule_cuda}")
 check_stage(advisor "${rule_advisor}")
 check_stage(report "${rule_report}")
 
