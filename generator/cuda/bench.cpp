@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "cuda/gpu_run.h"
-#include "spec/library.h"
+#include "check_msl/checked_library.h"
 #include "support/exit_code.h"
 
 namespace mtlgen::cuda {
@@ -127,7 +127,7 @@ nlohmann::json sweep_json(const ir::Kernel& k, const ir::TestCase& t, const std:
 
 int run_bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   support::Diagnostics diags;
-  auto kernels = spec::load_library(spec::collect_spec_files(o.inputs, diags), diags, o.include_dirs);
+  auto kernels = check_msl::load_library(o.inputs, diags, o.include_dirs);
   fmt::print(err, "{}", diags.format_all());
   if (diags.has_errors()) return support::kSpecErrors;
   auto nvcc = usable_nvcc("bench", out);
