@@ -18,7 +18,7 @@ string(APPEND md "     MTLGEN_UPDATE_GOLDEN=1 ctest -R docs.msl_coverage_current
 string(APPEND md "# MSL standard library coverage\n\n")
 string(APPEND md "What of Apple's Metal standard library each back end provides. **Front end**: the MSL front end's\n")
 string(APPEND md "clang parse against the shim (`generator/msl`); **simulator**: the shim compiled by g++ and run by the\n")
-string(APPEND md "simulator (`generator/sim/shim`); **CUDA**: the nvcc shim (`generator/emit_cuda/shim`). `yes`: provided\n")
+string(APPEND md "simulator (`generator/sim/shim`); **CUDA**: the nvcc shim (`generator/cuda/shim`). `yes`: provided\n")
 string(APPEND md "with Metal's semantics; `partial`: see the note; `no`: missing (a kernel using it does not compile\n")
 string(APPEND md "there). **Test**: the CTest test that pins the row (empty: none yet).\n\n")
 string(APPEND md "| Area | Name | Front end | Simulator | CUDA | Test | Note |\n|---|---|---|---|---|---|---|\n")

@@ -7,36 +7,16 @@
 #include <cstdlib>
 #include <set>
 
-#include "check_msl/check_msl.h"
 #include "emit_common/emitter.h"
 #include "emit_manifest/manifest_emitter.h"
 #include "import/spec_skeleton.h"
 #include "msl/msl_unit.h"
 #include "spec/library.h"
-#include "support/tool_identity.h"
 
 namespace mtlgen::driver {
 
 namespace fs = std::filesystem;
 using support::ErrorKind;
-
-namespace {
-
-// libclang is nine tenths of loading a library; where the user gave a cache ($MTLGEN_CACHE_DIR),
-// code that passed it before is not parsed again. Without one nothing is written outside `-o`.
-check_msl::PassedChecks passed_checks() {
-  const char* dir = std::getenv("MTLGEN_CACHE_DIR");
-  if (dir == nullptr || *dir == '\0') return {};
-  return {dir, support::sources_identity()};
-}
-
-}  // namespace
-
-std::vector<ir::Kernel> load_library(const std::vector<std::string>& inputs, support::Diagnostics& diags,
-                                     const std::vector<std::string>& include_dirs) {
-  return check_msl::kernels_that_compile(spec::load_library(spec::collect_spec_files(inputs, diags), diags, include_dirs), diags,
-                                         passed_checks());
-}
 
 support::OutputSet generate(const std::vector<ir::Kernel>& kernels) {
   support::OutputSet files = emit::generate_all(kernels);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "check_msl/checked_library.h"
 #include "ir/kernel.h"
 #include "package/package.h"
 #include "support/diagnostics.h"
@@ -20,12 +21,9 @@ using support::kSpecErrors;
 using support::kUsage;
 using support::kVerifyFailed;
 
-// The specs `inputs` name (spec::collect_spec_files), loaded as a library (spec::load_library),
-// less those whose emitted code does not compile (check_msl::kernels_that_compile). With
-// $MTLGEN_CACHE_DIR set, code that passed libclang before is not parsed again (<dir>/checked/).
-// `include_dirs` (-I) are searched by every `source:` kernel after its spec's `include_dirs:`.
-std::vector<ir::Kernel> load_library(const std::vector<std::string>& inputs, support::Diagnostics& diags,
-                                     const std::vector<std::string>& include_dirs = {});
+// The library as every subcommand loads it (check_msl/checked_library.h); with $MTLGEN_CACHE_DIR
+// set, code that passed libclang before is not parsed again (<dir>/checked/).
+using check_msl::load_library;
 
 // Runs every shipped emitter on every kernel into memory, then adds the manifest of what they wrote.
 support::OutputSet generate(const std::vector<ir::Kernel>& kernels);

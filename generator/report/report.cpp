@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "advisor/simulate.h"
-#include "spec/library.h"
+#include "check_msl/checked_library.h"
 #include "support/exit_code.h"
 #include "support/templates.h"
 #include "support/version.h"
@@ -127,7 +127,7 @@ support::OutputSet render_report(const std::vector<advisor::KernelAdvice>& advic
 
 int run_report(const ReportOptions& o, std::ostream& out, std::ostream& err) {
   support::Diagnostics diags;
-  auto kernels = spec::load_library(spec::collect_spec_files(o.inputs, diags), diags, o.include_dirs);
+  auto kernels = check_msl::load_library(o.inputs, diags, o.include_dirs);
   fmt::print(err, "{}", diags.format_all());
   if (diags.has_errors()) return support::kSpecErrors;
   const std::string chart_library = read_file(o.chart_library);

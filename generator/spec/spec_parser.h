@@ -1,5 +1,6 @@
 #pragma once
-// YAML -> ir::Kernel, field by field, with every syntactic problem reported at its node.
+// YAML -> ir::Kernel, field by field, with every syntactic problem reported at its node
+// (the `tests:` section in tests_parser.h).
 // Semantic checks and derived data (variants, bindings, helpers) are spec_validator's job.
 #include <yaml-cpp/yaml.h>
 

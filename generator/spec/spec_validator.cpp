@@ -6,8 +6,12 @@
 #include <cctype>
 #include <cmath>
 
+#include "spec/binding_table.h"
+#include "spec/case_checks.h"
+#include "spec/fill_checks.h"
 #include "spec/name_assigner.h"
 #include "spec/names.h"
+#include "spec/variants.h"
 #include "support/text.h"
 
 namespace mtlgen::spec {
@@ -37,10 +41,10 @@ class Validator {
     check_blocks();
     if (has_msl) scan_body();
     if (has_errors()) return;  // variants evaluate expressions that must be sound
-    build_variants();
+    build_variants(k_, diags_);
     if (bind_variants_) bind_variants_(k_);
     if (has_errors()) return;
-    build_bindings();
+    build_binding_table(k_);
     if (k_.is_family()) check_family_dispatches();
     if (has_errors()) return;  // test cases evaluate the dispatches' dims
     check_tests();
@@ -396,107 +400,6 @@ class Validator {
     }
   }
 
-  // A fill must produce values its integer element type holds: clamping `uniform -128..127` into a
-  // uint8 would test something else than the spec says. (A float type rounds what it cannot hold
-  // to ±inf, as the GPU's conversion does: `1e6` in a half is a way to write inf.)
-  void check_fills() {
-    const ir::TestCase no_fills;
-    for (const auto& b : k_.buffers) {
-      if (b.access == ir::Access::write || b.intermediate) continue;  // never filled
-      bool default_used = false;
-      for (const auto& c : k_.tests.cases) {
-        if (!c.inputs.count(b.name)) default_used = true;
-        else check_buffer_fill(b, k_.input_fill(c, b.name), c.inputs.at(b.name).loc);
-      }
-      if (default_used) check_buffer_fill(b, k_.input_fill(no_fills, b.name), k_.tests.default_fill.loc);
-    }
-  }
-
-  void check_buffer_fill(const ir::Buffer& b, const ir::InputFill& fill, const SourceLoc& loc) {
-    if (const ir::BlockLayout* layout = k_.block_of(b)) {
-      for (const auto& given : fill.fields) {
-        const ir::BlockField* f = layout->field(given.field);
-        if (!f) continue;
-        bool implicit = !given.fill.loc.line && !loc.line;  // the unwritten default: at the field
-        SourceLoc at = implicit ? f->loc : given.fill.loc.line ? given.fill.loc : loc;
-        check_fill_range(given.fill, f->type, fmt::format("field `{}` of `{}`", f->name, b.name), at, implicit);
-      }
-      return;
-    }
-    // The unwritten default (normal, mean 0, std 1) is reported at the buffer it does not fit.
-    bool implicit = !fill.loc.line && !loc.line;
-    for (auto t : types_of(b.type)) {
-      if (!check_fill_range(fill, t, fmt::format("`{}`", b.name), implicit ? b.loc : fill.loc.line ? fill.loc : loc,
-                            implicit)) {
-        return;
-      }
-    }
-  }
-
-  bool check_fill_range(const ir::InputFill& f, ir::ScalarType t, const std::string& what, const SourceLoc& loc,
-                        bool implicit = false) {
-    const auto& ti = ir::info(t);
-    auto fail = [&](const std::string& problem, const std::string& hint) {
-      diags_.error(ErrorKind::bad_value, loc, fmt::format("{} ({}): {}", what, ti.spec_name, problem),
-                   implicit ? "no fill is written for it, so it gets the default, normal(0, 1): give it one under "
-                              "`tests.inputs` or in its test cases"
-                            : hint);
-      return false;
-    };
-    if (ti.is_float) {
-      if (f.dist != ir::Distribution::bits || !f.explicit_dist) return true;
-      return fail("`bits` would make NaNs and infinities at random", "use a distribution, with `nan:`/`inf:` shares where wanted");
-    }
-    double lo = 0, hi = 0;
-    integer_range(t, lo, hi);
-    std::string range = fmt::format("{}..{}", lo, hi);
-    auto out = [&](double v) { return !std::isfinite(v) || v < lo || v > hi; };
-    if (f.nan_fraction > 0 || f.inf_fraction > 0 || f.neg_inf_fraction > 0) {
-      return fail("integers have no NaN or infinity", "drop `nan:`/`inf:`/`-inf:` for integer buffers");
-    }
-    switch (f.dist) {
-      case ir::Distribution::uniform:
-        if (out(f.a) || out(f.b)) return fail(fmt::format("uniform {:g}..{:g} leaves {}", f.a, f.b, range), "narrow min and max");
-        break;
-      case ir::Distribution::normal:
-        if (out(f.a - 4 * f.b) || out(f.a + 4 * f.b)) {
-          return fail(fmt::format("normal(mean {:g}, std {:g}) leaves {} (mean ± 4 std)", f.a, f.b, range),
-                      "use uniform or choice for integers, or a smaller std");
-        }
-        break;
-      case ir::Distribution::constant:
-      case ir::Distribution::iota:
-        if (out(f.a)) return fail(fmt::format("{:g} is outside {}", f.a, range), "choose a value the type holds");
-        break;
-      case ir::Distribution::choice:
-        for (double v : f.values) {
-          if (out(v)) return fail(fmt::format("choice {:g} is outside {}", v, range), "choose values the type holds");
-        }
-        break;
-      case ir::Distribution::bits: break;
-    }
-    for (const auto& [index, v] : f.set) {
-      if (out(v)) return fail(fmt::format("set {}: {:g} is outside {}", index, v, range), "choose a value the type holds");
-    }
-    return true;
-  }
-
-  static void integer_range(ir::ScalarType t, double& lo, double& hi) {
-    switch (t) {
-      case ir::ScalarType::f32:
-      case ir::ScalarType::f16:
-      case ir::ScalarType::bf16: break;  // not integers: never asked
-      case ir::ScalarType::i8: lo = -128, hi = 127; break;
-      case ir::ScalarType::i16: lo = -32768, hi = 32767; break;
-      case ir::ScalarType::i32: lo = -2147483648.0, hi = 2147483647.0; break;
-      case ir::ScalarType::u8:
-      case ir::ScalarType::bytes: hi = 255; break;
-      case ir::ScalarType::u16: hi = 65535; break;
-      case ir::ScalarType::u32: hi = 4294967295.0; break;
-      case ir::ScalarType::boolean: hi = 1; break;
-    }
-  }
-
   // ---- body ----
   void scan_body() {
     auto tokens = support::identifier_tokens(k_.body.text);
@@ -584,237 +487,16 @@ class Validator {
     return pos + t.column - 1;
   }
 
-  // ---- variants ----
-  std::vector<std::map<std::string, ir::ScalarType>> type_combinations() const {
-    if (!k_.type_tuples.empty()) return k_.type_tuples;
-    std::vector<std::map<std::string, ir::ScalarType>> out = {{}};
-    for (const auto& p : k_.type_params) {
-      std::vector<std::map<std::string, ir::ScalarType>> next;
-      for (const auto& partial : out) {
-        for (auto t : p.types) {
-          auto m = partial;
-          m[p.name] = t;
-          next.push_back(std::move(m));
-        }
-      }
-      out = std::move(next);
-    }
-    return out;
-  }
-
-  std::vector<std::map<std::string, int64_t>> tune_points() const {
-    std::vector<std::map<std::string, int64_t>> out = {{}};
-    for (const auto& t : k_.tunables) {
-      std::vector<std::map<std::string, int64_t>> next;
-      for (const auto& partial : out) {
-        for (auto v : t.values) {
-          auto m = partial;
-          m[t.name] = v;
-          next.push_back(std::move(m));
-        }
-      }
-      out = std::move(next);
-    }
-    return out;
-  }
-
-  std::string entry_point(const std::map<std::string, ir::ScalarType>& types,
-                          const std::map<std::string, int64_t>& tune) const {
-    std::string name = k_.name;
-    for (const auto& p : k_.type_params) name += "_" + std::string(ir::info(types.at(p.name)).suffix);
-    for (const auto& t : k_.tunables) name += fmt::format("_{}{}", support::lower_ascii(t.name), tune.at(t.name));
-    return name;
-  }
-
-  expr::Env env_for(const std::map<std::string, ir::ScalarType>& types, const std::map<std::string, int64_t>& tune) const {
-    expr::Env env;
-    for (const auto& [name, value] : tune) env.symbols[name] = value;
-    for (const auto& [name, type] : types) env.type_sizes[name] = ir::info(type).size;
-    ir::add_concrete_type_sizes(env.type_sizes);
-    return env;
-  }
-
-  // Types x tune points, counted before either list is built: 8 type parameters x 10 types
-  // would be 10^8 maps. Saturates instead of overflowing.
-  uint64_t variant_count() const {
-    uint64_t count = 1;
-    auto times = [&](size_t n) {
-      if (__builtin_mul_overflow(count, std::max<uint64_t>(n, 1), &count)) count = UINT64_MAX;
-    };
-    for (const auto& p : k_.type_params) times(p.types.size());
-    for (const auto& t : k_.tunables) times(t.values.size());
-    return count;
-  }
-
-  void build_variants() {
-    if (uint64_t count = variant_count(); count > kMaxVariants) {
-      std::string how_many = count == UINT64_MAX ? "more than 2^64" : std::to_string(count);
-      diags_.error(ErrorKind::bad_value, k_.name_loc,
-                   fmt::format("too many variants: {}; at most {} are allowed", how_many, kMaxVariants),
-                   "trim the type lists or the tunable values (variants = type combinations x tune points)");
-      return;
-    }
-    auto types = type_combinations();
-    auto points = tune_points();
-    std::set<std::string> reported, entry_points;
-    for (const auto& tmap : types) {
-      for (const auto& point : points) {
-        auto v = make_variant(tmap, point, reported);
-        if (!v) continue;
-        if (!entry_points.insert(v->entry_point).second) {
-          diags_.error(ErrorKind::duplicate_name, k_.type_params.empty() ? k_.name_loc : k_.type_params[0].loc,
-                       fmt::format("two variants would share the entry point `{}`", v->entry_point),
-                       "list each type once per parameter; uint8 and bytes share the suffix u8");
-          return;
-        }
-        k_.variants.push_back(std::move(*v));
-      }
-    }
-    k_.msl_version = "3.0";
-    for (const auto& v : k_.variants) {
-      for (const auto& [name, t] : v.types) k_.msl_version = std::max(k_.msl_version, ir::min_msl_version(t));
-    }
-    auto raise = [&](const ir::TypeRef& t) {
-      if (t.concrete) k_.msl_version = std::max(k_.msl_version, ir::min_msl_version(*t.concrete));
-    };
-    for (const auto& a : k_.threadgroup_arrays) raise(a.type);
-    for (const auto& b : k_.buffers) raise(b.type);
-    for (const auto& f : k_.function_constants) raise(ir::TypeRef{f.type, "", f.loc});
-  }
-
-  std::optional<ir::Variant> make_variant(const std::map<std::string, ir::ScalarType>& types,
-                                          const std::map<std::string, int64_t>& point, std::set<std::string>& reported) {
-    ir::Variant v;
-    v.types = types;
-    v.tunables = point;
-    v.entry_point = entry_point(types, point);
-    v.is_default_tuning = std::all_of(k_.tunables.begin(), k_.tunables.end(),
-                                      [&](const ir::Tunable& t) { return point.at(t.name) == t.default_value; });
-    expr::Env env = env_for(types, point);
-    SourceLoc at = k_.dispatch.loc;  // the expression being evaluated
-    try {
-      v.threads_per_threadgroup = 1;
-      if (k_.dispatch.threads_from_dims) {  // the declared maximum; the shape is the problem's
-        at = k_.dispatch.max_threads->loc;
-        v.threads_per_threadgroup = expr::evaluate(*k_.dispatch.max_threads, env);
-      }
-      for (const auto& e : k_.dispatch.threads_from_dims ? std::vector<expr::Expr>{} : k_.dispatch.threads_per_threadgroup) {
-        at = e.loc;
-        v.threadgroup_shape.push_back(expr::evaluate(e, env));
-        // [192, 192153584101141163] once wrapped to 64 threads; saturated, it fails the size check below.
-        if (__builtin_mul_overflow(v.threads_per_threadgroup, v.threadgroup_shape.back(), &v.threads_per_threadgroup)) {
-          v.threads_per_threadgroup = INT64_MAX;
-        }
-      }
-      int64_t total = 0;
-      for (const auto& a : k_.threadgroup_arrays) {
-        int64_t count = evaluate_count(a, env, v);
-        if (count <= 0) return std::nullopt;
-        int64_t bytes = 0;
-        // Saturated rather than wrapped: any byte count this large fails the 32 KiB check.
-        if (__builtin_mul_overflow(count, int64_t{ir::info(a.type.resolve(types)).size}, &bytes) || bytes > INT64_MAX / 2) {
-          bytes = INT64_MAX / 2;
-        }
-        v.threadgroup_array_bytes.push_back(bytes);
-        total = std::min(total + round_up_16(bytes), INT64_MAX / 2);
-      }
-      if (!k_.is_family()) check_variant_limits(v, total, reported);
-    } catch (const expr::EvalError& err) {
-      diags_.error(ErrorKind::bad_expression, at, fmt::format("at {}: {}", v.entry_point, err.message),
-                   "threads_per_threadgroup must evaluate at every tune point and type: check its divisors and sizes");
-      return std::nullopt;
-    }
-    return v;
-  }
-
-  // A threadgroup array's element count at one variant; <= 0 after reporting a problem.
-  int64_t evaluate_count(const ir::ThreadgroupArray& a, const expr::Env& env, const ir::Variant& v) {
-    try {
-      int64_t count = expr::evaluate(a.count, env);
-      if (count > 0) return count;
-      diags_.error(ErrorKind::threadgroup_memory, a.count.loc,
-                   fmt::format("threadgroup array `{}` has {} elements at {}", a.name, count, tune_text(v)),
-                   "a threadgroup array needs at least one element at every tune point");
-    } catch (const expr::EvalError& err) {
-      diags_.error(ErrorKind::bad_expression, a.count.loc, fmt::format("at {}: {}", v.entry_point, err.message),
-                   "make the count valid for every tunable value");
-    }
-    return 0;
-  }
-
-  std::string tune_text(const ir::Variant& v) const {
-    std::vector<std::string> parts;
-    for (const auto& [name, value] : v.tunables) parts.push_back(fmt::format("{}={}", name, value));
-    return parts.empty() ? "the fixed configuration" : fmt::format("{}", fmt::join(parts, ", "));
-  }
-
-  void check_variant_limits(const ir::Variant& v, int64_t tg_bytes, std::set<std::string>& reported) {
-    std::string where = tune_text(v);
-    SourceLoc loc = k_.dispatch.threads_per_threadgroup.empty() ? k_.dispatch.loc
-                                                                : k_.dispatch.threads_per_threadgroup[0].loc;
-    int64_t n = v.threads_per_threadgroup;
-    if (k_.dispatch.threads_from_dims) {  // any size up to the maximum: partial simdgroups are the kernel's business
-      loc = k_.dispatch.max_threads->loc;
-      if ((n > kMaxThreadsPerThreadgroup || n <= 0) && reported.insert("max:" + std::to_string(n)).second) {
-        diags_.error(ErrorKind::threadgroup_size, loc, fmt::format("max_threads_per_threadgroup is {} at {}", n, where),
-                     "threadgroups hold 1 to 1024 threads");
-      }
-    } else if ((n % 32 != 0 || n > kMaxThreadsPerThreadgroup || n <= 0) && reported.insert("tg:" + where).second) {
-      diags_.error(ErrorKind::threadgroup_size, loc,
-                   fmt::format("{} threads per threadgroup at {}", n == INT64_MAX ? "more than 2^63" : std::to_string(n), where),
-                   "threadgroups must be a multiple of 32 threads (one simdgroup) and at most 1024");
-    }
-    if (tg_bytes > kMaxThreadgroupBytes && reported.insert("mem:" + where).second) {
-      SourceLoc mem_loc = k_.threadgroup_arrays.empty() ? loc : k_.threadgroup_arrays[0].loc;
-      diags_.error(ErrorKind::threadgroup_memory, mem_loc,
-                   fmt::format("{} bytes of threadgroup memory at {}", tg_bytes, where),
-                   fmt::format("Apple GPUs offer {} bytes per threadgroup; shrink the arrays or the tune space",
-                               kMaxThreadgroupBytes));
-    }
-  }
-
-  // ---- binding table ----
-  void add_param(ir::KernelParam::Kind kind, size_t ref, int index, ir::Builtin builtin = {}) {
-    ir::KernelParam p;
-    p.kind = kind;
-    p.ref = ref;
-    p.index = index;
-    p.builtin = builtin;
-    k_.params.push_back(p);
-  }
-
-  void build_bindings() {
-    using Kind = ir::KernelParam::Kind;
-    // The reference sees dims and scalars the same way for every kernel; a hand-written kernel's
-    // own parameters are bound per variant (Variant::source_params).
-    for (const auto& d : k_.dims) k_.params_fields.push_back({d.name, ir::ScalarType::u32, true});
-    for (const auto& s : k_.scalars) k_.params_fields.push_back({s.name, s.type, false});
-    if (k_.is_source() || k_.is_family()) return;
-    for (size_t i = 0; i < k_.buffers.size(); ++i) add_param(Kind::buffer, i, k_.buffers[i].index);
-    add_param(Kind::params, 0, k_.params_index);
-    for (size_t i = 0; i < k_.threadgroup_arrays.size(); ++i) {
-      k_.threadgroup_arrays[i].index = static_cast<int>(i);
-      add_param(Kind::threadgroup_array, i, static_cast<int>(i));
-    }
-    for (auto b : k_.builtins_used) add_param(Kind::builtin, 0, 0, b);
-  }
-
   // ---- kernel families ----
   void validate_members();
   void check_family_dispatches();
   void bind_dispatch(ir::FamilyDispatch& d, const ir::Kernel& m);
   void check_dispatch_types(const ir::FamilyDispatch& d, const ir::Kernel& m);
   void check_dispatch_buffers(const ir::FamilyDispatch& d, const ir::Kernel& m, std::set<std::string>& written);
-  void check_family_case(const ir::TestCase& c, const std::map<std::string, int64_t>& dims);
 
   // ---- tests ----
   void check_tests();
   void check_case(const ir::TestCase& c);
-  void check_case_runs_somewhere(const ir::TestCase& c, const std::map<std::string, int64_t>& dims);
-  void check_case_sizes(const ir::TestCase& c, const std::map<std::string, int64_t>& dims);
-  std::optional<std::pair<expr::Expr, std::string>> threads_problem(const ir::Variant& v, const expr::Env& env);
-  static std::optional<std::pair<expr::Expr, std::string>> byte_size_problem(const std::vector<expr::Expr>& axes,
-                                                                             int64_t element_size, const expr::Env& env);
 
   ir::Kernel& k_;
   // This spec's errors only: `check` runs many specs against one Diagnostics.
@@ -835,7 +517,7 @@ void Validator::check_tests() {
                  "verify does not run benchmark cases: add a case without `benchmark: true` at a shape it can run");
   }
   check_test_constants(k_.tests.constants, "tests.constants");
-  check_fills();
+  check_fills(k_, diags_);
   std::set<std::string> names;
   for (const auto& c : k_.tests.cases) {  // the parser checked each name, located at the name
     if (!names.insert(c.name).second) {
@@ -898,9 +580,7 @@ void Validator::check_case(const ir::TestCase& c) {
       fail(e.message, "fix the dims");
     }
   }
-  if (k_.has_per_variant_preconditions()) check_case_runs_somewhere(c, env.symbols);
-  check_case_sizes(c, env.symbols);
-  if (k_.is_family()) check_family_case(c, env.symbols);
+  check_case_at_variants(k_, c, env.symbols, diags_);
 }
 
 // ---- kernel families ----
@@ -1098,131 +778,6 @@ void Validator::check_dispatch_buffers(const ir::FamilyDispatch& d, const ir::Ke
     if (mb.is_output()) writes.insert(name);
   }
   written.insert(writes.begin(), writes.end());
-}
-
-// Each dispatch's dims, computed from the case's, are valid for its kernel.
-void Validator::check_family_case(const ir::TestCase& c, const std::map<std::string, int64_t>& dims) {
-  for (const auto& d : k_.family->dispatches) {
-    const ir::Kernel& m = k_.family->kernel_of(d);
-    try {
-      auto member_dims = k_.family->member_dims(d, dims, k_.variants.front());
-      std::string problem = m.dims_violation(member_dims);
-      if (problem.empty()) continue;
-      diags_.error(ErrorKind::test_case, c.loc, fmt::format("test case `{}`: dispatch of `{}`: {}", c.name, m.name, problem),
-                   "fix the dims, or the dispatch's `dims:` that computes them");
-    } catch (const expr::EvalError& e) {
-      diags_.error(ErrorKind::test_case, c.loc, fmt::format("test case `{}`: dispatch of `{}`: {}", c.name, m.name, e.message),
-                   "fix the dims, or the dispatch's `dims:` that computes them");
-    }
-  }
-}
-
-// Every variant that runs the case must be able to size its buffers and grid and count its cost:
-// a shape that divides by zero, or whose byte size overflows (and would wrap to a small
-// allocation), is a spec error here rather than a crash or a silent wrap in generated code.
-void Validator::check_case_sizes(const ir::TestCase& c, const std::map<std::string, int64_t>& dims) {
-  for (const auto& v : k_.variants) {
-    try {
-      if (!k_.variant_violation(dims, v).empty()) continue;  // skipped there
-    } catch (const expr::EvalError&) {
-      continue;  // check_case_runs_somewhere reported it
-    }
-    const expr::Env env = ir::Kernel::env_for(dims, v);
-    auto fail = [&](const expr::Expr& e, const std::string& what) {
-      diags_.error(ErrorKind::test_case, e.loc,
-                   fmt::format("test case `{}`: {} at {}", c.name, what, k_.describe_tuning(v)),
-                   "every size must be computable in 64 bits for every test case: fix the expression or the dims");
-    };
-    for (const auto& b : k_.buffers) {
-      if (auto problem = byte_size_problem(b.shape, ir::info(b.type.resolve(v.types)).size, env)) {
-        return fail(problem->first, fmt::format("buffer `{}`: {}", b.name, problem->second));
-      }
-    }
-    for (const auto* list : {&k_.dispatch.threadgroups}) {
-      if (auto problem = byte_size_problem(*list, 1, env)) return fail(problem->first, "threadgroups: " + problem->second);
-    }
-    if (k_.dispatch.threads_from_dims) {
-      if (auto problem = threads_problem(v, env)) {
-        diags_.error(ErrorKind::test_case, problem->first.loc,
-                     fmt::format("test case `{}`: {} at {}", c.name, problem->second, k_.describe_tuning(v)),
-                     "the size each problem gets must lie in 1 .. max_threads_per_threadgroup: fix the expression, "
-                     "raise the maximum, or exclude these dims with a precondition");
-        return;
-      }
-    }
-    for (const auto* cost : k_.cost.formulas()) {
-      try {
-        expr::evaluate(*cost, env);
-      } catch (const expr::EvalError& e) {
-        return fail(*cost, "cost: " + e.message);
-      }
-    }
-  }
-}
-
-// Why a threadgroup size computed from a case's dims cannot run at `v`: an axis below 1 or a
-// total above the declared maximum.
-std::optional<std::pair<expr::Expr, std::string>> Validator::threads_problem(const ir::Variant& v, const expr::Env& env) {
-  int64_t total = 1;
-  for (const auto& e : k_.dispatch.threads_per_threadgroup) {
-    int64_t n = 0;
-    try {
-      n = expr::evaluate(e, env);
-    } catch (const expr::EvalError& err) {
-      return std::pair{e, "threads_per_threadgroup: " + err.message};
-    }
-    if (n < 1) return std::pair{e, fmt::format("threads_per_threadgroup: `{}` is {}", expr::to_source(e), n)};
-    total = std::min<int64_t>(total * n, INT64_MAX / 2048);
-  }
-  if (total > v.threads_per_threadgroup) {
-    return std::pair{k_.dispatch.threads_per_threadgroup[0],
-                     fmt::format("{} threads per threadgroup, above max_threads_per_threadgroup {}", total,
-                                 v.threads_per_threadgroup)};
-  }
-  return std::nullopt;
-}
-
-// Why the product of `axes` times `element_size` cannot be computed (the axis at fault and the
-// reason), or nullopt when it can.
-std::optional<std::pair<expr::Expr, std::string>> Validator::byte_size_problem(const std::vector<expr::Expr>& axes,
-                                                                              int64_t element_size,
-                                                                              const expr::Env& env) {
-  int64_t total = element_size;
-  for (const auto& e : axes) {
-    int64_t n = 0;
-    try {
-      n = expr::evaluate(e, env);
-    } catch (const expr::EvalError& err) {
-      return std::pair{e, err.message};
-    }
-    if (n < 0) return std::pair{e, fmt::format("`{}` is {}", expr::to_source(e), n)};
-    if (__builtin_mul_overflow(total, n, &total)) {
-      return std::pair{e, fmt::format("the size overflows 64 bits at `{}` = {}", expr::to_source(e), n)};
-    }
-  }
-  return std::nullopt;
-}
-
-// A case that violates a per-variant precondition is skipped on that variant; one that no variant
-// can run verifies nothing, so it is a spec error.
-void Validator::check_case_runs_somewhere(const ir::TestCase& c, const std::map<std::string, int64_t>& dims) {
-  std::string violated;
-  bool runs = false;
-  for (const auto& v : k_.variants) {  // all of them: verify evaluates the checks at every variant
-    try {
-      std::string message = k_.variant_violation(dims, v);
-      runs = runs || message.empty();
-      if (violated.empty()) violated = message;
-    } catch (const expr::EvalError& e) {
-      diags_.error(ErrorKind::test_case, c.loc,
-                   fmt::format("test case `{}`: {} at {}", c.name, e.message, k_.describe_tuning(v)), "fix the dims");
-      return;
-    }
-  }
-  if (runs) return;
-  diags_.error(ErrorKind::test_case, c.loc,
-               fmt::format("test case `{}`: no variant can run it: violates precondition: {}", c.name, violated),
-               "every variant would skip it; fix the dims or widen the tune space");
 }
 
 }  // namespace

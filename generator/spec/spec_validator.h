@@ -1,7 +1,9 @@
 #pragma once
 // Semantic checks on a parsed kernel, and the data every consumer derives the same way:
-// buffer indices, the binding table, variants (type parameters x tune points), helpers and
-// builtins the body uses. After validate_kernel() succeeds the IR is final and immutable.
+// buffer indices, the binding table (binding_table.h), variants (type parameters x tune points,
+// variants.h), helpers and builtins the body uses. Test cases are checked against the variants in
+// case_checks.h, input fills in fill_checks.h. After validate_kernel() succeeds the IR is final
+// and immutable.
 #include <functional>
 
 #include "ir/kernel.h"

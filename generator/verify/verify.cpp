@@ -16,14 +16,13 @@
 #include <set>
 #include <thread>
 
-#include "check_msl/check_msl.h"
+#include "check_msl/checked_library.h"
 #include "spec/library.h"
 #include "support/exit_code.h"
 #include "support/output_set.h"
 #include "support/tool_identity.h"
 #include "emit_msl/msl_emitter.h"
 #include "verify/case_runner.h"
-#include "verify/gpu_cuda.h"
 #include "verify/guarded_buffer.h"
 #include "verify/result_cache.h"
 
@@ -602,11 +601,10 @@ int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
   support::Diagnostics diags;
   check_msl::PassedChecks passed;  // with the result cache: bodies that passed libclang are not parsed again
   if (o.result_cache) passed = {cache_dir(o.module), support::sources_identity()};
-  auto kernels = check_msl::kernels_that_compile(spec::load_library(spec::collect_spec_files(o.inputs, diags), diags, o.include_dirs),
-                                                 diags, passed);
+  auto kernels = check_msl::load_library(o.inputs, diags, o.include_dirs, passed);
   fmt::print(err, "{}", diags.format_all());
   if (diags.has_errors()) return support::kSpecErrors;
-  if (!o.gpu.empty()) return run_gpu_verify(kernels, o, out, err);
+  if (!o.gpu.empty()) return o.gpu_backend->verify(kernels, o, out, err);
   auto items = plan(kernels, o);
   const std::vector<ModulePlan> plans = module_plans(kernels, items);
   std::vector<std::unique_ptr<SimModule>> modules(kernels.size());

@@ -6,9 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "ir/kernel.h"
 #include "verify/sim_module.h"
 
 namespace mtlgen::verify {
+
+class GpuBackend;
 
 struct VerifyOptions {
   std::vector<std::string> inputs;  // spec files or directories
@@ -37,13 +40,26 @@ struct VerifyOptions {
   // Report a passing case from <cache>/results/ when nothing it depends on changed (result_cache.h).
   bool result_cache = true;
   ModuleOptions module;
-  // `--gpu cuda`: run the cases on an NVIDIA GPU instead of the simulator (gpu_cuda.h); with
-  // `sanitize`, under compute-sanitizer's tools too.
+  // `--gpu cuda`: run the cases on an NVIDIA GPU instead of the simulator, through `gpu_backend`
+  // (the CLI sets both); with `sanitize`, under compute-sanitizer's tools too.
   std::string gpu;
+  const GpuBackend* gpu_backend = nullptr;
   bool sanitize = false;
   // `--exec`: run each kernel's loop form where the MSL front end made one (automatic, the
   // default: "loops"), or every kernel one fiber per thread ("fibers"). docs/simulator.md.
   mtlsim::ExecPath exec = mtlsim::ExecPath::automatic;
+};
+
+// A device that runs the cases instead of the simulator (`--gpu`). Its back end lives in a room
+// after verify's (generator/cuda uses verify's inputs, comparison and module cache), so verify
+// names none: the CLI hands it the one it links.
+class GpuBackend {
+ public:
+  virtual ~GpuBackend() = default;
+  // The selection of `options` (variants, cases, constants) on the loaded and checked `kernels`;
+  // returns an exit code as run_verify does.
+  virtual int verify(const std::vector<ir::Kernel>& kernels, const VerifyOptions& options, std::ostream& out,
+                     std::ostream& err) const = 0;
 };
 
 // Returns an exit code (support::ExitCode): 0 all passed, 1 spec errors, 4 a case failed.

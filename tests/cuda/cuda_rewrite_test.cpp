@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "emit_cuda/cuda_emitter.h"
+#include "cuda/cuda_emitter.h"
 #include "msl/msl_unit.h"
 #include "spec/library.h"
 

@@ -1,4 +1,4 @@
-#include "emit_cuda/cuda_emitter.h"
+#include "cuda/cuda_emitter.h"
 
 #include <fmt/format.h>
 
@@ -16,7 +16,7 @@
 #include "support/templates.h"
 
 namespace mtlgen::support {
-const std::vector<EmbeddedFile>& mtlgen_emit_cuda_files();  // the CUDA shim, embedded by CMake
+const std::vector<EmbeddedFile>& mtlgen_cuda_files();  // the CUDA shim, embedded by CMake
 }
 
 namespace mtlgen::emit {
@@ -185,7 +185,7 @@ void emit_cuda(const ir::Kernel& k, support::OutputSet& out) {
     out.add(cuda_dir(*m) + "host.cpp", host_source(*m));
   }
   out.add(cuda_dir(k) + "modules.cu", modules_source(k));
-  for (const auto& f : support::mtlgen_emit_cuda_files()) out.add("cuda_shim/" + std::string(f.path), std::string(f.bytes));
+  for (const auto& f : support::mtlgen_cuda_files()) out.add("cuda_shim/" + std::string(f.path), std::string(f.bytes));
 }
 
 std::vector<std::string> cuda_compile_units(const ir::Kernel& k) {
