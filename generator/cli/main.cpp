@@ -206,7 +206,7 @@ void add_verify_selection(CLI::App* cmd, VerifyWords& w) {
 
 void add_verify_running(CLI::App* cmd, VerifyWords& w) {
   auto& vo = w.verify;
-  cmd->add_option("--jobs", vo.jobs, "Cases simulated at once (default: number of cores)")->check(count_from_one(4096));
+  cmd->add_option("--jobs", vo.jobs, "Cases simulated, and simulator modules compiled, at once (default: number of cores)")->check(count_from_one(4096));
   cmd->add_option("--workers", vo.workers, "Simulator threads per case (default 1)")->check(count_from_one(256));
   cmd->add_option("--shard", w.shard, "K/N: run the K-th of N equal slices of the cases, for CI matrices");
   cmd->add_option("--timeout", vo.timeout_seconds, "Watchdog per case, seconds (default 120)")->check(positive_seconds());

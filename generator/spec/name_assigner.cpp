@@ -210,16 +210,18 @@ bool claim_member_properties(const ir::Kernel& k, Diagnostics& diags) {
 
 // The Objective-C names the runtime (support/mtlgen_runtime.h, MTGKernelLibrary) declares.
 constexpr std::array kRuntimeObjc = {
-    "MTGBufferArgument", "MTGCheckBuffers", "MTGCheckCompleted", "MTGCheckEntryPoints", "MTGCheckThreadgroupSize",
-    "MTGCommitAndWait", "MTGCompileLibrary", "MTGCreatePipelines", "MTGDescription", "MTGDownload",
+    "MTGArgument", "MTGBuffer", "MTGBufferArgument", "MTGCheckBuffers", "MTGCheckCompleted", "MTGCheckEncoder",
+    "MTGCheckEntryPoints", "MTGCheckThreadgroupSize", "MTGCommitAndWait", "MTGCompileLibrary", "MTGCreatePipelines",
+    "MTGDescription", "MTGDispatch", "MTGDownload",
     "MTGEnvironmentTuningTable", "MTGErrorBufferAllocation", "MTGErrorCode", "MTGErrorCommandBuffer",
     "MTGErrorDomain", "MTGErrorInvalidBuffer", "MTGErrorInvalidDims", "MTGErrorLibraryLoad",
     "MTGErrorMissingEntryPoint", "MTGErrorNoSuchVariant", "MTGErrorPipelineCreation", "MTGErrorThreadgroupTooLarge",
-    "MTGErrorTuning", "MTGFail", "MTGGPUDebugEnabled", "MTGKernelLibrary", "MTGLoadLibraryFromBytes",
+    "MTGErrorTuning", "MTGFacadeCall", "MTGFail", "MTGGPUDebugEnabled", "MTGKernelGlue", "MTGKernelLibrary",
+    "MTGLoadLibraryFromBytes",
     "MTGLoadLibraryFromData", "MTGLoadLibraryFromURL", "MTGMakeError", "MTGNewBuffer", "MTGPipelineAdmits",
     "MTGPipelineCache", "MTGPipelineVariant", "MTGPrewarmGroup", "MTGSafeCompileOptions", "MTGSize",
     "MTGStorageOptions", "MTGString", "MTGThreadCount", "MTGThreadgroupMemoryLength", "MTGTunablesFor",
-    "MTGUpload", "MTGVariantIndex"};
+    "MTGUpload"};
 
 // Names at the top of the output directory that a kernel's directory must not take.
 constexpr std::array kLibraryEntries = {"support", "cmakelists.txt", "manifest.json", "makefile", "doctor.sh"};

@@ -106,7 +106,10 @@ constexpr std::array kGeneratedCpp = {
     "Buffers", "Options", "Impl",
     "kName", "kMslVersion", "kParamsIndex", "kThreadgroupArrays", "make_params", "describe", "check_dims",
     "threadgroups", "threads_per_threadgroup", "max_threads_per_threadgroup", "threadgroup_memory_bytes",
-    "entry_point", "types_key", "tuning_values", "set_tunable", "reference", "DType"};
+    "entry_point", "types_key", "tuning_values", "set_tunable", "reference", "DType",
+    // the variant table and the glue's description of the kernel (<kernel>_types.h)
+    "KernelInfo", "CompiledVariant", "kVariants", "kTypeChoices", "same_types", "same_tuning",
+    "KernelFacade", "NoFunctionConstants"};
 
 // Names the Objective-C++ glue declares where derived names live: the encode methods' fixed
 // parameters and locals, the initializers' parameters, the implementation's file-scope helpers
@@ -117,7 +120,7 @@ constexpr std::array kGlue = {
     "threadgroupsPerGrid", "params", "failure", "glue", "impl", "elements", "entryPoints", "environment",
     "table", "tuned", "unknown", "source", "values", "constants", "concurrent", "resources", "dispatch",
     "kernel", "family", "options", "buffers", "kVariants", "kTypeChoices", "kName", "kParamsIndex",
-    "entryPoint", "std", "mtlgen"};
+    "entryPoint", "std", "mtlgen", "Glue", "Buffers", "Encode", "ConstantValues"};
 
 // Macros and macro-like names of the headers generated code includes: <cmath>/<math.h>, <cerrno>,
 // <climits>, <cfloat>, <cstdint>, <cassert> on the host and the simulator's shim; metal_stdlib's
