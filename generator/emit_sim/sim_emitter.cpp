@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "emit_common/launch_args.h"
 #include "emit_msl/msl_emitter.h"
 #include "emit_reference/reference_emitter.h"
+#include "msl/msl_unit.h"
 #include "mtlsim/msl_source.h"
 #include "support/templates.h"
 
@@ -254,11 +256,14 @@ void emit_sim_variants(const ir::Kernel& k, const std::set<std::string>& entry_p
   const std::string dir = sim_dir(k);
   const ir::Kernel run = with_variants(k, entry_points);
   if (k.is_source()) {
-    for (const auto& [name, text] : k.source->simulator_headers) {
+    std::string text = k.source->simulator_text;
+    std::map<std::string, std::string> headers = k.source->simulator_headers;
+    if (!entry_points.empty()) msl::drop_unneeded_instantiations(text, headers, entry_points);
+    for (const auto& [name, header] : headers) {
       // Files beside the source may include the source itself, when it is named <kernel>.metal.
-      if (name != k.name + ".metal") out.add(dir + name, text);
+      if (name != k.name + ".metal") out.add(dir + name, header);
     }
-    out.add(dir + k.name + ".metal", k.source->simulator_text);
+    out.add(dir + k.name + ".metal", text);
     out.add(sim_launcher_path(k), with_return_marks(source_launcher_source(run), k.name));
   } else if (k.is_family()) {
     out.add(sim_launcher_path(k), "// A kernel family: each of its kernels is a module of its own; this one holds the reference.\n");

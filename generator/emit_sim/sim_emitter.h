@@ -18,8 +18,9 @@ void emit_sim(const ir::Kernel& kernel, support::OutputSet& out);
 // emit_sim with launchers and MSL instantiations for the variants named in `entry_points` only
 // (every variant when it is empty): a module that runs three of eighteen variants compiles three.
 // The bridge keeps every variant (mtlsim_host_dispatch takes the index in kernel.variants) and the
-// bodies keep their lines (the instantiations come after them). A hand-written kernel keeps its
-// file as written, instantiations included.
+// bodies keep their lines (the instantiations come after them). A hand-written kernel's copies
+// of its file and headers lose the explicit instantiations of other host names, their lines
+// blanked (msl::drop_unneeded_instantiations).
 void emit_sim_variants(const ir::Kernel& kernel, const std::set<std::string>& entry_points, support::OutputSet& out);
 
 // Where emit_sim puts `kernel`'s files, relative to the module's root.

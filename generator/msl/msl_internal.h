@@ -97,6 +97,16 @@ struct LocalHeader {
   std::string key;   // where a copy of the tree puts it, relative to the main file's copy
 };
 
+// Explicit instantiations of kernels a module that does not run them can go without
+// (msl_instantiations.cpp): each on lines of its own, or a macro invocation on lines of its own
+// that writes nothing else, with the host names it instantiates.
+struct InstantiationLines {
+  std::string file;  // clang's name
+  int first = 0;     // lines, 1-based, inclusive
+  int last = 0;
+  std::vector<std::string> host_names;
+};
+
 // What a Unit keeps of its parse for simulator_source() (the translation unit is gone by then).
 struct Unit::Impl {
   std::string main_path;                       // clang's name of the main file
@@ -104,6 +114,7 @@ struct Unit::Impl {
   std::map<std::string, std::vector<Edit>> edits;  // by clang's file name
   std::map<std::string, std::string> cuda_texts;   // by clang's file name (msl_cuda_rewrite.cpp)
   LoopForm loop_form;                              // msl_loop_rewrite.cpp
+  std::vector<InstantiationLines> instantiation_lines;  // msl_instantiations.cpp
 };
 
 // Index of the first of the decl-specifier words (`threadgroup`, `const`, `static`, ...) that
@@ -183,6 +194,13 @@ struct KernelErrors {
 };
 KernelErrors split_errors_by_kernel(Context& ctx, std::vector<EntryPoint>& entries,
                                     const std::vector<support::Diagnostic>& errors);
+
+// Where they are (msl_instantiations.cpp).
+std::vector<InstantiationLines> find_instantiation_lines(Context& ctx);
+// The table simulator_source() ends with: one comment after the last newline; files by the key
+// of their copy (`.` for the main file), those without one left out.
+std::string instantiation_table(const std::vector<InstantiationLines>& lines,
+                                const std::map<std::string, std::string>& keys);
 
 // CUDA rewrite (msl_cuda_rewrite.cpp): every user file's CUDA flavour, by UserFile::path.
 std::map<std::string, std::string> plan_cuda_texts(Context& ctx, const Description& d);

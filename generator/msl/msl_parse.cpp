@@ -222,6 +222,7 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
   plan_simulator_edits(ctx, d);
   unit.impl_->loop_form = plan_loop_form(ctx, d, *text);
   unit.impl_->cuda_texts = plan_cuda_texts(ctx, d);
+  unit.impl_->instantiation_lines = find_instantiation_lines(ctx);
   if (options.conformance) check_conformance(session.tu, {path, options.msl_version}, errors);
   if (options.errors_per_kernel) {
     KernelErrors split = split_errors_by_kernel(ctx, d.entry_points, errors.all());

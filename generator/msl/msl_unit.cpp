@@ -26,7 +26,10 @@ const EntryPoint* Unit::find(const std::string& host_name) const {
 
 std::string Unit::simulator_source() const {
   auto it = impl_->edits.find(impl_->main_path);
-  return it == impl_->edits.end() ? text_ : apply_edits(text_, it->second);
+  std::string text = it == impl_->edits.end() ? text_ : apply_edits(text_, it->second);
+  std::map<std::string, std::string> keys = {{impl_->main_path, "."}};
+  for (const auto& [path, header] : impl_->headers) keys[path] = header.key;
+  return text + instantiation_table(impl_->instantiation_lines, keys);
 }
 
 std::vector<Unit::Header> Unit::simulator_headers() const {

@@ -1,0 +1,81 @@
+// The explicit instantiations a simulator module can go without (msl_instantiations.cpp): the
+// table simulator_source() ends with, and drop_unneeded_instantiations() blanking their lines.
+#include <sstream>
+
+#include "msl_test_util.h"
+
+namespace mtlgen::msl::testing {
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Line n (1-based) of `text`.
+std::string line(const std::string& text, size_t n) { return lines_of(text).at(n - 1); }
+
+const char* kKernels = R"(#include <metal_stdlib>
+using namespace metal;
+template <typename T>
+kernel void scale(device T* x [[buffer(0)]], uint i [[thread_position_in_grid]]) { x[i] = x[i] * T(2); }
+template <typename T, int N>
+kernel void add(device T* x [[buffer(0)]], uint i [[thread_position_in_grid]]) { x[i] = x[i] + T(N); }
+#define instantiate_scale(name, type) \
+  template [[host_name(name)]] [[kernel]] decltype(scale<type>) scale<type>;
+#define instantiate_add(name, type, n) \
+  template [[host_name(name)]] [[kernel]] decltype(add<type, n>) add<type, n>;
+#define instantiate_both(tname, type) instantiate_add("add1_" #tname, type, 1) instantiate_add("add2_" #tname, type, 2)
+#define define_and_instantiate(name) \
+  template <typename T> kernel void name(device T* x [[buffer(0)]]) { x[0] = 0; } template [[host_name(#name)]] [[kernel]] decltype(name<float>) name<float>;
+
+template [[host_name("scale_f")]] [[kernel]] decltype(scale<float>) scale<float>;
+template [[host_name("scale_h")]] [[kernel]]
+decltype(scale<half>) scale<half>;  // two lines
+instantiate_scale("scale_i", int)
+instantiate_scale("scale_u", uint);
+instantiate_both(float, float)
+instantiate_both(half, half)
+int unrelated = 1; template [[host_name("scale_s")]] [[kernel]] decltype(scale<short>) scale<short>;
+define_and_instantiate(plain)
+)";
+
+TEST(MslInstantiations, TableListsThoseOnLinesOfTheirOwn) {
+  Parsed p = parse_text(kKernels);
+  ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
+  std::string sim = p.unit.simulator_source();
+  EXPECT_EQ(lines_of(sim).size(), lines_of(p.unit.text()).size() + 1) << sim;  // the table, after the last newline
+  EXPECT_EQ(lines_of(sim).back(),
+            "/* mtlgen explicit instantiations: 15-15 . scale_f; 16-17 . scale_h; 18-18 . scale_i; "
+            "19-19 . scale_u; 20-20 . add1_float,add2_float; 21-21 . add1_half,add2_half; */");
+}
+
+TEST(MslInstantiations, DropsTheLinesOfThoseNotKept) {
+  Parsed p = parse_text(kKernels);
+  std::string sim = p.unit.simulator_source();
+  std::map<std::string, std::string> headers;
+  drop_unneeded_instantiations(sim, headers, {"scale_h", "add1_float", "plain"});
+  const std::string original = p.unit.text();
+  EXPECT_EQ(lines_of(sim).size(), lines_of(original).size() + 1);
+  for (size_t n : {15, 18, 19, 21}) EXPECT_EQ(line(sim, n), "") << n;  // not run: blanked
+  for (size_t n : {16, 17, 20, 22, 23}) EXPECT_EQ(line(sim, n), line(original, n)) << n;
+  for (size_t n = 1; n <= 14; ++n) EXPECT_EQ(line(sim, n), line(original, n)) << n;
+}
+
+// MLX's way: an invocation of a macro that invokes instantiate_kernel.
+TEST(MslInstantiations, NestedMacroInvocationsGoWhole) {
+  Parsed p = parse_input("mlx_style.metal");
+  ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
+  std::string sim = p.unit.simulator_source();
+  std::map<std::string, std::string> headers;
+  drop_unneeded_instantiations(sim, headers, {"tiled_copy_float16_32_32"});
+  EXPECT_EQ(line(sim, 31), "");
+  EXPECT_EQ(line(sim, 32), "");
+  EXPECT_EQ(line(sim, 33), "instantiate_tiled(float16, half, 32, 32)");
+  EXPECT_EQ(line(sim, 34), "");
+}
+
+}  // namespace
+}  // namespace mtlgen::msl::testing
