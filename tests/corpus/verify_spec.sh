@@ -18,6 +18,8 @@ json=$(mktemp) && trap 'rm -f "$json"' EXIT
 status=$?
 sed 's/ \[FC_[^]]*\]//' "$json.out"; rm -f "$json.out"  # a file's every function constant: noise here
 (( status == 0 || status == 4 )) || { echo "verify exited $status"; exit 1; }
+ran=$(jq 'length' "$json" 2>/dev/null)
+(( ${ran:-0} > 0 )) || { echo "verify ran no case (exit $status)"; exit 1; }  # e.g. the module did not compile
 failed=0
 while IFS=$'\t' read -r case result findings; do
   want=${bugs[$case]:-}
