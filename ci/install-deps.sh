@@ -16,6 +16,7 @@ packages=(
   libblocksruntime-dev  # blocks for the test that runs the generated Objective-C++ glue
   libjs-chart.js  # `mtlgen report` inlines Chart.js into its page
   chromium-headless-shell  # the report page's headless-browser test
+  jq  # tests/corpus/verify_spec.sh reads verify's --json
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers)
