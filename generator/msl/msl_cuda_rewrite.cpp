@@ -1,6 +1,6 @@
 // The CUDA flavour of the user's files (Unit::cuda_source): the same lines, rewritten at
 // locations the AST and the tokens give (never by regex over text) so that nvcc compiles them
-// against mtlgen's CUDA <metal_stdlib> (generator/emit_cuda/shim/). Every edit stays on its line,
+// against mtlgen's CUDA <metal_stdlib> (generator/cuda/shim/). Every edit stays on its line,
 // so compute-sanitizer's and nvcc's line numbers are the .metal file's.
 //
 // Works on the pre-passed text (msl_prepass.cpp: `[[kernel]]` is already the word `kernel`,

@@ -194,7 +194,7 @@ class Unit {
   const LoopForm& loop_form() const;
 
   // The CUDA flavour (msl_cuda_rewrite.cpp), same lines, for nvcc against mtlgen's CUDA
-  // <metal_stdlib> (generator/emit_cuda/shim/): `[[...]]` attributes, address-space words,
+  // <metal_stdlib> (generator/cuda/shim/): `[[...]]` attributes, address-space words,
   // `kernel` and explicit instantiations blanked; `__device__` before every function; body
   // `threadgroup` variables `__shared__`; function constants `__device__` variables; vector type
   // names respelled `mtl_float4` (CUDA's own `float4` is global).
