@@ -1,42 +1,43 @@
 #include "advisor/simulate.h"
 
-#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 
+#include "support/parallel.h"
 #include "verify/access_counts.h"
 
 namespace mtlgen::advisor {
 
 namespace {
 
-using Modules = std::map<std::string, std::unique_ptr<verify::SimModule>>;
+// Access-counted modules by kernel name and entry point: each holds only the variant it counts,
+// which for a kernel of dozens of tune points is most of its compile time saved.
+using Modules = std::map<std::pair<std::string, std::string>, std::unique_ptr<verify::SimModule>>;
 
-// Compiles the modules `jobs` at a time (a cold cache spends nearly all its time in g++).
+verify::ModuleOptions for_variant(verify::ModuleOptions options, const ir::Variant& v) {
+  options.entry_points = {v.entry_point};
+  return options;
+}
+
+// Compiles the module of each kernel's counted variant `jobs` at a time (a cold cache spends
+// nearly all its time in g++).
 void build_modules(const std::vector<ir::Kernel>& kernels, const verify::ModuleOptions& options, int jobs,
                    Modules& modules) {
   std::mutex mutex;
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next++) < kernels.size();) {
-      if (kernels[i].is_family()) continue;
-      std::unique_ptr<verify::SimModule> built;
-      try {
-        built = std::make_unique<verify::SimModule>(kernels[i], options);
-      } catch (const std::exception&) {
-        continue;  // reported when the kernel is counted
-      }
-      std::lock_guard lock(mutex);
-      modules[kernels[i].name] = std::move(built);
+  support::parallel_for(kernels.size(), jobs, [&](size_t i) {
+    const ir::Kernel& k = kernels[i];
+    if (k.is_family()) return;
+    const ir::Variant& v = counted_variant(k);
+    std::unique_ptr<verify::SimModule> built;
+    try {
+      built = std::make_unique<verify::SimModule>(k, for_variant(options, v));
+    } catch (const std::exception&) {
+      return;  // reported when the kernel is counted
     }
-  };
-  const unsigned n = jobs > 0 ? unsigned(jobs) : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> threads;
-  for (unsigned t = 1; t < n; ++t) threads.emplace_back(work);
-  work();
-  for (auto& t : threads) t.join();
+    std::lock_guard lock(mutex);
+    modules[{k.name, v.entry_point}] = std::move(built);
+  });
 }
 
 }  // namespace
@@ -44,11 +45,11 @@ void build_modules(const std::vector<ir::Kernel>& kernels, const verify::ModuleO
 CountFn simulator_counter(verify::ModuleOptions options, double timeout_seconds, const std::vector<ir::Kernel>& kernels,
                           int jobs) {
   options.access_counted = true;
-  auto modules = std::make_shared<Modules>();  // by kernel name, kept for the counter's life
+  auto modules = std::make_shared<Modules>();  // kept for the counter's life
   build_modules(kernels, options, jobs, *modules);
   return [options, timeout_seconds, modules](const ir::Kernel& k, const ir::Variant& v, const ir::TestCase& t) {
-    auto& module = (*modules)[k.name];
-    if (!module) module = std::make_unique<verify::SimModule>(k, options);
+    auto& module = (*modules)[{k.name, v.entry_point}];
+    if (!module) module = std::make_unique<verify::SimModule>(k, for_variant(options, v));
     return verify::count_case(k, v, t, *module, timeout_seconds);
   };
 }

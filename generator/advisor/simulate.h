@@ -8,10 +8,10 @@
 
 namespace mtlgen::advisor {
 
-// `options.access_counted` is set here. The modules of `kernels` (kernel families excepted) are
-// built first, `jobs` compiles at once (0: one per core); a module that fails to build is built
-// again, and its error thrown, when its kernel is counted. The CountFn throws what verify throws
-// (a compile error, a failing case).
+// `options.access_counted` is set here. Each kernel's module holds only the variant counted
+// (counted_variant), built first for `kernels` (kernel families excepted), `jobs` compiles at once
+// (0: one per core); a module that fails to build, or of another variant, is built when counted.
+// The CountFn throws what verify throws (a compile error, a failing case).
 CountFn simulator_counter(verify::ModuleOptions options, double timeout_seconds, const std::vector<ir::Kernel>& kernels,
                           int jobs = 0);
 

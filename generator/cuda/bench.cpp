@@ -135,7 +135,7 @@ int run_bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   std::vector<const ir::Kernel*> selected;
   for (const ir::Kernel* k : gpu_kernels(kernels))
     if (o.kernel_filter.empty() || k->name == o.kernel_filter) selected.push_back(k);
-  auto modules = build_modules(selected, o.module, *nvcc, job_count(0), out);
+  auto modules = build_modules(selected, o.module, *nvcc, support::job_count(0), out);
   nlohmann::json results = nlohmann::json::array();
   std::map<std::string, std::string> device;
   bool failed = false;

@@ -4,16 +4,15 @@
 // side is shim/mtlcu/runner.cu), compute-sanitizer's findings (sanitizer.cpp). Used by `verify
 // --gpu cuda` (gpu_verify.cpp) and `bench` (bench.cpp); not a header for other rooms.
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <ostream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "ir/kernel.h"
+#include "support/parallel.h"
 #include "verify/sim_module.h"
 
 namespace mtlgen::cuda {
@@ -42,20 +41,6 @@ std::map<std::string, GpuModule> build_modules(const std::vector<const ir::Kerne
 
 // Where case `index` of this process is handed to the runner.
 fs::path case_dir(const verify::ModuleOptions& mo, size_t index);
-
-int job_count(int requested);  // 0: the number of cores
-
-// Runs `jobs` copies of `work(i)` over i in [0, count).
-template <class F>
-void parallel_for(size_t count, int jobs, F work) {
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < std::max(1, jobs); ++t)
-    threads.emplace_back([&] {
-      for (size_t i; (i = next++) < count;) work(i);
-    });
-  for (auto& t : threads) t.join();
-}
 
 // ---- one case: inputs written for the runner, its answer read back ----
 

@@ -103,14 +103,15 @@ std::vector<GpuCase> plan_cases(const std::vector<ir::Kernel>& kernels, const Ve
 int verify_on_gpu(const std::vector<ir::Kernel>& kernels, const VerifyOptions& o, std::ostream& out) {
   auto nvcc = usable_nvcc("verify", out);
   if (!nvcc) return support::kOk;
-  auto modules = build_modules(gpu_kernels(kernels), o.module, *nvcc, job_count(o.jobs), out);
+  auto modules = build_modules(gpu_kernels(kernels), o.module, *nvcc, support::job_count(o.jobs), out);
   std::vector<GpuCase> cases = plan_cases(kernels, o);
   std::erase_if(cases, [&](const GpuCase& c) { return !modules.count(c.kernel->name); });
   std::vector<Outcome> outcomes(cases.size());
   std::mutex mutex;
   std::atomic<size_t> done{0};
   // The GPU runs one case at a time well; sanitizer runs are mostly host time, so jobs help there.
-  parallel_for(cases.size(), o.sanitize ? job_count(o.jobs) : std::min(job_count(o.jobs), 8), [&](size_t i) {
+  const int jobs = o.sanitize ? support::job_count(o.jobs) : std::min(support::job_count(o.jobs), 8);
+  support::parallel_for(cases.size(), jobs, [&](size_t i) {
     const GpuModule& m = modules.at(cases[i].kernel->name);
     Outcome r;
     if (!m.error.empty()) r.problems.push_back("error: its CUDA module did not compile (above)");

@@ -122,15 +122,11 @@ std::optional<fs::path> usable_nvcc(const char* command, std::ostream& out) {
   return std::nullopt;
 }
 
-int job_count(int requested) {
-  return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
 std::map<std::string, GpuModule> build_modules(const std::vector<const ir::Kernel*>& kernels, const ModuleOptions& mo,
                                                const fs::path& nvcc, int jobs, std::ostream& out) {
   std::map<std::string, GpuModule> modules;
   std::mutex mutex;
-  parallel_for(kernels.size(), jobs, [&](size_t i) {
+  support::parallel_for(kernels.size(), jobs, [&](size_t i) {
     double start = verify::monotonic_seconds();
     GpuModule m = build_module(*kernels[i], mo, nvcc);
     std::lock_guard lock(mutex);

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <deque>
 #include <fstream>
 #include <map>
@@ -20,6 +19,7 @@
 #include "spec/library.h"
 #include "support/exit_code.h"
 #include "support/output_set.h"
+#include "support/parallel.h"
 #include "support/tool_identity.h"
 #include "emit_msl/msl_emitter.h"
 #include "verify/case_runner.h"
@@ -372,7 +372,7 @@ CaseIdentity identity(const WorkItem& w, const VerifyOptions& o) {
 
 std::vector<Finished> run_all(const std::vector<WorkItem>& items, const std::vector<ModulePlan>& plans,
                               const VerifyOptions& o, std::ostream& out) {
-  int jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  const int jobs = support::job_count(o.jobs);
   std::vector<Finished> finished;
   std::deque<size_t> pending;
   for (size_t i = 0; i < items.size(); ++i) pending.push_back(i);
@@ -527,8 +527,9 @@ void write_json(const std::string& path, const std::vector<Finished>& finished) 
 }
 
 // Builds the modules `plans` asks for, `o.jobs` compiles at a time (a cold cache spends nearly all
-// its time in g++), reporting each in kernel order. On a failure no further compile starts and
-// the first failing kernel's error is reported, as a one-at-a-time build would.
+// its time in g++), reporting each in kernel order as soon as it and those before it are done. On a
+// failure no further compile starts and the first failing kernel's error is reported, as a
+// one-at-a-time build would.
 int build_modules(const std::vector<ir::Kernel>& kernels, const std::vector<ModulePlan>& plans, const VerifyOptions& o,
                   std::vector<std::unique_ptr<SimModule>>& modules, std::ostream& out, std::ostream& err) {
   struct Built {
@@ -539,24 +540,28 @@ int build_modules(const std::vector<ir::Kernel>& kernels, const std::vector<Modu
   };
   std::vector<Built> built(kernels.size());
   std::mutex mutex;
-  std::condition_variable finished;
-  size_t next = 0;
-  bool failed = false;
-  auto work = [&] {
-    std::unique_lock lock(mutex);
-    while (next < kernels.size() && !failed) {
-      const size_t i = next++;
-      if (!plans[i].needed) {
-        built[i].done = true;
-        finished.notify_all();
-        continue;
+  size_t reported = 0;  // modules before this one are reported
+  int status = support::kOk;
+  auto report_done = [&] {  // under the lock
+    for (; reported < kernels.size() && built[reported].done && status == support::kOk; ++reported) {
+      const Built& b = built[reported];
+      if (b.status != support::kOk) {
+        fmt::print(err, "{}", b.error);
+        status = b.status;
+      } else if (!o.quiet && modules[reported]) {
+        fmt::print(out, "{}: simulator module{} {} ({:.1f} s)\n", kernels[reported].name,
+                   o.exact_races ? " (race-instrumented)" : "",
+                   modules[reported]->was_cached() ? "cached" : "compiled", b.seconds);
       }
+    }
+  };
+  support::parallel_for(kernels.size(), o.jobs, [&](size_t i) {
+    Built b;
+    b.done = true;
+    if (plans[i].needed) {
       ModuleOptions options = o.module;
       options.race_instrumented = o.exact_races;
       options.entry_points = plans[i].entry_points;
-      lock.unlock();
-      Built b;
-      b.done = true;
       const double start = monotonic_seconds();
       try {
         modules[i] = std::make_unique<SimModule>(kernels[i], options);
@@ -566,33 +571,13 @@ int build_modules(const std::vector<ir::Kernel>& kernels, const std::vector<Modu
         b = {true, 0, fmt::format("{}: error: {}\n", kernels[i].spec_path, e.what()), support::kVerifyFailed};
       }
       b.seconds = monotonic_seconds() - start;
-      lock.lock();
-      built[i] = b;
-      failed = failed || b.status != support::kOk;
-      finished.notify_all();
     }
-  };
-  const int jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> threads;
-  for (int t = 0; t < std::min<int>(jobs, static_cast<int>(kernels.size())); ++t) threads.emplace_back(work);
-  std::unique_lock lock(mutex);
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    finished.wait(lock, [&] { return built[i].done; });
-    if (built[i].status != support::kOk) {
-      lock.unlock();
-      for (auto& t : threads) t.join();
-      fmt::print(err, "{}", built[i].error);
-      return built[i].status;
-    }
-    if (!o.quiet && modules[i]) {
-      fmt::print(out, "{}: simulator module{} {} ({:.1f} s)\n", kernels[i].name,
-                 o.exact_races ? " (race-instrumented)" : "", modules[i]->was_cached() ? "cached" : "compiled",
-                 built[i].seconds);
-    }
-  }
-  lock.unlock();
-  for (auto& t : threads) t.join();
-  return support::kOk;  // (a failure returned at its kernel: every earlier kernel had started)
+    std::lock_guard lock(mutex);
+    built[i] = b;
+    report_done();
+    return b.status == support::kOk;
+  });
+  return status;
 }
 
 }  // namespace
