@@ -1,13 +1,13 @@
 # Compiler checks of generated glue, run by CTest (see CMakeLists.txt):
 #   MODE=generate        regenerate INPUTS into OUT with MTLGEN (from the source root)
 #   (objcxx and harness with PRELUDE=ON: through a precompiled prelude, but for FULL_KERNELS' files)
-#   MODE=objcxx          every OUT/*/MTG*.mm and support/*.mm but the harness's, and every MTG*.h and
-#                        Objective-C++ support header on its own, through CXX with FLAGS (Objective-C++
-#                        against tests/stubs)
+#   MODE=objcxx          every OUT/*/MTG*.mm and support/*.mm but the harness's, and the MTG*.h and
+#                        Objective-C++ support headers on their own (header_units), through CXX with FLAGS
+#                        (Objective-C++ against tests/stubs)
 #   MODE=harness         every OUT/*/bench_*.mm, autotune_*.mm, *_harness.h and support/mtlgen_harness.*
 #                        the same way
-#   MODE=facade          every OUT/<kernel>/<kernel>.h and support/mtlgen_metal.h on its own, through
-#                        CXX with FLAGS (plain C++)
+#   MODE=facade          FULL_KERNELS' OUT/<kernel>/<kernel>.h and support/mtlgen_metal.h each on its own,
+#                        every other kernel's header in one unit, through CXX with FLAGS (plain C++)
 #   MODE=cmake           OUT/CMakeLists.txt configures (with CXX as the C++ and Objective-C++ compiler,
 #                        MTLGEN_CONFIGURE_ONLY past the macOS check) and defines the metallib, the glue
 #                        and both programs of every kernel under OUT
@@ -25,10 +25,11 @@ function(compile_one source out_var log_var)
   set(${log_var} "${out}" PARENT_SCOPE)
 endfunction()
 
-# The Objective-C++ checks parse Apple's (stub) headers and the standard library's once, into a
-# precompiled prelude that every unit then loads: two thirds of each unit's time went to parsing
-# them. The units of the kernels in FULL_KERNELS and of support/ are compiled without it, so an
-# #include the emitted files forget (the same template makes every kernel's) still fails.
+# The Objective-C++ checks parse Apple's (stub) headers, the standard library's and the emitted
+# support/ headers every kernel includes once, into a precompiled prelude that every unit then
+# loads: four fifths of each unit's time went to parsing them. The units of the kernels in
+# FULL_KERNELS and of support/ are compiled without it, so an #include the emitted files forget (the
+# same template makes every kernel's) still fails.
 set(prelude_headers "<Foundation/Foundation.h>" "<Metal/Metal.h>" "<algorithm>" "<array>" "<chrono>" "<cmath>"
     "<cstdint>" "<cstdio>" "<cstring>" "<functional>" "<limits>" "<map>" "<memory>" "<optional>" "<stdexcept>"
     "<string>" "<utility>" "<vector>")
@@ -41,6 +42,9 @@ function(build_prelude)
   if(FLAGS MATCHES "-std=c\\+\\+20")
     string(APPEND text "#import <span>\n")
   endif()
+  foreach(h IN LISTS prelude_support_headers)
+    string(APPEND text "#import \"${OUT}/support/${h}\"\n")
+  endforeach()
   file(WRITE "${header}" "${text}")
   set(flags ${FLAGS})
   list(REMOVE_ITEM flags -fsyntax-only)
@@ -67,7 +71,33 @@ function(uses_prelude source out_var)
   set(${out_var} ${result} PARENT_SCOPE)
 endfunction()
 
-# A header is checked through a one-line translation unit, as a user would include it.
+# A header is checked through a one-line translation unit, as a user would include it. Through the
+# prelude that unit checks nothing its kernel's .mm (which imports it) does not: only the headers of
+# units compiled without the prelude, and those no .mm of their directory imports, get one.
+function(header_units headers out_var)
+  set(units "")
+  foreach(header IN LISTS headers)
+    get_filename_component(name "${header}" NAME)
+    get_filename_component(dir "${header}" DIRECTORY)
+    uses_prelude("${header}" with_prelude)
+    set(imported FALSE)
+    if(PRELUDE AND with_prelude)
+      file(GLOB importers "${dir}/*.mm")
+      foreach(mm IN LISTS importers)
+        file(STRINGS "${mm}" lines REGEX "^#import \"${name}\"$")
+        if(lines)
+          set(imported TRUE)
+        endif()
+      endforeach()
+    endif()
+    if(NOT imported)
+      translation_unit("${header}" "#import" "mm" tu)
+      list(APPEND units "${tu}")
+    endif()
+  endforeach()
+  set(${out_var} "${units}" PARENT_SCOPE)
+endfunction()
+
 function(translation_unit header directive suffix out_var)
   get_filename_component(name "${header}" NAME_WE)
   get_filename_component(parent "${header}" DIRECTORY)
@@ -120,29 +150,39 @@ elseif(MODE STREQUAL "objcxx")
   foreach(name IN ITEMS mtlgen_objc mtlgen_runtime)
     list(APPEND headers "${OUT}/support/${name}.h")
   endforeach()
-  foreach(header IN LISTS headers)
-    translation_unit("${header}" "#import" "mm" tu)
-    list(APPEND units "${tu}")
-  endforeach()
+  set(prelude_support_headers mtlgen_objc.h mtlgen_runtime.h)
+  header_units("${headers}" header_tus)
+  list(APPEND units ${header_tus})
   check_all("${units}")
 elseif(MODE STREQUAL "harness")
   file(GLOB units "${OUT}/*/bench_*.mm" "${OUT}/*/autotune_*.mm" "${OUT}/support/mtlgen_harness.mm")
   file(GLOB headers "${OUT}/*/*_harness.h" "${OUT}/support/mtlgen_harness.h")
-  foreach(header IN LISTS headers)
-    translation_unit("${header}" "#import" "mm" tu)
-    list(APPEND units "${tu}")
-  endforeach()
+  set(prelude_support_headers mtlgen_objc.h mtlgen_runtime.h mtlgen_host.h mtlgen_testdata.h mtlgen_harness.h)
+  header_units("${headers}" header_tus)
+  list(APPEND units ${header_tus})
   check_all("${units}")
 elseif(MODE STREQUAL "facade")
+  # FULL_KERNELS' headers each on their own, as a user would include one (the same template writes
+  # every kernel's); the others together in one unit, which parses the standard library once.
   set(units "")
+  set(together "")
   file(GLOB dirs LIST_DIRECTORIES true "${OUT}/*")
   foreach(dir IN LISTS dirs)
     get_filename_component(kernel "${dir}" NAME)
     if(EXISTS "${dir}/${kernel}.h")
-      translation_unit("${dir}/${kernel}.h" "#include" "cpp" tu)
-      list(APPEND units "${tu}")
+      uses_prelude("${dir}/${kernel}.h" shared)
+      if(shared)
+        string(APPEND together "#include \"${dir}/${kernel}.h\"\n")
+      else()
+        translation_unit("${dir}/${kernel}.h" "#include" "cpp" tu)
+        list(APPEND units "${tu}")
+      endif()
     endif()
   endforeach()
+  if(together)
+    file(WRITE "${OUT}.tu/every_other_facade.cpp" "${together}")
+    list(APPEND units "${OUT}.tu/every_other_facade.cpp")
+  endif()
   translation_unit("${OUT}/support/mtlgen_metal.h" "#include" "cpp" tu)
   list(APPEND units "${tu}")
   check_all("${units}")
