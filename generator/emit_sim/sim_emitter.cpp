@@ -258,7 +258,7 @@ void emit_sim_variants(const ir::Kernel& k, const std::set<std::string>& entry_p
   if (k.is_source()) {
     std::string text = k.source->simulator_text;
     std::map<std::string, std::string> headers = k.source->simulator_headers;
-    if (!entry_points.empty()) msl::drop_unneeded_instantiations(text, headers, entry_points);
+    msl::drop_explicit_instantiations(text, headers);
     for (const auto& [name, header] : headers) {
       // Files beside the source may include the source itself, when it is named <kernel>.metal.
       if (name != k.name + ".metal") out.add(dir + name, header);

@@ -19,8 +19,8 @@ void emit_sim(const ir::Kernel& kernel, support::OutputSet& out);
 // (every variant when it is empty): a module that runs three of eighteen variants compiles three.
 // The bridge keeps every variant (mtlsim_host_dispatch takes the index in kernel.variants) and the
 // bodies keep their lines (the instantiations come after them). A hand-written kernel's copies
-// of its file and headers lose the explicit instantiations of other host names, their lines
-// blanked (msl::drop_unneeded_instantiations).
+// of its file and headers lose their explicit instantiations, whichever variants run, their lines
+// blanked (msl::drop_explicit_instantiations): the launchers' calls instantiate what runs.
 void emit_sim_variants(const ir::Kernel& kernel, const std::set<std::string>& entry_points, support::OutputSet& out);
 
 // Where emit_sim puts `kernel`'s files, relative to the module's root.

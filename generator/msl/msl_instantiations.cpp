@@ -1,9 +1,9 @@
-// Explicit instantiations the simulator can leave out (issue 27 item 5). The launcher calls each
+// Explicit instantiations the simulator leaves out (issue 27 item 5). The launcher calls each
 // variant's function directly, which instantiates what runs; a hand-written file's `template
-// [[host_name("x")]] [[kernel]] ...` lines (MLX's quantized.metal has about 2,000, ggml's 600)
-// only cost compile time there. The front end finds them here, as cursors, with the lines they
-// (or the macro invocation writing them) occupy; simulator_source() ends with that table, and
-// drop_unneeded_instantiations() blanks the lines of those a module does not run.
+// [[host_name("x")]] [[kernel]] ...` lines (MLX's quantized.metal has about 2,000, in one macro
+// invocation, ggml's 600) only cost compile time there. The front end finds them here, as cursors,
+// with the lines they (or the macro invocation writing them) occupy; simulator_source() ends with
+// that table, and drop_explicit_instantiations() blanks those lines.
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -111,7 +111,6 @@ std::vector<InstantiationLines> find_instantiation_lines(Context& ctx) {
   struct Site {
     const UserFile* file = nullptr;
     Span span;
-    std::vector<std::string> host_names;
     bool droppable = true;
   };
   std::map<std::pair<std::string, size_t>, Site> sites;  // by file and first token
@@ -133,7 +132,6 @@ std::vector<InstantiationLines> find_instantiation_lines(Context& ctx) {
     Site& site = sites[{p.file->path, span->first}];
     site.file = p.file;
     site.span = *span;
-    site.host_names.push_back(spelling(*at).substr(std::string_view("mtl_host_name=").size()));
     if (!on_lines_of_its_own(*p.file, *span)) site.droppable = false;
   });
   // A macro invocation that declares anything else (a kernel it defines) stays whole.
@@ -149,7 +147,7 @@ std::vector<InstantiationLines> find_instantiation_lines(Context& ctx) {
   for (const auto& [key, s] : sites) {
     if (!s.droppable) continue;
     out.push_back({s.file->path, line_of(*s.file, s.file->tokens[s.span.first].begin),
-                   line_of(*s.file, s.file->tokens[s.span.last].end), s.host_names});
+                   line_of(*s.file, s.file->tokens[s.span.last].end)});
   }
   return out;
 }
@@ -160,26 +158,20 @@ std::string instantiation_table(const std::vector<InstantiationLines>& lines, co
   for (const auto& l : lines) {
     auto key = keys.find(l.file);
     if (key == keys.end()) continue;
-    table += " " + std::to_string(l.first) + "-" + std::to_string(l.last) + " " + key->second;
-    for (size_t i = 0; i < l.host_names.size(); ++i) table += (i ? "," : " ") + l.host_names[i];
-    table += ";";
+    table += " " + std::to_string(l.first) + "-" + std::to_string(l.last) + " " + key->second + ";";
   }
   return table + " */";
 }
 
-void drop_unneeded_instantiations(std::string& main_text, std::map<std::string, std::string>& headers,
-                                  const std::set<std::string>& keep) {
+void drop_explicit_instantiations(std::string& main_text, std::map<std::string, std::string>& headers) {
   size_t at = main_text.rfind(kTableOpening);
   if (at == std::string::npos) return;
   std::istringstream table(main_text.substr(at + kTableOpening.size()));
   std::map<std::string, std::vector<std::pair<int, int>>> blank;  // line ranges, by file key
-  for (std::string range, key, names; table >> range >> key >> names;) {
-    names.pop_back();  // the `;`
-    bool needed = false;
-    std::istringstream each(names);
-    for (std::string name; std::getline(each, name, ',');) needed = needed || keep.count(name);
+  for (std::string range, key; table >> range >> key && key.back() == ';';) {
+    key.pop_back();
     size_t dash = range.find('-');
-    if (!needed) blank[key].emplace_back(std::stoi(range.substr(0, dash)), std::stoi(range.substr(dash + 1)));
+    blank[key].emplace_back(std::stoi(range.substr(0, dash)), std::stoi(range.substr(dash + 1)));
   }
   auto blank_lines = [](std::string& text, const std::vector<std::pair<int, int>>& ranges) {
     std::string out;

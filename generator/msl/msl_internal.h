@@ -97,14 +97,13 @@ struct LocalHeader {
   std::string key;   // where a copy of the tree puts it, relative to the main file's copy
 };
 
-// Explicit instantiations of kernels a module that does not run them can go without
+// Explicit instantiations of kernels, which the simulator's modules go without
 // (msl_instantiations.cpp): each on lines of its own, or a macro invocation on lines of its own
-// that writes nothing else, with the host names it instantiates.
+// that writes nothing else.
 struct InstantiationLines {
   std::string file;  // clang's name
   int first = 0;     // lines, 1-based, inclusive
   int last = 0;
-  std::vector<std::string> host_names;
 };
 
 // What a Unit keeps of its parse for simulator_source() (the translation unit is gone by then).

@@ -177,8 +177,8 @@ class Unit {
   //    storage: `threadgroup float s[32];` -> `auto& s = ::mtlsim::threadgroup_local<float[32]>([]{}, "s");`
   //  * `constant` becomes `const` (same width) everywhere except in function-constant
   //    declarations, which stay assignable so one module serves every value.
-  // After its last newline, a comment lists the explicit instantiations a module may leave out
-  // (drop_unneeded_instantiations below).
+  // After its last newline, a comment lists the lines of the explicit instantiations a module
+  // leaves out (drop_explicit_instantiations below).
   std::string simulator_source() const;
   // The same rewrite applied to every local header the file includes (MLX keeps its kernel
   // templates in headers, in subdirectories of an include root), each with the path under which a
@@ -217,13 +217,12 @@ class Unit {
 };
 
 // Blanks, in the simulator's copies of a hand-written file (`main_text`, from simulator_source())
-// and of its local headers (by Header::key), the lines of the explicit instantiations that name no
-// host name in `keep`, as the table simulator_source() ends with lists them: the launcher's direct
-// calls instantiate what runs, and ggml's 600 or MLX's 2,000 instantiations cost most of a
-// module's compile. Only instantiations on lines of their own go, or macro invocations on lines of
-// their own that write nothing else; every other line stays where it is.
-void drop_unneeded_instantiations(std::string& main_text, std::map<std::string, std::string>& headers,
-                                  const std::set<std::string>& keep);
+// and of its local headers (by Header::key), the lines of the explicit instantiations, as the table
+// simulator_source() ends with lists them: the launcher's direct calls instantiate what runs, and
+// ggml's 600 or MLX's 2,000 instantiations cost most of a module's compile. Only instantiations on
+// lines of their own go, or macro invocations on lines of their own that write nothing else; every
+// other line stays where it is.
+void drop_explicit_instantiations(std::string& main_text, std::map<std::string, std::string>& headers);
 
 // Parses `options.file` (or `options.text`). Syntax and type errors, and (with
 // options.conformance) Metal conformance errors, go to `diags` at the user's file:line:col with
