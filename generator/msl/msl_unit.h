@@ -85,6 +85,9 @@ struct ThreadgroupVariable {
   std::string type;                 // e.g. "float[32]", "float[32][33]", "T[BN * BK]"
   uint64_t bytes = 0;               // 0 when dependent on a template parameter
   SourceLoc loc;
+  // Declared with an initializer (`= {0}`), which Metal does not run: threadgroup memory holds
+  // what it holds until threads write it. The simulator leaves it uninitialised too.
+  bool initializer = false;
 };
 
 struct FunctionConstant {
