@@ -47,8 +47,16 @@ TEST(MslRewrite, LocalHeadersAreRewrittenToo) {
   EXPECT_EQ(headers[0].path.filename(), "mlx_softmax.h");
   EXPECT_EQ(headers[0].key, "mlx_softmax.h");  // beside the main file's copy, as it is beside the file
   auto lines = lines_of(headers[0].text);
-  EXPECT_EQ(lines[21], "  auto& local_max = ::mtlsim::threadgroup_local<AccT[SIMD_SIZE]>([]{}, \"local_max\");");
-  EXPECT_EQ(lines[16], "    const    int& axis_size,");
+  // `#line` first: g++ and the reports number the header's line L as 1,000,000 + L, under its path.
+  EXPECT_EQ(lines[0], "#line 1000001 // " + headers[0].path.string());
+  EXPECT_EQ(lines[22], "  auto& local_max = ::mtlsim::threadgroup_local<AccT[SIMD_SIZE]>([]{}, \"local_max\");");
+  EXPECT_EQ(lines[17], "    const    int& axis_size,");
+  auto at = header_line_of(1000022, {headers[0].text});
+  ASSERT_TRUE(at.has_value());
+  EXPECT_EQ(at->path, headers[0].path.string());
+  EXPECT_EQ(at->line, 22);
+  EXPECT_FALSE(header_line_of(22, {headers[0].text}).has_value());  // the main file's line
+  EXPECT_FALSE(header_line_of(2000022, {headers[0].text}).has_value());  // no second header
 }
 
 TEST(MslRewrite, MultiLineDeclarationKeepsLaterLinesInPlace) {
