@@ -11,8 +11,6 @@
 
 namespace mtlgen::msl {
 
-namespace {
-
 void visit_children(CXCursor c, const std::function<CXChildVisitResult(CXCursor)>& f) {
   clang_visitChildren(
       c,
@@ -21,6 +19,8 @@ void visit_children(CXCursor c, const std::function<CXChildVisitResult(CXCursor)
       },
       const_cast<std::function<CXChildVisitResult(CXCursor)>*>(&f));
 }
+
+namespace {
 
 std::optional<int> to_int(std::string_view s) {
   int v = 0;

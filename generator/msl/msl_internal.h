@@ -2,6 +2,7 @@
 // Internals of the MSL front end shared by its translation units (not part of the contract).
 #include <clang-c/Index.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -23,6 +24,8 @@ inline constexpr std::string_view kThreadgroupAttribute = "mtlsim_tgrp";
 inline constexpr std::string_view kFunctionConstantIndex = "__mtl_function_constant_";
 
 std::string str(CXString s);  // takes ownership
+// clang_visitChildren with a callable (msl_describe.cpp).
+void visit_children(CXCursor c, const std::function<CXChildVisitResult(CXCursor)>& f);
 std::string spelling(CXCursor c);
 std::string spelling(CXType t);
 

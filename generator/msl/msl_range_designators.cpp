@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <functional>
 #include <set>
 
 #include "msl/msl_internal.h"
@@ -13,15 +12,6 @@
 namespace mtlgen::msl {
 
 namespace {
-
-void visit_children(CXCursor c, const std::function<CXChildVisitResult(CXCursor)>& f) {
-  clang_visitChildren(
-      c,
-      [](CXCursor child, CXCursor, CXClientData data) {
-        return (*static_cast<const std::function<CXChildVisitResult(CXCursor)>*>(data))(child);
-      },
-      const_cast<std::function<CXChildVisitResult(CXCursor)>*>(&f));
-}
 
 bool opens(const std::string& t) { return t == "(" || t == "[" || t == "{"; }
 bool closes(const std::string& t) { return t == ")" || t == "]" || t == "}"; }
