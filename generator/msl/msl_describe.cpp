@@ -11,8 +11,6 @@
 
 namespace mtlgen::msl {
 
-namespace {
-
 void visit_children(CXCursor c, const std::function<CXChildVisitResult(CXCursor)>& f) {
   clang_visitChildren(
       c,
@@ -21,6 +19,8 @@ void visit_children(CXCursor c, const std::function<CXChildVisitResult(CXCursor)
       },
       const_cast<std::function<CXChildVisitResult(CXCursor)>*>(&f));
 }
+
+namespace {
 
 std::optional<int> to_int(std::string_view s) {
   int v = 0;
@@ -211,6 +211,20 @@ size_t after_array_suffix(const UserFile& f, size_t name_index) {
   return i;
 }
 
+// Index of the first token after the initializer (`= {0}`) that starts at tokens[i], if any:
+// the `,` or `;` that ends the declarator.
+size_t after_initializer(const UserFile& f, size_t i) {
+  if (i >= f.tokens.size() || f.tokens[i].text != "=") return i;
+  int depth = 0;
+  for (; i < f.tokens.size(); ++i) {
+    const std::string& t = f.tokens[i].text;
+    if (depth == 0 && (t == ";" || t == ",")) break;
+    if (t == "(" || t == "[" || t == "{") ++depth;
+    if (t == ")" || t == "]" || t == "}") --depth;
+  }
+  return i;
+}
+
 // A declaration's type on one line: blanks that hold a newline become one space.
 std::string one_line(std::string_view s) {
   std::string out;
@@ -288,9 +302,11 @@ class Describer {
     std::string type = words + trim(f.slice(f.tokens[first].begin, f.tokens[name_index].begin)) +
                        one_line(f.slice(f.tokens[name_index].end, f.tokens[end - 1].end));
     long long bytes = clang_Type_getSizeOf(clang_getCursorType(var));
+    size_t declarator_end = after_initializer(f, end);
     d_.threadgroup_variables.push_back({name, spelling(clang_getCursorSemanticParent(var)), type,
-                                        bytes > 0 ? static_cast<uint64_t>(bytes) : 0, ctx_.pos(var).loc});
-    d_.threadgroup_sites.push_back({f.path, f.tokens[spec].begin, f.tokens[end - 1].end, name, type});
+                                        bytes > 0 ? static_cast<uint64_t>(bytes) : 0, ctx_.pos(var).loc,
+                                        declarator_end != end});
+    d_.threadgroup_sites.push_back({f.path, f.tokens[spec].begin, f.tokens[declarator_end - 1].end, name, type});
   }
 
   // `constant T name [[function_constant(i)]];` at file scope; the pre-pass made the attribute

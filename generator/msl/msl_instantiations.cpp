@@ -176,7 +176,7 @@ void drop_explicit_instantiations(std::string& main_text, std::map<std::string, 
   auto blank_lines = [](std::string& text, const std::vector<std::pair<int, int>>& ranges) {
     std::string out;
     out.reserve(text.size());
-    int line = 1;
+    int line = text.rfind("#line ", 0) == 0 ? 0 : 1;  // a header's copy: its line 1 follows `#line`
     auto dropped = [&] { return std::any_of(ranges.begin(), ranges.end(), [&](auto r) { return line >= r.first && line <= r.second; }); };
     bool drop = dropped();
     for (char c : text) {

@@ -2,6 +2,7 @@
 // Internals of the MSL front end shared by its translation units (not part of the contract).
 #include <clang-c/Index.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -23,6 +24,8 @@ inline constexpr std::string_view kThreadgroupAttribute = "mtlsim_tgrp";
 inline constexpr std::string_view kFunctionConstantIndex = "__mtl_function_constant_";
 
 std::string str(CXString s);  // takes ownership
+// clang_visitChildren with a callable (msl_describe.cpp).
+void visit_children(CXCursor c, const std::function<CXChildVisitResult(CXCursor)>& f);
 std::string spelling(CXCursor c);
 std::string spelling(CXType t);
 
@@ -159,7 +162,7 @@ void report_clang_diagnostics(Context& ctx, support::Diagnostics& diags, const s
 struct ThreadgroupSite {
   std::string file;     // UserFile::path
   unsigned begin = 0;   // first decl-specifier word (`threadgroup`, `const`, ...)
-  unsigned end = 0;     // end of the declarator (before `;` or `,`)
+  unsigned end = 0;     // end of the declarator and its initializer (before `;` or `,`)
   std::string name;
   std::string type;     // specifiers without `threadgroup`, plus the array suffix
 };
@@ -179,6 +182,8 @@ std::string msl_type_name(std::string clang_spelling);
 
 // Simulator rewrite (msl_rewrite.cpp): fills ctx.edits from the description and the tokens.
 void plan_simulator_edits(Context& ctx, const Description& d);
+// GNU array range designators of local arrays, in ctx.edits (msl_range_designators.cpp).
+void rewrite_range_designators(Context& ctx);
 std::string apply_edits(const std::string& text, std::vector<Edit> edits);
 
 // Loop form (msl_loop_rewrite.cpp): each kernel's threadgroup as loops over its threads, from

@@ -154,6 +154,20 @@ void forward(const Diagnostics& from, Diagnostics& to) {
   }
 }
 
+// Metal compiles `threadgroup float x[32] = {0};` but does not run the initializer (threadgroup
+// memory is not initialised from a declaration: Apple's own WGSL compiler stores its zeroes
+// explicitly for that reason), so a kernel that reads before writing reads what memory holds.
+void warn_threadgroup_initializers(const std::vector<ThreadgroupVariable>& variables, Diagnostics& diags) {
+  for (const ThreadgroupVariable& v : variables)
+    if (v.initializer)
+      diags.warning(ErrorKind::threadgroup_memory, v.loc,
+                    fmt::format("the initializer of threadgroup variable `{}` is not run: Metal does not initialise "
+                                "threadgroup memory from a declaration, and the simulator does not either",
+                                v.name),
+                    "write the values from the threads, then threadgroup_barrier(mem_flags::mem_threadgroup), "
+                    "before any thread reads them");
+}
+
 }  // namespace
 
 Unit parse(const ParseOptions& options, Diagnostics& diags) {
@@ -218,6 +232,7 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
   Diagnostics errors;  // clang's and conformance's, before they are told per kernel or not
   report_clang_diagnostics(ctx, errors, twins);
   Description d = describe(ctx);
+  warn_threadgroup_initializers(d.threadgroup_variables, diags);
   d.address_space_twins = std::move(twins);
   plan_simulator_edits(ctx, d);
   unit.impl_->loop_form = plan_loop_form(ctx, d, *text);

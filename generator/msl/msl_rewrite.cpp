@@ -63,6 +63,7 @@ void respell_threadgroup_attribute(const UserFile& f, std::vector<Edit>& edits) 
 }
 
 // `threadgroup T tile[BM][BK + 1]` -> a reference to storage shared by the threadgroup's threads.
+// An initializer goes with the declarator: Metal does not run it (ThreadgroupVariable::initializer).
 void rewrite_threadgroup_variables(const UserFile& f, const Description& d, std::vector<Edit>& edits) {
   for (const ThreadgroupSite& s : d.threadgroup_sites) {
     if (s.file != f.path) continue;
@@ -81,6 +82,7 @@ void plan_simulator_edits(Context& ctx, const Description& d) {
     respell_constant(file, d, edits);
     respell_threadgroup_attribute(file, edits);
   }
+  rewrite_range_designators(ctx);
 }
 
 // Applies non-overlapping edits (the first planned wins); a replaced range's newlines follow

@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include "msl/msl_internal.h"
 
 namespace mtlgen::msl {
@@ -37,9 +39,27 @@ std::vector<Unit::Header> Unit::simulator_headers() const {
   for (const auto& [path, header] : impl_->headers) {
     auto edits = impl_->edits.find(path);
     bool edited = edits != impl_->edits.end() && !edits->second.empty();
-    out.push_back({path, header.key, edited ? apply_edits(header.text, edits->second) : header.text});
+    std::string text = edited ? apply_edits(header.text, edits->second) : header.text;
+    out.push_back({path, header.key, header_line_directive(static_cast<int>(out.size()) + 1, path) + text});
   }
   return out;
+}
+
+std::string header_line_directive(int n, const std::string& path) {
+  return fmt::format("#line {} // {}\n", n * kHeaderLineStride + 1, path);  // a quoted file would be refused
+}
+
+std::optional<HeaderLine> header_line_of(int reported_line, const std::vector<std::string>& header_copies) {
+  if (reported_line <= kHeaderLineStride) return std::nullopt;
+  const int n = reported_line / kHeaderLineStride;
+  const std::string start = fmt::format("#line {} // ", n * kHeaderLineStride + 1);
+  for (const std::string& text : header_copies) {
+    if (text.rfind(start, 0) != 0) continue;
+    size_t end = text.find('\n', start.size());
+    if (end == std::string::npos) return std::nullopt;
+    return HeaderLine{text.substr(start.size(), end - start.size()), reported_line % kHeaderLineStride};
+  }
+  return std::nullopt;
 }
 
 const LoopForm& Unit::loop_form() const { return impl_->loop_form; }

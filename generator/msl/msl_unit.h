@@ -85,7 +85,24 @@ struct ThreadgroupVariable {
   std::string type;                 // e.g. "float[32]", "float[32][33]", "T[BN * BK]"
   uint64_t bytes = 0;               // 0 when dependent on a template parameter
   SourceLoc loc;
+  // Declared with an initializer (`= {0}`), which Metal does not run: threadgroup memory holds
+  // what it holds until threads write it. The simulator leaves it uninitialised too.
+  bool initializer = false;
 };
+
+// Line numbers of the simulator's copies of headers: the n-th header's line L is reported as
+// n * kHeaderLineStride + L (n from 1), above any line a main file has.
+inline constexpr int kHeaderLineStride = 1000000;
+// What a header's copy starts with: `#line n*stride+1 // path` (the next line is its line 1;
+// the path is a comment: the include policy refuses a `#line` that names a file).
+std::string header_line_directive(int n, const std::string& path);
+// The header and line that a reported line of a simulator module names, from the headers' copies
+// (any order); nullopt for a line of the main file.
+struct HeaderLine {
+  std::string path;
+  int line = 0;
+};
+std::optional<HeaderLine> header_line_of(int reported_line, const std::vector<std::string>& header_copies);
 
 struct FunctionConstant {
   std::string name;
@@ -184,6 +201,9 @@ class Unit {
   // templates in headers, in subdirectories of an include root), each with the path under which a
   // copy of the tree finds it: `key` relative to the main file's copy, for a compiler given that
   // directory with -I (as spelled when an include directory held it, else beside its includer).
+  // Each copy starts with `#line` (header_line_directive): g++, its line table and the
+  // simulator's reports then number the header's lines n * kHeaderLineStride + line, so that a
+  // finding inside it can name the header (header_line_of), not the main file.
   struct Header {
     std::filesystem::path path;  // as clang opened it
     std::string key;             // e.g. "mlx/backend/metal/kernels/utils.h", "ggml-common.h"

@@ -127,7 +127,11 @@ int describe_fault_pc(uintptr_t pc, char* out, size_t out_size) {
 
 namespace {
 
-// The innermost .metal line of addr2line's inline chain for `offset` in `object`; 0 if none.
+// Lines above it are a local header's (msl::kHeaderLineStride: its copy numbers its lines apart).
+constexpr int kHeaderLineStride = 1000000;
+
+// The innermost .metal (or local header) line of addr2line's inline chain for `offset` in
+// `object`; 0 if none.
 int metal_line(const std::string& object, const std::string& offset) {
   std::string command = "addr2line -i -e '" + object + "' " + offset + " 2>/dev/null";
   FILE* pipe = ::popen(command.c_str(), "r");
@@ -138,8 +142,9 @@ int metal_line(const std::string& object, const std::string& offset) {
     std::string frame(text);
     frame = frame.substr(0, frame.find(" ("));
     size_t colon = frame.rfind(':');
-    if (colon != std::string::npos && colon >= 6 && frame.compare(colon - 6, 6, ".metal") == 0)
-      line = std::atoi(frame.c_str() + colon + 1);
+    if (colon == std::string::npos) continue;
+    const int at = std::atoi(frame.c_str() + colon + 1);
+    if (at > kHeaderLineStride || (colon >= 6 && frame.compare(colon - 6, 6, ".metal") == 0)) line = at;
   }
   ::pclose(pipe);
   return line;
@@ -157,7 +162,8 @@ std::string resolve_fault_pc(const std::string& message, std::string (*spec_line
   // The object path comes from the child: only a plain path is handed to the shell.
   bool plain = object.find_first_of("'\\\n") == std::string::npos && offset.find_first_not_of("0123456789abcdefx") == std::string::npos;
   int line = plain ? metal_line(object, offset) : 0;
-  std::string where = line > 0 ? " at line " + std::to_string(line) + spec_line(line, context) : "";
+  // A header's line shows as its own; spec_line names the header.
+  std::string where = line > 0 ? " at line " + std::to_string(line % kHeaderLineStride) + spec_line(line, context) : "";
   return message.substr(0, at) + where + message.substr(end + 1);
 }
 

@@ -243,7 +243,13 @@ fs::path cache_dir(const ModuleOptions& options) {
 }
 
 std::string spec_line_note(const ir::Kernel& k, const std::string& msl, int line) {
-  if (k.is_source()) return fmt::format(" ({}:{})", k.source->file, line);  // the simulator keeps its lines
+  if (k.is_source()) {  // the simulator keeps its lines; a header's are numbered apart (msl_unit.h)
+    std::vector<std::string> headers;
+    for (const auto& [key, text] : k.source->simulator_headers) headers.push_back(text);
+    if (auto in_header = msl::header_line_of(line, headers))
+      return fmt::format(" ({}:{})", in_header->path, in_header->line);
+    return fmt::format(" ({}:{})", k.source->file, line);
+  }
   auto at = emit::spec_location(msl, emit::msl_blocks(k), line);
   return at ? fmt::format(" ({}:{})", k.spec_path, at->line) : "";
 }
@@ -254,8 +260,12 @@ std::string with_spec_lines(const ir::Kernel& k, const std::string& msl, const s
   for (size_t at; (at = message.find("line ", pos)) != std::string::npos;) {
     size_t end = at + 5;
     while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) ++end;
-    out += message.substr(pos, end - pos);
-    if (end > at + 5) out += spec_line_note(k, msl, std::stoi(message.substr(at + 5, end - at - 5)));
+    if (end == at + 5) {
+      out += message.substr(pos, end - pos);
+    } else {  // a header's line shows as its own (the note names the header)
+      const int line = std::stoi(message.substr(at + 5, end - at - 5));
+      out += message.substr(pos, at + 5 - pos) + std::to_string(line % msl::kHeaderLineStride) + spec_line_note(k, msl, line);
+    }
     pos = end;
   }
   return out + message.substr(pos);

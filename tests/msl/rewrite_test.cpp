@@ -47,8 +47,16 @@ TEST(MslRewrite, LocalHeadersAreRewrittenToo) {
   EXPECT_EQ(headers[0].path.filename(), "mlx_softmax.h");
   EXPECT_EQ(headers[0].key, "mlx_softmax.h");  // beside the main file's copy, as it is beside the file
   auto lines = lines_of(headers[0].text);
-  EXPECT_EQ(lines[21], "  auto& local_max = ::mtlsim::threadgroup_local<AccT[SIMD_SIZE]>([]{}, \"local_max\");");
-  EXPECT_EQ(lines[16], "    const    int& axis_size,");
+  // `#line` first: g++ and the reports number the header's line L as 1,000,000 + L, under its path.
+  EXPECT_EQ(lines[0], "#line 1000001 // " + headers[0].path.string());
+  EXPECT_EQ(lines[22], "  auto& local_max = ::mtlsim::threadgroup_local<AccT[SIMD_SIZE]>([]{}, \"local_max\");");
+  EXPECT_EQ(lines[17], "    const    int& axis_size,");
+  auto at = header_line_of(1000022, {headers[0].text});
+  ASSERT_TRUE(at.has_value());
+  EXPECT_EQ(at->path, headers[0].path.string());
+  EXPECT_EQ(at->line, 22);
+  EXPECT_FALSE(header_line_of(22, {headers[0].text}).has_value());  // the main file's line
+  EXPECT_FALSE(header_line_of(2000022, {headers[0].text}).has_value());  // no second header
 }
 
 TEST(MslRewrite, MultiLineDeclarationKeepsLaterLinesInPlace) {
@@ -144,6 +152,61 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
 )");
   EXPECT_TRUE(p.diags.has_errors());
   EXPECT_NE(p.diags.format_all().find("redefinition"), std::string::npos) << p.diags.format_all();
+}
+
+// GNU range designators (ggml's `float sumf[N] = { [ 0 ... N - 1 ] = 0.0f };`), which g++ rejects
+// in C++: the copy value-initialises the array and sets each range after the statement, in the
+// order written, on the same line.
+TEST(MslRewrite, RangeDesignatorsBecomeAValueInitialisedArrayAndSetRanges) {
+  std::string text = R"(#include <metal_stdlib>
+using namespace metal;
+template <short NQ>
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  float s[NQ] = { [ 0 ... NQ - 1 ] = 0.0f };
+  float m[NQ] = { [0 ... NQ/2] = -FLT_MAX/2, [NQ/2 ... NQ-1] = 1.0f },
+        t[2] = {
+          [0 ... 1] = 3.0f };
+  float plain[NQ] = { 1.0f, 2.0f };
+  out[i] = s[0] + m[0] + t[0] + plain[0];
+}
+template [[host_name("k4")]] kernel void k<4>(device float*, uint);
+)";
+  Parsed p = parse_text(text);
+  ASSERT_FALSE(p.diags.has_errors()) << p.diags.format_all();
+  std::string sim = p.unit.simulator_source();
+  EXPECT_EQ(count_newlines(sim), count_newlines(text));
+  auto lines = lines_of(sim);
+  EXPECT_EQ(lines[4], "  float s[NQ] = {}; ::mtlsim::set_range(s, 0, NQ - 1, 0.0f);");
+  EXPECT_EQ(lines[5], "  float m[NQ] = {},");
+  EXPECT_EQ(lines[6], "        t[2] = {}");
+  EXPECT_EQ(lines[7], "; ::mtlsim::set_range(m, 0, NQ/2, -FLT_MAX/2); ::mtlsim::set_range(m, NQ/2, NQ-1, 1.0f);"
+                      " ::mtlsim::set_range(t, 0, 1, 3.0f);");
+  EXPECT_EQ(lines[8], "  float plain[NQ] = { 1.0f, 2.0f };");  // no designator: as written
+}
+
+// Metal does not run a threadgroup variable's initializer: the copy drops it with the declaration
+// (the storage starts uninitialised, as on the GPU), and the parse warns at its line.
+TEST(MslRewrite, ThreadgroupInitializerIsDroppedWithAWarning) {
+  std::string text = R"(#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_index_in_threadgroup]]) {
+  threadgroup float local_buffer[32] = {0};
+  threadgroup float sums[4] = { [0 ... 3] = 1.0f };
+  out[i] = local_buffer[i] + sums[0];
+}
+)";
+  Parsed p = parse_text(text);
+  ASSERT_FALSE(p.diags.has_errors()) << p.diags.format_all();
+  auto lines = lines_of(p.unit.simulator_source());
+  EXPECT_EQ(lines[3], "  auto& local_buffer = ::mtlsim::threadgroup_local<float[32]>([]{}, \"local_buffer\");");
+  EXPECT_EQ(lines[4], "  auto& sums = ::mtlsim::threadgroup_local<float[4]>([]{}, \"sums\");");
+  ASSERT_EQ(p.unit.threadgroup_variables().size(), 2u);
+  EXPECT_TRUE(p.unit.threadgroup_variables()[0].initializer);
+  std::string printed = p.diags.format_all();
+  EXPECT_NE(printed.find("k.metal:4:21: warning: the initializer of threadgroup variable `local_buffer` is not run"),
+            std::string::npos) << printed;
+  EXPECT_NE(printed.find("k.metal:5:21: warning: the initializer of threadgroup variable `sums`"), std::string::npos)
+      << printed;
 }
 
 }  // namespace

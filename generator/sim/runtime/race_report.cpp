@@ -57,8 +57,11 @@ Frame parse_frame(const std::string& text) {
   return f;
 }
 
-bool is_metal(const std::string& file) {
-  return file.size() > 6 && file.compare(file.size() - 6, 6, ".metal") == 0;
+// The kernel's own code: its .metal file, or a local header of a hand-written file, whose copy
+// numbers its lines from a multiple of 1,000,000 (msl::kHeaderLineStride, generator/msl/msl_unit.h).
+bool is_metal(const Frame& f) {
+  constexpr int kHeaderLineStride = 1000000;
+  return f.line > kHeaderLineStride || (f.file.size() > 6 && f.file.compare(f.file.size() - 6, 6, ".metal") == 0);
 }
 
 // The .metal lines of one address's inline chain, innermost first. A frame of the same function
@@ -68,7 +71,7 @@ std::vector<int> metal_lines(const std::vector<Frame>& chain) {
   std::vector<int> lines;
   const Frame* inner = nullptr;
   for (const Frame& f : chain) {
-    if (!is_metal(f.file) || f.line <= 0) continue;
+    if (!is_metal(f) || f.line <= 0) continue;
     if (inner == nullptr || inner->function != f.function) lines.push_back(f.line);
     inner = &f;
   }

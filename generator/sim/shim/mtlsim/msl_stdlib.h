@@ -31,6 +31,7 @@
 #include "mtlsim/msl_matrix.h"
 #include "mtlsim/msl_simdgroup_matrix.h"
 #include "mtlsim/msl_builtins.h"
+#include "mtlsim/msl_designators.h"
 
 // What Apple's compiler predefines. The MSL front end passes __METAL_VERSION__ (and
 // __HAVE_BFLOAT__) for the file's MSL version; the simulator's g++ gets the default, 3.1.
