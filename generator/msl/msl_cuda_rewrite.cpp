@@ -7,6 +7,7 @@
 // `[[host_name(x)]]` the macro call `__MTL_HOSTN(x)`), which has the original's length.
 #include <algorithm>
 #include <array>
+#include <cctype>
 
 #include "msl/msl_internal.h"
 
@@ -112,6 +113,17 @@ void respell_words(const UserFile& f, const Description& d, std::vector<Edit>& e
   }
 }
 
+// MSL's half literals (`0.5h`; the pre-pass made `1H` `1h`): CUDA has no such suffix, so the number
+// becomes the argument of the shim's constexpr mtlcu::half_literal (a constant expression, as in MSL).
+void respell_half_literals(const UserFile& f, std::vector<Edit>& edits) {
+  for (const Token& t : f.tokens) {
+    if (t.kind != CXToken_Literal || t.text.size() < 2) continue;
+    const char first = t.text.front();
+    if (t.text.back() != 'h' || !(std::isdigit(static_cast<unsigned char>(first)) || first == '.')) continue;
+    edits.push_back({t.begin, t.end, "mtlcu::half_literal(" + t.text.substr(0, t.text.size() - 1) + ")"});
+  }
+}
+
 bool is_function_kind(CXCursorKind k) {
   return k == CXCursor_FunctionDecl || k == CXCursor_FunctionTemplate || k == CXCursor_CXXMethod ||
          k == CXCursor_Constructor || k == CXCursor_Destructor || k == CXCursor_ConversionFunction;
@@ -191,6 +203,7 @@ std::map<std::string, std::string> plan_cuda_texts(Context& ctx, const Descripti
     dropped.insert(dropped.end(), more.begin(), more.end());
     drop_attributes(file, edits[path]);
     respell_words(file, d, edits[path]);
+    respell_half_literals(file, edits[path]);
   }
   FunctionVisit visit{&ctx, &dropped, &d.function_constant_decls, {}};
   clang_visitChildren(clang_getTranslationUnitCursor(ctx.tu()), visit_function, &visit);

@@ -2,9 +2,10 @@
 // attributes, which clang keeps on the declaration (explicit instantiations included). Every
 // respelling has the length of what it replaces, so lines and columns stay the user's. It works
 // on the raw text, so attributes inside macro definitions (MLX's instantiate_kernel) are
-// respelled too; comments and literals are left alone.
+// respelled too; comments and literals are left alone. A half literal's `H` becomes `h`.
 #include <array>
 #include <cctype>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -202,12 +203,28 @@ size_t blank_this_constant(std::string& s, size_t i) {
   return i + kWord.size();
 }
 
+// A number at `i` (a pp-number: digits, letters, `.`, and a sign after an exponent's e or p) that
+// ends in MSL's half suffix `H` becomes `h`: clang accepts `h` as a literal suffix (the shim
+// defines the operator) but rejects `H`. Returns the end of the number (i when there is none).
+size_t respell_half_suffix(std::string& s, size_t i) {
+  const bool starts = std::isdigit(static_cast<unsigned char>(s[i])) ||
+                      (s[i] == '.' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])));
+  if (!starts || (i > 0 && is_ident_char(s[i - 1]))) return i;
+  size_t end = i + 1;
+  while (end < s.size() && (is_ident_char(s[end]) || s[end] == '.' ||
+                            ((s[end] == '+' || s[end] == '-') && std::strchr("eEpP", s[end - 1]))))
+    ++end;
+  if (s[end - 1] == 'H') s[end - 1] = 'h';
+  return end;
+}
+
 }  // namespace
 
 std::string respell_msl_attributes(std::string text) {
   for (size_t i = 0; i < text.size();) {
     size_t after = skip_literal_or_comment(text, i);
     if (after == i) after = blank_this_constant(text, i);
+    if (after == i) after = respell_half_suffix(text, i);
     if (after != i) {
       i = after;
     } else if (text.compare(i, 2, "[[") == 0) {

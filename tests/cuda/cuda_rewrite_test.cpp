@@ -86,6 +86,8 @@ TEST(CudaRewrite, WhatChanges) {
   EXPECT_EQ(cuda.find("host_name"), std::string::npos) << "explicit instantiations are gone";
   EXPECT_NE(cuda.find("#define instantiate(name, T) \\\n    "), std::string::npos) << "macro continuations stay";
   EXPECT_NE(cuda.find("  __device__          void scaled_sum("), std::string::npos) << "`kernel` gives way to __device__";
+  EXPECT_NE(cuda.find("v * mtlcu::half_literal(0.5) + mtlcu::half_literal(1);"), std::string::npos)
+      << "half literals (0.5h, 1H) are the shim's constexpr half_literal";
 }
 
 TEST(CudaRewrite, GgmlStyleFile) {

@@ -1,6 +1,6 @@
 // A hand-written kernel for the CUDA rewrite's snapshot: a template helper, a struct with a
 // method, a threadgroup variable declared in a body, a function constant, vector types and
-// builtins, and instantiations through a macro.
+// builtins, half literals, and instantiations through a macro.
 #include <metal_stdlib>
 using namespace metal;
 
@@ -18,6 +18,8 @@ inline float load4(device const T* x, uint i) {
   float4 v = float4(x[i], x[i + 1], x[i + 2], x[i + 3]);
   return dot(v, float4(1.0f));
 }
+
+inline half halved_plus_one(half v) { return v * 0.5h + 1H; }
 
 template <typename T>
 [[kernel]] void scaled_sum(device const T* x [[buffer(0)]],

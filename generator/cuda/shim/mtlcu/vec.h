@@ -14,6 +14,34 @@ using uchar = unsigned char;
 using half = __half;
 using bfloat = __nv_bfloat16;
 
+namespace mtlcu {
+
+// Rounds to nearest, ties to even (v >= 0, as a literal is).
+__host__ __device__ constexpr unsigned round_even(double v) {
+  unsigned i = static_cast<unsigned>(v);
+  double rest = v - i;
+  return rest > 0.5 || (rest == 0.5 && (i & 1u)) ? i + 1 : i;
+}
+
+// The binary16 bits nearest a non-negative double, in a constant expression (CUDA's own float ->
+// __half conversions are not constexpr). A mantissa that rounds up to 1024 carries into the
+// exponent, as the encoding allows; 65520 and beyond round to infinity.
+__host__ __device__ constexpr unsigned short half_bits(double v) {
+  if (v >= 65520.0) return 0x7C00;
+  if (v < 0x1p-14) return static_cast<unsigned short>(round_even(v * 0x1p24));  // subnormal
+  int exponent = 0;
+  for (; v >= 2.0; v /= 2.0) ++exponent;
+  for (; v < 1.0; v *= 2.0) --exponent;
+  return static_cast<unsigned short>(((exponent + 15) << 10) + round_even((v - 1.0) * 1024.0));
+}
+
+// An MSL half literal (`0.5h`): the front end rewrites it to half_literal(0.5). The decimal is
+// rounded to double first, then to half: a double rounding that matters only for decimals within
+// 2^-42 of a tie between two halves, which no kernel writes.
+__host__ __device__ constexpr half half_literal(double v) { return half(__half_raw{half_bits(v)}); }
+
+}  // namespace mtlcu
+
 namespace metal {
 
 template <class T, int N>

@@ -107,9 +107,11 @@ constexpr bfloat operator+(bfloat a) { return a; }
 constexpr bfloat& operator++(bfloat& a) { return a += 1; }
 constexpr bfloat& operator--(bfloat& a) { return a -= 1; }
 
-// MSL's half literal suffix (0.5h). Reserved-looking, hence the system_header pragma.
+// MSL's half literal suffixes (0.5h, 1H). Reserved-looking, hence the system_header pragma.
 constexpr _Float16 operator""h(long double v) { return static_cast<_Float16>(v); }
 constexpr _Float16 operator""h(unsigned long long v) { return static_cast<_Float16>(v); }
+constexpr _Float16 operator""H(long double v) { return static_cast<_Float16>(v); }
+constexpr _Float16 operator""H(unsigned long long v) { return static_cast<_Float16>(v); }
 
 template <class T>
 struct numeric_limits : std::numeric_limits<T> {};

@@ -1,6 +1,6 @@
 // A hand-written kernel for the CUDA rewrite's snapshot: a template helper, a struct with a
 // method, a threadgroup variable declared in a body, a function constant, vector types and
-// builtins, and instantiations through a macro.
+// builtins, half literals, and instantiations through a macro.
 #include <metal_stdlib>
 using namespace metal;
 
@@ -18,6 +18,8 @@ __device__ inline float load4(       const T* x, uint i) {
   mtl_float4 v = mtl_float4(x[i], x[i + 1], x[i + 2], x[i + 3]);
   return dot(v, mtl_float4(1.0f));
 }
+
+__device__ inline half halved_plus_one(half v) { return v * mtlcu::half_literal(0.5) + mtlcu::half_literal(1); }
 
 template <typename T>
   __device__          void scaled_sum(       const T* x              ,
