@@ -128,7 +128,9 @@ void LoopFormWriter::reset() {
   helpers_ = 0;
   temporaries_ = 0;
   return_line_ = 0;
+  blocks_ = 0;
   active_.clear();
+  counters_.clear();
 }
 
 const UserFile& LoopFormWriter::main() const {

@@ -2,7 +2,8 @@
 // Internals of the loop rewrite (msl_loop_rewrite*.cpp), shared by its translation units: what the
 // flattened body is made of and the writer that makes it. The files follow the writer's sections:
 // msl_loop_rewrite.cpp (the source and the entry point), _flatten.cpp (analysis and flattening),
-// _inline.cpp (inlining helpers) and _write.cpp (writing the loop form).
+// _control.cpp (uniform loops and branches around sync points), _inline.cpp (inlining helpers) and
+// _write.cpp (writing the loop form).
 #include <functional>
 #include <map>
 #include <set>
@@ -50,12 +51,13 @@ struct Target {
   std::string var_name, var_type;  // declare
 };
 
-// One top-level statement of the flattened body.
+// One top-level statement of the flattened body, or the header or closing brace of a uniform loop
+// or branch around sync points (control: written between the regions, run once per threadgroup).
 struct Item {
-  enum Kind { code, sync, result } kind = code;
+  enum Kind { code, sync, result, control } kind = code;
   int region = 0;
   int line = 0;
-  std::string text;  // code: the statement; sync: the call; result: the returned expression
+  std::string text;  // code: the statement; sync: the call; result: the returned expression; control: `for (...) {`, `}`
   int var = -1;      // code: the variable a one-variable declaration declares
   unsigned name_at = 0, name_end = 0;  // code: its name in `text` (a replicated one is renamed)
   bool has_init = true;
@@ -116,16 +118,29 @@ class LoopFormWriter {
   int add_var(const std::string& name, const std::string& type, bool constant, int line);
   static std::string rename_words(const std::string& type, const Scope& scope);
   void flatten(CXCursor body, const Scope& scope, const Target* result, bool helper);
+  void flatten(const std::vector<CXCursor>& stmts, const Scope& scope, const Target* result, bool helper);
   void code(CXCursor s, const Scope& scope);
   void declaration(CXCursor s, const Scope& scope, Item& item);
   static bool has_initializer(const std::string& after_name);
   bool extract_sync_calls(CXCursor s, const Scope& scope);
+  std::string kept_type(CXCursor call, const Scope& scope);
   void declaration_of_extracted(CXCursor s, const Scope& scope, Item& item, const std::vector<Edit>& replaced);
   void sync_statement(CXCursor s, const Scope& scope);
   bool is_assignment(CXCursor lhs);
   void sync_call(CXCursor call, Target target, const Scope& scope, int line);
   void helper_return(CXCursor ret, const Scope& scope, const Target& result);
   void keep_pointed_to();
+
+  // ---- uniform control flow (msl_loop_rewrite_control.cpp) ----
+  bool control_statement(CXCursor s, const Scope& scope);
+  void uniform_for(CXCursor s, const Scope& scope);
+  void uniform_if(CXCursor s, const Scope& scope);
+  void control_body(CXCursor body, Scope scope, const std::vector<CXCursor>& counters);
+  void control(int line, std::string text);
+  bool uniform(CXCursor e);
+  bool uniform_reference(CXCursor ref);
+  bool assigns(CXCursor body, const std::string& name);
+  static bool jumps_out(CXCursor c, bool in_loop, bool in_switch);
 
   // ---- inlining (msl_loop_rewrite_inline.cpp) ----
   void inline_helper(CXCursor call, const std::string& name, const Target& target, const Scope& caller, int line);
@@ -144,6 +159,7 @@ class LoopFormWriter {
   std::string signature(CXCursor fn);
   static std::string strip_attributes(const std::string& s);
   std::string write_segments(const EntryPoint& entry);
+  bool empty_region(int r) const;
   std::string write_region(int r, const EntryPoint& entry);
   std::string declare(const Item& item, const std::string& type, const std::string& init);
   std::string sync_result(const Item& item);
@@ -161,7 +177,8 @@ class LoopFormWriter {
   std::vector<int> multi_;
   std::vector<std::string> hoisted_;
   std::set<std::string> active_;
-  int region_ = 0, helpers_ = 0, return_line_ = 0, temporaries_ = 0;
+  std::vector<CXCursor> counters_;  // of the uniform loops being flattened
+  int region_ = 0, helpers_ = 0, return_line_ = 0, temporaries_ = 0, blocks_ = 0;
 };
 
 }  // namespace mtlgen::msl::loop_form

@@ -100,7 +100,10 @@ std::string LoopFormWriter::rename_words(const std::string& type, const Scope& s
 }
 
 void LoopFormWriter::flatten(CXCursor body, const Scope& scope, const Target* result, bool helper) {
-  std::vector<CXCursor> stmts = children(body);
+  flatten(children(body), scope, result, helper);
+}
+
+void LoopFormWriter::flatten(const std::vector<CXCursor>& stmts, const Scope& scope, const Target* result, bool helper) {
   for (size_t i = 0; i < stmts.size(); ++i) {
     CXCursor s = stmts[i];
     const bool last = i + 1 == stmts.size();
@@ -120,6 +123,7 @@ void LoopFormWriter::flatten(CXCursor body, const Scope& scope, const Target* re
     if (return_line_)
       throw Refusal{fmt::format("a thread may return (line {}) before the barrier or simd function at line {}",
                                 return_line_, line_of(s)), line_of(s)};
+    if (control_statement(s, scope)) continue;
     if (!extract_sync_calls(s, scope)) sync_statement(s, scope);
   }
 }
@@ -199,7 +203,7 @@ bool LoopFormWriter::extract_sync_calls(CXCursor s, const Scope& scope) {
     target.kind = Target::declare;
     target.text = "auto ";
     target.var_name = fmt::format("mtlsim_s{}", ++temporaries_);
-    target.var_type = "auto";
+    target.var_type = kept_type(call, scope);
     sync_call(call, target, scope, line_of(call));
     auto [cb, ce] = range_of(call, false);
     replaced.push_back({cb, ce, target.var_name});
@@ -210,6 +214,14 @@ bool LoopFormWriter::extract_sync_calls(CXCursor s, const Scope& scope) {
   note_uses(item.text, region_);
   items_.push_back(std::move(item));
   return true;
+}
+
+// The type a temporary is kept in when a later region reads it: the call's, where clang knows it
+// (`auto` otherwise, which cannot be kept).
+std::string LoopFormWriter::kept_type(CXCursor call, const Scope& scope) {
+  const std::string type = spelling(clang_getCursorType(call));
+  if (type.empty() || has_word(type, "dependent") || type.find("type-parameter") != std::string::npos) return "auto";
+  return rename_words(type, scope);
 }
 
 // declaration() for a statement whose sync calls were replaced by temporaries.

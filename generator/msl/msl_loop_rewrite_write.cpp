@@ -2,6 +2,8 @@
 // values a later region needs, and one mtlsim::loops::segment call per stretch between barriers.
 #include <fmt/format.h>
 
+#include <set>
+
 #include "msl/msl_loop_rewrite.h"
 
 namespace mtlgen::msl::loop_form {
@@ -84,22 +86,39 @@ std::string LoopFormWriter::strip_attributes(const std::string& s) {
   return out;
 }
 
-// The regions between threadgroup barriers: one call of the lane-order driver
-// (mtlsim::loops::segment) per stretch, with a function of the thread per region.
+// The regions between threadgroup barriers and uniform loop or branch headers: one call of the
+// lane-order driver (mtlsim::loops::segment) per stretch, with a function of the thread per
+// region; the headers and closing braces between the stretches, run once per threadgroup.
 std::string LoopFormWriter::write_segments(const EntryPoint& entry) {
-  std::vector<int> ends;  // the last region of each stretch
-  for (const Item& item : items_)
-    if (item.kind == Item::sync && item.barrier) ends.push_back(item.region);
-  ends.push_back(region_);
+  std::set<int> ends = {region_};  // the last region of each stretch
+  for (const Item& item : items_) {
+    if (item.kind == Item::sync && item.barrier) ends.insert(item.region);
+    if (item.kind == Item::control) ends.insert(item.region - 1);
+  }
   std::string out;
   int first = 0;
   for (int last : ends) {
+    for (const Item& item : items_)
+      if (item.kind == Item::control && item.region == first) out += fmt::format("#line {}\n{}\n", item.line, item.text);
+    if (last < first) continue;
+    if (first == last && empty_region(first)) {  // between two headers or closing braces
+      first = last + 1;
+      continue;
+    }
     out += "::mtlsim::loops::segment(mtlsim_run";
     for (int r = first; r <= last; ++r) out += ",\n[&](uint32_t mtlsim_t) {\n" + write_region(r, entry) + "}";
     out += ");\n";
     first = last + 1;
   }
   return out;
+}
+
+bool LoopFormWriter::empty_region(int r) const {
+  for (const Item& item : items_) {
+    if (item.region == r && item.kind != Item::control) return false;
+    if (item.region == r - 1 && item.kind == Item::sync && item.target.kind != Target::none) return false;
+  }
+  return true;
 }
 
 std::string LoopFormWriter::write_region(int r, const EntryPoint& entry) {
@@ -114,7 +133,7 @@ std::string LoopFormWriter::write_region(int r, const EntryPoint& entry) {
     if (v.replicated && v.region < r) out += fmt::format("[[maybe_unused]] auto& {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
   for (const Item& item : items_) {
     if (item.kind == Item::sync && item.region == r - 1) out += sync_result(item);
-    if (item.region == r) out += write_item(item);
+    if (item.region == r && item.kind != Item::control) out += write_item(item);
   }
   return out;
 }
@@ -142,7 +161,8 @@ std::string LoopFormWriter::write_item(const Item& item) {
       if (item.target.kind == Target::assign) return out + fmt::format("{} = ({});\n", item.target.text, item.text);
       if (item.target.kind == Target::declare) return out + declare(item, item.target.text, "(" + item.text + ")");
       return out + fmt::format("(void)({});\n", item.text);
-    case Item::code: break;
+    case Item::code:
+    case Item::control: break;
   }
   if (item.var < 0 || !vars_[item.var].replicated) return out + item.text + "\n";
   const Var& v = vars_[item.var];
