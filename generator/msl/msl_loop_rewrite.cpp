@@ -7,7 +7,9 @@
 // What qualifies: every sync point (threadgroup_barrier, simdgroup_barrier, simd_* and quad_*
 // functions, and calls of helpers that contain one) is a statement at the top level of the body,
 // either the call itself or the whole right-hand side of `x = ...;` or of a one-variable
-// declaration. Helpers called that way are inlined (their own bodies must qualify; their names
+// declaration, or sits that way inside a `for` loop or `if` whose path every thread shares
+// (msl_loop_rewrite_control.cpp: its header then runs once per threadgroup, between the regions).
+// Helpers called that way are inlined (their own bodies must qualify; their names
 // get the prefix mtlsim_h<N>_), and a `return` may only follow the last sync point (a thread that
 // left earlier would be missing from a barrier: the fiber path reports that).
 //
