@@ -87,6 +87,85 @@ TEST(LoopForm, HelpersAreInlinedWithFreshNames) {
   EXPECT_NE(text.find("#define MTLSIM_LOOPS_k 1"), std::string::npos);
 }
 
+// A `for` loop around sync points whose trip count every thread shares keeps its header, run
+// once per threadgroup, with its body's regions inside; its counter and the body's declarations
+// get fresh names.
+TEST(LoopForm, UniformLoopAroundASimdFunctionKeepsItsHeader) {
+  Parsed p = parse_text(kernel_text(
+      "  float acc[4] = {out[lid], 1, 2, 3};\n"
+      "  for (uint r = 0; r < 4; ++r) {\n"
+      "    float sum = simd_sum(acc[r]);\n"
+      "    if (lane == 0) tg[r * 2 + sg] = sum;\n"
+      "  }\n"
+      "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+      "  out[lid] = tg[lid % 8];\n"));
+  ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
+  EXPECT_EQ(kernel(p, "k").refusal, "");
+  const std::string& text = p.unit.loop_form().text;
+  EXPECT_NE(text.find("#line 7\nfor (uint mtlsim_b1_r = 0; mtlsim_b1_r < 4; ++mtlsim_b1_r) {\n::mtlsim::loops::segment("),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("#line 8\nsimd_sum(acc[mtlsim_b1_r]);\n},"), std::string::npos) << text;
+  EXPECT_NE(text.find("float mtlsim_b2_sum = ::mtlsim::loops::result<decltype(simd_sum(acc[mtlsim_b1_r]))>();"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("});\n#line 7\n}\n::mtlsim::loops::segment("), std::string::npos) << "the loop closes between segments: " << text;
+}
+
+// A helper's two shuffle loops (tg_argmax): each loop's `other` is its own, and a temporary a
+// later region reads is kept in a frame of the call's type.
+TEST(LoopForm, HelperLoopsWithBarriersAndTemporaries) {
+  const std::string helper =
+      "constant constexpr uint W = 32;\n"
+      "float best(float v, threadgroup float* s, uint lane, uint sg) {\n"
+      "  for (ushort o = W / 2; o > 0; o /= 2) {\n"
+      "    float2 other = {simd_shuffle_xor(v, o), simd_shuffle_xor(v + 1, o)};\n"
+      "    v = max(v, other.x + other.y);\n"
+      "  }\n"
+      "  if (lane == 0) s[sg] = v;\n"
+      "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+      "  v = s[lane % 2];\n"
+      "  for (ushort o = W / 2; o > 0; o /= 2) {\n"
+      "    float other = simd_shuffle_xor(v, o);\n"
+      "    v = max(v, other);\n"
+      "  }\n"
+      "  return v;\n"
+      "}\n";
+  Parsed p = parse_text(kernel_text("  out[lid] = best(out[lid], tg, lane, sg);\n", helper));
+  ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
+  EXPECT_EQ(kernel(p, "k").refusal, "");
+  const std::string& text = p.unit.loop_form().text;
+  EXPECT_NE(text.find("auto* mtlsim_f_mtlsim_s1 = ::mtlsim::loops::frame<float>(mtlsim_run, false);"), std::string::npos) << text;
+  EXPECT_NE(text.find("for (ushort mtlsim_b1_mtlsim_h1_o = W / 2;"), std::string::npos) << text;
+  EXPECT_NE(text.find("mtlsim_b2_mtlsim_h1_other"), std::string::npos) << text;
+  EXPECT_NE(text.find("mtlsim_b4_mtlsim_h1_other"), std::string::npos) << "the second loop's own `other`: " << text;
+}
+
+// A branch on a uniform value (a template parameter, a loop counter) around a barrier.
+TEST(LoopForm, UniformBranchInsideAUniformLoop) {
+  Parsed p = parse_text(
+      "#include <metal_stdlib>\nusing namespace metal;\n"
+      "template <uint TG>\n"
+      "kernel void k(device float* out [[buffer(0)]], threadgroup float* tg [[threadgroup(0)]],\n"
+      "              uint lid [[thread_index_in_threadgroup]]) {\n"
+      "  float v = out[lid];\n"
+      "  for (uint stage = 0; stage < 2; ++stage) {\n"
+      "    if (stage == 1 && TG > 32) {\n"
+      "      tg[lid] = v;\n"
+      "      threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+      "      v = tg[(lid + 1) % TG];\n"
+      "    } else {\n"
+      "      v = simd_sum(v);\n"
+      "    }\n"
+      "  }\n"
+      "  out[lid] = v;\n"
+      "}\n"
+      "template [[host_name(\"k64\")]] kernel void k<64>(device float*, threadgroup float*, uint);\n");
+  ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
+  EXPECT_EQ(kernel(p, "k").refusal, "");
+  const std::string& text = p.unit.loop_form().text;
+  EXPECT_NE(text.find("#line 8\nif (mtlsim_b1_stage == 1 && TG > 32) {\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("#line 12\n} else {\n"), std::string::npos) << text;
+}
+
 struct Refused {
   const char* name;
   std::string body;
@@ -109,9 +188,24 @@ INSTANTIATE_TEST_SUITE_P(
     Reasons, LoopFormRefusal,
     ::testing::Values(
         Refused{"BarrierInABranch", "  if (lid < 32) {\n    threadgroup_barrier(mem_flags::mem_none);\n  }\n", "",
-                "inside a statement", 6},
-        Refused{"SimdFunctionInALoop", "  float v = 0;\n  for (uint i = 0; i < 4; ++i) v += simd_sum(out[i]);\n  out[lid] = v;\n", "",
-                "inside a statement", 7},
+                "a branch whose condition may differ between threads", 6},
+        Refused{"BarrierInALoopOverTheThreadIndex",
+                "  for (uint i = lid; i < 100; i += 64) {\n    threadgroup_barrier(mem_flags::mem_none);\n  }\n", "",
+                "a loop whose trip count may differ between threads", 6},
+        Refused{"SimdFunctionInALoopBoundedByABuffer",
+                "  for (uint i = 0; i < uint(out[0]); ++i) out[lid] += simd_sum(out[i]);\n", "",
+                "a loop whose trip count may differ between threads", 6},
+        Refused{"LoopCounterChangedInTheBody",
+                "  for (uint i = 0; i < 4; ++i) {\n    out[lid] = simd_sum(out[i]);\n    if (lane == 0) i++;\n  }\n", "",
+                "a loop whose trip count may differ between threads", 6},
+        Refused{"BreakOutOfAUniformLoop",
+                "  for (uint i = 0; i < 4; ++i) {\n    out[lid] = simd_sum(out[i]);\n    if (out[lid] > 0) break;\n  }\n", "",
+                "a loop whose trip count may differ between threads", 6},
+        Refused{"SimdFunctionInAWhileLoop", "  uint i = 0;\n  while (i < 4) {\n    out[lid] = simd_sum(out[i]);\n    ++i;\n  }\n", "",
+                "inside a `while` or `do` loop", 7},
+        Refused{"ReturnInAUniformBranch",
+                "  if (4 > 2) {\n    out[lid] = simd_sum(out[lid]);\n    return;\n  }\n  threadgroup_barrier(mem_flags::mem_none);\n", "",
+                "a branch whose condition may differ between threads", 6},
         Refused{"SimdFunctionEvaluatedConditionally", "  float v = lid < 4 ? simd_sum(out[lid]) : 0.0f;\n  out[lid] = v;\n",
                 "", "inside a statement", 6},
         Refused{"ReturnBeforeABarrier", "  if (lid >= 100) return;\n  threadgroup_barrier(mem_flags::mem_none);\n", "",

@@ -1,0 +1,175 @@
+// The loop rewrite writes the flattened body as `mtlsim_loops_<kernel>`: per-thread frames for
+// values a later region needs, and one mtlsim::loops::segment call per stretch between barriers.
+#include <fmt/format.h>
+
+#include <set>
+
+#include "msl/msl_loop_rewrite.h"
+
+namespace mtlgen::msl::loop_form {
+
+std::string LoopFormWriter::write_function(CXCursor fn, const EntryPoint& entry) {
+  if (clang_getCursorKind(clang_getCursorSemanticParent(fn)) != CXCursor_TranslationUnit)
+    throw Refusal{"the kernel is declared inside a namespace", line_of(fn)};
+  refuse_threadgroup_variables(fn);
+  CXCursor body = body_of(fn);
+  if (clang_Cursor_isNull(body)) throw Refusal{"the kernel has no body", line_of(fn)};
+  Scope kernel;
+  flatten(body, kernel, nullptr, false);
+  keep_pointed_to();
+  for (int m : multi_)
+    if (vars_[m].replicated) throw Refusal{"a declaration of several variables used after a barrier", vars_[m].line};
+  for (const Var& v : vars_)
+    if (v.replicated && (v.type.empty() || v.type.find("auto") != std::string::npos || v.type.find('&') != std::string::npos ||
+                         v.type.find("dependent") != std::string::npos))
+      throw Refusal{fmt::format("`{}` is used after a barrier but its type `{}` cannot be kept per thread", v.name, v.type), v.line};
+  std::string out = fmt::format("\n// The loop form of `{}` (mtlgen's MSL front end, for the simulator).\n", spelling(fn));
+  out += signature(fn);
+  out += "{\n";
+  for (const KernelParam& p : entry.params)  // the regions read each thread's builtins instead
+    if (!p.name.empty()) out += fmt::format("(void){};\n", p.name);
+  for (const std::string& h : hoisted_) out += h;
+  for (const Var& v : vars_)
+    if (v.replicated)
+      out += fmt::format("auto* mtlsim_f_{} = ::mtlsim::loops::frame<{}>(mtlsim_run, {});\n", v.name, v.type,
+                         v.initialised ? "false" : "true");
+  out += write_segments(entry);
+  out += "}\n";
+  // The launchers compile their loop-form entry points only where this is defined.
+  out += fmt::format("#define MTLSIM_LOOPS_{} 1\n", spelling(fn));
+  return out;
+}
+
+// `template <...> void mtlsim_loops_k(<the kernel's parameters>, const LoopRun& mtlsim_run)`.
+std::string LoopFormWriter::signature(CXCursor fn) {
+  const UserFile& f = main();
+  auto [b, e] = range_of(fn, false);
+  size_t name_tok = f.token_at(ctx_.pos(fn).offset);
+  std::string head;
+  size_t i = f.token_at(b);
+  if (f.tokens[i].text == "template") {
+    size_t j = i + 1;
+    int depth = 0;
+    for (; j < f.tokens.size(); ++j) {
+      if (f.tokens[j].text == "<") ++depth;
+      if (f.tokens[j].text == ">") --depth;
+      if (f.tokens[j].text == ">>") depth -= 2;
+      if (depth <= 0) break;
+    }
+    head = render(f.tokens[i].begin, f.tokens[j].end, Scope{}) + "\n";
+  }
+  size_t open = name_tok + 1, close = open;
+  int depth = 0;
+  for (; close < f.tokens.size(); ++close) {
+    if (f.tokens[close].text == "(") ++depth;
+    if (f.tokens[close].text == ")" && --depth == 0) break;
+  }
+  std::string params = render(f.tokens[open].end, f.tokens[close].begin, Scope{});
+  params = strip_attributes(params);
+  std::string sep = params.find_first_not_of(" \t\n") == std::string::npos ? "" : ", ";
+  return fmt::format("{}void mtlsim_loops_{}({}{}const ::mtlsim::detail::LoopRun& mtlsim_run)\n", head, spelling(fn), params,
+                     sep);
+}
+
+std::string LoopFormWriter::strip_attributes(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s.compare(i, 2, "[[") == 0) {
+      size_t end = s.find("]]", i);
+      if (end != std::string::npos) {
+        i = end + 1;
+        continue;
+      }
+    }
+    out += s[i];
+  }
+  return out;
+}
+
+// The regions between threadgroup barriers and uniform loop or branch headers: one call of the
+// lane-order driver (mtlsim::loops::segment) per stretch, with a function of the thread per
+// region; the headers and closing braces between the stretches, run once per threadgroup.
+std::string LoopFormWriter::write_segments(const EntryPoint& entry) {
+  std::set<int> ends = {region_};  // the last region of each stretch
+  for (const Item& item : items_) {
+    if (item.kind == Item::sync && item.barrier) ends.insert(item.region);
+    if (item.kind == Item::control) ends.insert(item.region - 1);
+  }
+  std::string out;
+  int first = 0;
+  for (int last : ends) {
+    for (const Item& item : items_)
+      if (item.kind == Item::control && item.region == first) out += fmt::format("#line {}\n{}\n", item.line, item.text);
+    if (last < first) continue;
+    if (first == last && empty_region(first)) {  // between two headers or closing braces
+      first = last + 1;
+      continue;
+    }
+    out += "::mtlsim::loops::segment(mtlsim_run";
+    for (int r = first; r <= last; ++r) out += ",\n[&](uint32_t mtlsim_t) {\n" + write_region(r, entry) + "}";
+    out += ");\n";
+    first = last + 1;
+  }
+  return out;
+}
+
+bool LoopFormWriter::empty_region(int r) const {
+  for (const Item& item : items_) {
+    if (item.region == r && item.kind != Item::control) return false;
+    if (item.region == r - 1 && item.kind == Item::sync && item.target.kind != Target::none) return false;
+  }
+  return true;
+}
+
+std::string LoopFormWriter::write_region(int r, const EntryPoint& entry) {
+  std::string out;
+  for (const KernelParam& p : entry.params) {
+    if (p.kind != ParamKind::builtin || p.name.empty()) continue;
+    if (!p.builtin) throw Refusal{fmt::format("the builtin `{}`", p.builtin_attribute), p.loc.line};
+    out += fmt::format("[[maybe_unused]] const {0} {1} = ::mtlsim::as_builtin<{0}>(::mtlsim::loops::builtin::{2}(mtlsim_run, mtlsim_t));\n",
+                       p.builtin_type, p.name, ir::info(*p.builtin).attribute);
+  }
+  for (const Var& v : vars_)
+    if (v.replicated && v.region < r) out += fmt::format("[[maybe_unused]] auto& {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
+  for (const Item& item : items_) {
+    if (item.kind == Item::sync && item.region == r - 1) out += sync_result(item);
+    if (item.region == r && item.kind != Item::control) out += write_item(item);
+  }
+  return out;
+}
+
+std::string LoopFormWriter::declare(const Item& item, const std::string& type, const std::string& init) {
+  const Var& v = vars_[item.target.var];
+  if (!v.replicated) return fmt::format("{}{} = {};\n", type, v.name, init);
+  return fmt::format("{}mtlsim_d_{} = {}; [[maybe_unused]] auto& {} = ::mtlsim::loops::keep(mtlsim_f_{}[mtlsim_t], mtlsim_d_{});\n", type,
+                     v.name, init, v.name, v.name, v.name);
+}
+
+std::string LoopFormWriter::sync_result(const Item& item) {
+  std::string value = fmt::format("::mtlsim::loops::result<decltype({})>()", item.text);
+  std::string out = fmt::format("#line {}\n", item.line);
+  if (item.target.kind == Target::assign) return out + fmt::format("{} = {};\n", item.target.text, value);
+  if (item.target.kind == Target::declare) return out + declare(item, item.target.text, value);
+  return "";
+}
+
+std::string LoopFormWriter::write_item(const Item& item) {
+  std::string out = fmt::format("#line {}\n", item.line);
+  switch (item.kind) {
+    case Item::sync: return out + item.text + ";\n";
+    case Item::result:
+      if (item.target.kind == Target::assign) return out + fmt::format("{} = ({});\n", item.target.text, item.text);
+      if (item.target.kind == Target::declare) return out + declare(item, item.target.text, "(" + item.text + ")");
+      return out + fmt::format("(void)({});\n", item.text);
+    case Item::code:
+    case Item::control: break;
+  }
+  if (item.var < 0 || !vars_[item.var].replicated) return out + item.text + "\n";
+  const Var& v = vars_[item.var];
+  if (!item.has_init) return out + fmt::format("[[maybe_unused]] auto& {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
+  std::string text = item.text;
+  text.replace(item.name_at, item.name_end - item.name_at, "mtlsim_d_" + v.name);
+  return out + text + fmt::format(" [[maybe_unused]] auto& {0} = ::mtlsim::loops::keep(mtlsim_f_{0}[mtlsim_t], mtlsim_d_{0});\n", v.name);
+}
+
+}  // namespace mtlgen::msl::loop_form
