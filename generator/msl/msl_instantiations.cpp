@@ -20,16 +20,12 @@ constexpr std::string_view kTableOpening = "/* mtlgen explicit instantiations:";
 
 // Calls `f` on every declaration at file scope, inside namespaces and `extern "C"` too.
 void visit_declarations(CXCursor scope, const std::function<void(CXCursor)>& f) {
-  auto visit = [&](CXCursor c) {
+  visit_children(scope, [&](CXCursor c) {
     CXCursorKind k = clang_getCursorKind(c);
     if (k == CXCursor_Namespace || k == CXCursor_LinkageSpec) visit_declarations(c, f);
     else f(c);
-  };
-  using Visit = decltype(visit);
-  clang_visitChildren(scope, [](CXCursor c, CXCursor, CXClientData data) {
-    (*static_cast<Visit*>(data))(c);
     return CXChildVisit_Continue;
-  }, &visit);
+  });
 }
 
 // The annotate attribute `host_name` became in the pre-pass, on an explicitly instantiated kernel.
@@ -37,11 +33,10 @@ std::optional<CXCursor> host_name_attribute(CXCursor fn) {
   if (clang_getCursorKind(fn) != CXCursor_FunctionDecl || clang_Cursor_isNull(clang_getSpecializedCursorTemplate(fn)))
     return std::nullopt;
   std::optional<CXCursor> found;
-  clang_visitChildren(fn, [](CXCursor c, CXCursor, CXClientData data) {
-    if (clang_getCursorKind(c) == CXCursor_AnnotateAttr && spelling(c).rfind("mtl_host_name=", 0) == 0)
-      *static_cast<std::optional<CXCursor>*>(data) = c;
+  visit_children(fn, [&](CXCursor c) {
+    if (clang_getCursorKind(c) == CXCursor_AnnotateAttr && spelling(c).rfind("mtl_host_name=", 0) == 0) found = c;
     return CXChildVisit_Continue;
-  }, &found);
+  });
   return found;
 }
 

@@ -1,7 +1,6 @@
 #pragma once
-// One way to spread independent work over threads, for the compiles and runs of
-// verify, report's counters and the CUDA back end (each spends its time in a
-// child process: g++, nvcc, a case).
+// One way to spread independent work over threads, for the compiles and runs of verify, report's
+// counters and the CUDA back end (each spends its time in a child process: g++, nvcc, a case).
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
