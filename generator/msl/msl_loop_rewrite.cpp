@@ -20,6 +20,8 @@
 // statement is preceded by `#line N`, so reports name the user's lines.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "msl/loop_form_revision.h"
 #include "msl/msl_loop_rewrite.h"
 
@@ -97,53 +99,86 @@ Item make_item(Item::Kind kind, int line, std::string text) {
   return item;
 }
 
+// Identifiers of a type spelling renamed (`T` of a helper becomes its alias).
+std::string rename_words(const std::string& type, const Scope& scope) {
+  std::string out, word;
+  auto flush = [&] {
+    out += scope.rename(word);
+    word.clear();
+  };
+  for (char ch : type) {
+    if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') {
+      word += ch;
+    } else {
+      flush();
+      out += ch;
+    }
+  }
+  flush();
+  return out;
+}
+
+bool contains(CXCursor c, CXCursorKind kind) {
+  bool found = clang_getCursorKind(c) == kind;
+  visit(c, [&](CXCursor x) {
+    if (clang_getCursorKind(x) == kind) {
+      found = true;
+      return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+  });
+  return found;
+}
+
+// ---- LoopFormWriter ----
+
 // The loop form of the kernel function `name`, or why it has none.
 LoopFormKernel LoopFormWriter::write(const std::string& function, const EntryPoint& entry, std::string& text) {
   LoopFormKernel k;
   k.function = function;
-  reset();
-  CXCursor fn = definition(function);
-  if (clang_Cursor_isNull(fn)) return refuse(k, {"the kernel's definition is not in the main file", 0});
+  CXCursor fn = source_.definition(function);
   try {
-    std::string out = write_function(fn, entry);
+    if (clang_Cursor_isNull(fn)) throw Refusal{"the kernel's definition is not in the main file", 0};
+    std::string out = loop_function(fn, entry);
     k.loop_function = "mtlsim_loops_" + function;
     text += out;
   } catch (const Refusal& r) {
-    return refuse(k, r);
+    k.refusal = r.why;
+    k.refusal_line = r.line;
   }
   return k;
 }
 
-LoopFormKernel LoopFormWriter::refuse(LoopFormKernel k, const Refusal& r) {
-  k.refusal = r.why;
-  k.refusal_line = r.line;
-  return k;
+// The kernel flattened (a fresh Flattener: nothing carries over from the kernel before), checked
+// and written.
+std::string LoopFormWriter::loop_function(CXCursor fn, const EntryPoint& entry) {
+  if (clang_getCursorKind(clang_getCursorSemanticParent(fn)) != CXCursor_TranslationUnit)
+    throw Refusal{"the kernel is declared inside a namespace", source_.line_of(fn)};
+  source_.refuse_threadgroup_variables(fn);
+  CXCursor body = Source::body_of(fn);
+  if (clang_Cursor_isNull(body)) throw Refusal{"the kernel has no body", source_.line_of(fn)};
+  Flattener flattener(source_, sync_);
+  flattener.flatten(body, Scope{}, nullptr, false);
+  flattener.body().keep_pointed_to();
+  flattener.body().refuse_unkept();
+  return RegionWriter(source_, flattener.body()).write_function(fn, entry);
 }
 
-void LoopFormWriter::reset() {
-  items_.clear();
-  vars_.clear();
-  hoisted_.clear();
-  var_by_name_.clear();
-  multi_.clear();
-  region_ = 0;
-  helpers_ = 0;
-  temporaries_ = 0;
-  return_line_ = 0;
-  blocks_ = 0;
-  active_.clear();
-  counters_.clear();
+// ---- Source ----
+
+Source::Source(Context& ctx, const Description& d, const std::string& original) : ctx_(ctx), d_(d), original_(original) {
+  collect_definitions(clang_getTranslationUnitCursor(ctx.tu()));
 }
 
-const UserFile& LoopFormWriter::main() const {
+const UserFile& Source::main() const {
   for (const auto& [path, f] : ctx_.files())
     if (f.is_main) return f;
   throw Refusal{"no main file", 0};
 }
 
-int LoopFormWriter::line_of(CXCursor c) { return ctx_.begin(c).loc.line; }
+int Source::line_of(CXCursor c) const { return ctx_.begin(c).loc.line; }
 
-void LoopFormWriter::collect_definitions(CXCursor parent) {
+void Source::collect_definitions(CXCursor parent) {
   visit(parent, [&](CXCursor c) {
     CXCursorKind k = clang_getCursorKind(c);
     FilePos at = ctx_.pos(c);
@@ -158,20 +193,20 @@ void LoopFormWriter::collect_definitions(CXCursor parent) {
   });
 }
 
-CXCursor LoopFormWriter::definition(const std::string& name) {
+CXCursor Source::definition(const std::string& name) const {
   auto it = definitions_.find(name);
   if (it == definitions_.end() || it->second.size() != 1) return clang_getNullCursor();
   return it->second[0];
 }
 
-CXCursor LoopFormWriter::body_of(CXCursor fn) {
+CXCursor Source::body_of(CXCursor fn) {
   for (CXCursor c : children(fn))
     if (clang_getCursorKind(c) == CXCursor_CompoundStmt) return c;
   return clang_getNullCursor();
 }
 
 // Byte range of a statement in the main file, with an expression statement's `;`.
-std::pair<unsigned, unsigned> LoopFormWriter::range_of(CXCursor c, bool with_semicolon) {
+std::pair<unsigned, unsigned> Source::range_of(CXCursor c, bool with_semicolon) const {
   FilePos b = ctx_.begin(c), e = ctx_.end(c);
   if (!b.file || !b.file->is_main || e.file != b.file) throw Refusal{"a statement comes from a macro or another file", line_of(c)};
   unsigned end = e.offset;
@@ -183,7 +218,7 @@ std::pair<unsigned, unsigned> LoopFormWriter::range_of(CXCursor c, bool with_sem
 }
 
 // The original text of [begin, end) with the simulator's edits and the scope's renames.
-std::string LoopFormWriter::render(unsigned begin, unsigned end, const Scope& scope, std::vector<Edit> replaced) {
+std::string Source::render(unsigned begin, unsigned end, const Scope& scope, std::vector<Edit> replaced) const {
   const UserFile& f = main();
   std::vector<Edit> edits;
   for (const Edit& r : replaced) edits.push_back({r.begin - begin, r.end - begin, r.text});
@@ -200,9 +235,23 @@ std::string LoopFormWriter::render(unsigned begin, unsigned end, const Scope& sc
   return apply_edits(original_.substr(begin, end - begin), std::move(edits));
 }
 
-std::string LoopFormWriter::render(CXCursor c, const Scope& scope, bool with_semicolon) {
+std::string Source::render(CXCursor c, const Scope& scope, bool with_semicolon) const {
   auto [b, e] = range_of(c, with_semicolon);
   return render(b, e, scope);
+}
+
+bool Source::is_assignment(CXCursor lhs) const {
+  const UserFile& f = main();
+  size_t t = f.token_at(ctx_.end(lhs).offset);
+  return t < f.tokens.size() && f.tokens[t].text == "=";
+}
+
+void Source::refuse_threadgroup_variables(CXCursor fn) const {
+  auto [b, e] = range_of(fn, false);
+  for (const ThreadgroupSite& s : d_.threadgroup_sites)
+    if (s.file == main().path && s.begin >= b && s.end <= e)
+      throw Refusal{fmt::format("it declares the threadgroup variable `{}` in a body", s.name),
+                    1 + int(std::count(original_.begin(), original_.begin() + s.begin, '\n'))};
 }
 
 }  // namespace mtlgen::msl::loop_form

@@ -1,9 +1,10 @@
 #pragma once
 // Internals of the loop rewrite (msl_loop_rewrite*.cpp), shared by its translation units: what the
-// flattened body is made of and the writer that makes it. The files follow the writer's sections:
-// msl_loop_rewrite.cpp (the source and the entry point), _flatten.cpp (analysis and flattening),
-// _control.cpp (uniform loops and branches around sync points), _inline.cpp (inlining helpers) and
-// _write.cpp (writing the loop form).
+// flattened body is made of and the classes that make and write it, one per file:
+// msl_loop_rewrite.cpp (Source, and LoopFormWriter, the entry point), _body.cpp (SyncPoints and
+// FlatBody), _flatten.cpp (Flattener), _uniform.cpp (Uniformity), _control.cpp (UniformControl:
+// uniform loops and branches around sync points), _inline.cpp (HelperInliner) and _write.cpp
+// (RegionWriter).
 #include <functional>
 #include <map>
 #include <set>
@@ -82,103 +83,208 @@ struct Refusal {
   int line = 0;
 };
 
-class LoopFormWriter {
- public:
-  LoopFormWriter(Context& ctx, const Description& d, const std::string& original)
-      : ctx_(ctx), d_(d), original_(original) {
-    collect_definitions(clang_getTranslationUnitCursor(ctx.tu()));
-  }
+// Identifiers of a type spelling renamed (`T` of a helper becomes its alias).
+std::string rename_words(const std::string& type, const Scope& scope);
 
-  // The loop form of the kernel function `name` (appended to `text`), or why it has none.
-  LoopFormKernel write(const std::string& function, const EntryPoint& entry, std::string& text);
+// Whether `c` is or contains a cursor of `kind`.
+bool contains(CXCursor c, CXCursorKind kind);
+
+// ---- the source (msl_loop_rewrite.cpp): the main file's functions, ranges and text ----
+class Source {
+ public:
+  Source(Context& ctx, const Description& d, const std::string& original);
+
+  Context& ctx() const { return ctx_; }
+  const std::string& original() const { return original_; }
+  const UserFile& main() const;
+  int line_of(CXCursor c) const;
+  // The one definition of `name` in the main file; null when there is none or it is overloaded.
+  CXCursor definition(const std::string& name) const;
+  bool defined_here(const std::string& name) const { return definitions_.count(name) != 0; }
+  bool defined_elsewhere(const std::string& name) const { return other_definitions_.count(name) != 0; }
+  const std::vector<CXCursor>& definitions(const std::string& name) const { return definitions_.at(name); }
+  static CXCursor body_of(CXCursor fn);
+  std::pair<unsigned, unsigned> range_of(CXCursor c, bool with_semicolon) const;
+  std::string render(unsigned begin, unsigned end, const Scope& scope, std::vector<Edit> replaced = {}) const;
+  std::string render(CXCursor c, const Scope& scope, bool with_semicolon = false) const;
+  // Whether `lhs` is followed by `=`.
+  bool is_assignment(CXCursor lhs) const;
+  void refuse_threadgroup_variables(CXCursor fn) const;
 
  private:
-  LoopFormKernel refuse(LoopFormKernel k, const Refusal& r);
-  void reset();
-
-  // ---- source (msl_loop_rewrite.cpp) ----
-  const UserFile& main() const;
-  int line_of(CXCursor c);
   void collect_definitions(CXCursor parent);
-  CXCursor definition(const std::string& name);
-  CXCursor body_of(CXCursor fn);
-  std::pair<unsigned, unsigned> range_of(CXCursor c, bool with_semicolon);
-  std::string render(unsigned begin, unsigned end, const Scope& scope, std::vector<Edit> replaced = {});
-  std::string render(CXCursor c, const Scope& scope, bool with_semicolon = false);
-
-  // ---- analysis (msl_loop_rewrite_flatten.cpp) ----
-  bool contains_sync(CXCursor c);
-  bool is_sync_call(const std::string& name);
-  bool helper_syncs(const std::string& name);
-  bool contains(CXCursor c, CXCursorKind kind);
-  void refuse_threadgroup_variables(CXCursor fn);
-
-  // ---- flattening (msl_loop_rewrite_flatten.cpp) ----
-  void note_uses(const std::string& text, int region);
-  int add_var(const std::string& name, const std::string& type, bool constant, int line);
-  static std::string rename_words(const std::string& type, const Scope& scope);
-  void flatten(CXCursor body, const Scope& scope, const Target* result, bool helper);
-  void flatten(const std::vector<CXCursor>& stmts, const Scope& scope, const Target* result, bool helper);
-  void code(CXCursor s, const Scope& scope);
-  void declaration(CXCursor s, const Scope& scope, Item& item);
-  static bool has_initializer(const std::string& after_name);
-  bool extract_sync_calls(CXCursor s, const Scope& scope);
-  std::string kept_type(CXCursor call, const Scope& scope);
-  void declaration_of_extracted(CXCursor s, const Scope& scope, Item& item, const std::vector<Edit>& replaced);
-  void sync_statement(CXCursor s, const Scope& scope);
-  bool is_assignment(CXCursor lhs);
-  void sync_call(CXCursor call, Target target, const Scope& scope, int line);
-  void helper_return(CXCursor ret, const Scope& scope, const Target& result);
-  void keep_pointed_to();
-
-  // ---- uniform control flow (msl_loop_rewrite_control.cpp) ----
-  bool control_statement(CXCursor s, const Scope& scope);
-  void uniform_for(CXCursor s, const Scope& scope);
-  void uniform_if(CXCursor s, const Scope& scope);
-  void control_body(CXCursor body, Scope scope, const std::vector<CXCursor>& counters);
-  void control(int line, std::string text);
-  bool uniform(CXCursor e);
-  bool uniform_reference(CXCursor ref);
-  bool assigns(CXCursor body, const std::string& name);
-  static bool jumps_out(CXCursor c, bool in_loop, bool in_switch);
-
-  // ---- inlining (msl_loop_rewrite_inline.cpp) ----
-  void inline_helper(CXCursor call, const std::string& name, const Target& target, const Scope& caller, int line);
-  void collect_names(CXCursor def, const std::string& prefix, Scope& scope, std::vector<CXCursor>& params,
-                     std::vector<CXCursor>& tparams);
-  std::vector<std::string> type_words(CXCursor param);
-  std::string declared_type(CXCursor param, const Scope& scope);
-  std::vector<std::string> explicit_args(CXCursor call, const std::string& name, const Scope& caller);
-  void template_aliases(CXCursor call, CXCursor def, const std::vector<CXCursor>& tparams,
-                        const std::vector<CXCursor>& params, const Scope& scope, const Scope& caller, int line);
-  std::string deduced(CXCursor call, CXCursor tparam, const std::vector<CXCursor>& params, const Scope& caller, int line);
-  void bind_params(CXCursor call, const std::vector<CXCursor>& params, const Scope& scope, const Scope& caller, int line);
-
-  // ---- writing (msl_loop_rewrite_write.cpp) ----
-  std::string write_function(CXCursor fn, const EntryPoint& entry);
-  std::string signature(CXCursor fn);
-  static std::string strip_attributes(const std::string& s);
-  std::string write_segments(const EntryPoint& entry);
-  bool empty_region(int r) const;
-  std::string write_region(int r, const EntryPoint& entry);
-  std::string declare(const Item& item, const std::string& type, const std::string& init);
-  std::string sync_result(const Item& item);
-  std::string write_item(const Item& item);
 
   Context& ctx_;
   const Description& d_;
   const std::string& original_;
   std::map<std::string, std::vector<CXCursor>> definitions_;
   std::set<std::string> other_definitions_;
-  std::map<std::string, bool> syncs_;
-  std::vector<Item> items_;
-  std::vector<Var> vars_;
-  std::map<std::string, int> var_by_name_;
-  std::vector<int> multi_;
-  std::vector<std::string> hoisted_;
-  std::set<std::string> active_;
-  std::vector<CXCursor> counters_;  // of the uniform loops being flattened
-  int region_ = 0, helpers_ = 0, return_line_ = 0, temporaries_ = 0, blocks_ = 0;
+};
+
+// ---- sync points (msl_loop_rewrite_body.cpp): which calls a region ends at ----
+class SyncPoints {
+ public:
+  explicit SyncPoints(const Source& src) : src_(src) {}
+  // Whether `c` reaches a sync point: a barrier or simd function, or a helper that does.
+  bool contains_sync(CXCursor c);
+  bool is_sync_call(const std::string& name);
+
+ private:
+  bool helper_syncs(const std::string& name);
+
+  const Source& src_;
+  std::map<std::string, bool> syncs_;  // by helper, for every kernel of the file
+};
+
+// ---- the flattened body (msl_loop_rewrite_body.cpp): items by region, and the values they share ----
+struct FlatBody {
+  std::vector<Item> items;
+  std::vector<Var> vars;
+  std::map<std::string, int> var_by_name;
+  std::vector<int> multi;            // the last variable of each declaration of several
+  std::vector<std::string> hoisted;  // constexpr locals and template aliases, at the top of the function
+  int region = 0;                    // the region being filled
+
+  int add_var(const std::string& name, const std::string& type, bool constant, int line);
+  void note_uses(const std::string& text, int in_region);
+  // A control item ends the region before it and starts a new one after it.
+  void control(int line, std::string text);
+  void keep_pointed_to();
+  // Throws where a value a later region reads cannot be kept per thread.
+  void refuse_unkept() const;
+};
+
+// ---- uniformity (msl_loop_rewrite_uniform.cpp): what every thread of a threadgroup sees alike ----
+class Uniformity {
+ public:
+  explicit Uniformity(const Source& src) : src_(src) {}
+  bool uniform(CXCursor e) const;
+  bool assigns(CXCursor body, const std::string& name) const;
+  static bool jumps_out(CXCursor c, bool in_loop, bool in_switch);
+  // The counters of the uniform loops being flattened, innermost last.
+  void push_counters(const std::vector<CXCursor>& counters);
+  void pop_counters(size_t n) { counters_.resize(counters_.size() - n); }
+
+ private:
+  bool uniform_reference(CXCursor ref) const;
+
+  const Source& src_;
+  std::vector<CXCursor> counters_;
+};
+
+class Flattener;
+
+// ---- uniform loops and branches around sync points (msl_loop_rewrite_control.cpp) ----
+class UniformControl {
+ public:
+  UniformControl(Flattener& flattener, const Source& src, FlatBody& body)
+      : flattener_(flattener), src_(src), body_(body), uniformity_(src) {}
+  // Flattens `s` where it is a `for` or `if`; false where it is neither.
+  bool statement(CXCursor s, const Scope& scope);
+
+ private:
+  void uniform_for(CXCursor s, const Scope& scope);
+  void uniform_if(CXCursor s, const Scope& scope);
+  void control_body(CXCursor body, Scope scope, const std::vector<CXCursor>& counters);
+
+  Flattener& flattener_;
+  const Source& src_;
+  FlatBody& body_;
+  Uniformity uniformity_;
+  int blocks_ = 0;
+};
+
+// ---- inlining helpers that contain a sync point (msl_loop_rewrite_inline.cpp) ----
+class HelperInliner {
+ public:
+  HelperInliner(Flattener& flattener, const Source& src, FlatBody& body) : flattener_(flattener), src_(src), body_(body) {}
+  void inline_helper(CXCursor call, const std::string& name, const Target& target, const Scope& caller, int line);
+
+ private:
+  void collect_names(CXCursor def, const std::string& prefix, Scope& scope, std::vector<CXCursor>& params,
+                     std::vector<CXCursor>& tparams);
+  std::vector<std::string> type_words(CXCursor param) const;
+  std::string declared_type(CXCursor param, const Scope& scope) const;
+  std::vector<std::string> explicit_args(CXCursor call, const std::string& name, const Scope& caller) const;
+  void template_aliases(CXCursor call, CXCursor def, const std::vector<CXCursor>& tparams,
+                        const std::vector<CXCursor>& params, const Scope& scope, const Scope& caller, int line);
+  std::string deduced(CXCursor call, CXCursor tparam, const std::vector<CXCursor>& params, const Scope& caller,
+                      int line) const;
+  void bind_params(CXCursor call, const std::vector<CXCursor>& params, const Scope& scope, const Scope& caller, int line);
+
+  Flattener& flattener_;
+  const Source& src_;
+  FlatBody& body_;
+  std::set<std::string> active_;  // being inlined: a recursive helper is refused
+  int helpers_ = 0;
+};
+
+// ---- flattening (msl_loop_rewrite_flatten.cpp): one kernel's body as top-level items ----
+class Flattener {
+ public:
+  Flattener(const Source& src, SyncPoints& sync)
+      : src_(src), sync_(sync), control_(*this, src, body_), inliner_(*this, src, body_) {}
+  Flattener(const Flattener&) = delete;
+  Flattener& operator=(const Flattener&) = delete;
+
+  void flatten(CXCursor body, const Scope& scope, const Target* result, bool helper);
+  void flatten(const std::vector<CXCursor>& stmts, const Scope& scope, const Target* result, bool helper);
+  const FlatBody& body() const { return body_; }
+  FlatBody& body() { return body_; }
+
+ private:
+  void code(CXCursor s, const Scope& scope);
+  void declaration(CXCursor s, const Scope& scope, Item& item);
+  static bool has_initializer(const std::string& after_name);
+  bool extract_sync_calls(CXCursor s, const Scope& scope);
+  std::string kept_type(CXCursor call, const Scope& scope) const;
+  void declaration_of_extracted(CXCursor s, const Scope& scope, Item& item, const std::vector<Edit>& replaced);
+  void sync_statement(CXCursor s, const Scope& scope);
+  void sync_call(CXCursor call, Target target, const Scope& scope, int line);
+  void helper_return(CXCursor ret, const Scope& scope, const Target& result);
+
+  const Source& src_;
+  SyncPoints& sync_;
+  FlatBody body_;
+  UniformControl control_;
+  HelperInliner inliner_;
+  int return_line_ = 0, temporaries_ = 0;
+};
+
+// ---- writing (msl_loop_rewrite_write.cpp): the flattened body as `mtlsim_loops_<kernel>` ----
+class RegionWriter {
+ public:
+  RegionWriter(const Source& src, const FlatBody& body) : src_(src), body_(body) {}
+  std::string write_function(CXCursor fn, const EntryPoint& entry) const;
+
+ private:
+  std::string signature(CXCursor fn) const;
+  static std::string strip_attributes(const std::string& s);
+  std::string write_segments(const EntryPoint& entry) const;
+  bool empty_region(int r) const;
+  std::string write_region(int r, const EntryPoint& entry) const;
+  std::string declare(const Item& item, const std::string& type, const std::string& init) const;
+  std::string sync_result(const Item& item) const;
+  std::string write_item(const Item& item) const;
+
+  const Source& src_;
+  const FlatBody& body_;
+};
+
+// Each kernel of a file: flattened, then written, or refused.
+class LoopFormWriter {
+ public:
+  LoopFormWriter(Context& ctx, const Description& d, const std::string& original)
+      : source_(ctx, d, original), sync_(source_) {}
+
+  // The loop form of the kernel function `name` (appended to `text`), or why it has none.
+  LoopFormKernel write(const std::string& function, const EntryPoint& entry, std::string& text);
+
+ private:
+  std::string loop_function(CXCursor fn, const EntryPoint& entry);
+
+  Source source_;
+  SyncPoints sync_;
 };
 
 }  // namespace mtlgen::msl::loop_form

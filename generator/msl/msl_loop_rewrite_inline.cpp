@@ -8,11 +8,11 @@
 
 namespace mtlgen::msl::loop_form {
 
-void LoopFormWriter::inline_helper(CXCursor call, const std::string& name, const Target& target, const Scope& caller, int line) {
+void HelperInliner::inline_helper(CXCursor call, const std::string& name, const Target& target, const Scope& caller, int line) {
   if (active_.count(name)) throw Refusal{fmt::format("the helper `{}` is recursive", name), line};
-  CXCursor def = definition(name);
+  CXCursor def = src_.definition(name);
   if (clang_Cursor_isNull(def)) throw Refusal{fmt::format("the helper `{}` is overloaded", name), line};
-  refuse_threadgroup_variables(def);
+  src_.refuse_threadgroup_variables(def);
   active_.insert(name);
   Scope scope;
   const std::string prefix = fmt::format("mtlsim_h{}_", ++helpers_);
@@ -20,17 +20,17 @@ void LoopFormWriter::inline_helper(CXCursor call, const std::string& name, const
   collect_names(def, prefix, scope, params, tparams);
   template_aliases(call, def, tparams, params, scope, caller, line);
   bind_params(call, params, scope, caller, line);
-  flatten(body_of(def), scope, &target, true);
+  flattener_.flatten(Source::body_of(def), scope, &target, true);
   active_.erase(name);
 }
 
-void LoopFormWriter::collect_names(CXCursor def, const std::string& prefix, Scope& scope, std::vector<CXCursor>& params,
-                   std::vector<CXCursor>& tparams) {
+void HelperInliner::collect_names(CXCursor def, const std::string& prefix, Scope& scope, std::vector<CXCursor>& params,
+                                  std::vector<CXCursor>& tparams) {
   for (CXCursor c : children(def)) {
     CXCursorKind k = clang_getCursorKind(c);
     if (k == CXCursor_ParmDecl) params.push_back(c);
     if (k == CXCursor_TemplateTypeParameter || k == CXCursor_NonTypeTemplateParameter) tparams.push_back(c);
-    if (k == CXCursor_TemplateTemplateParameter) throw Refusal{"a helper with a template template parameter", line_of(def)};
+    if (k == CXCursor_TemplateTemplateParameter) throw Refusal{"a helper with a template template parameter", src_.line_of(def)};
   }
   for (CXCursor c : params) scope.renames[spelling(c)] = prefix + spelling(c);
   for (CXCursor c : tparams) scope.renames[spelling(c)] = prefix + spelling(c);
@@ -41,27 +41,27 @@ void LoopFormWriter::collect_names(CXCursor def, const std::string& prefix, Scop
 }
 
 // Tokens of a parameter's declared type (before its name), without address spaces and cv.
-std::vector<std::string> LoopFormWriter::type_words(CXCursor param) {
-  const UserFile& f = main();
+std::vector<std::string> HelperInliner::type_words(CXCursor param) const {
+  const UserFile& f = src_.main();
   std::vector<std::string> words;
-  unsigned name_at = ctx_.pos(param).offset;
-  size_t first = specifier_start(f, f.token_at(ctx_.begin(param).offset));
+  unsigned name_at = src_.ctx().pos(param).offset;
+  size_t first = specifier_start(f, f.token_at(src_.ctx().begin(param).offset));
   static const std::set<std::string> skip = {"const", "volatile", "device", "threadgroup", "constant", "thread"};
   for (size_t i = first; i < f.tokens.size() && f.tokens[i].begin < name_at; ++i)
     if (!skip.count(f.tokens[i].text)) words.push_back(f.tokens[i].text);
   return words;
 }
 
-std::string LoopFormWriter::declared_type(CXCursor param, const Scope& scope) {
-  const UserFile& f = main();
-  size_t first = specifier_start(f, f.token_at(ctx_.begin(param).offset));
-  return render(f.tokens[first].begin, ctx_.pos(param).offset, scope);
+std::string HelperInliner::declared_type(CXCursor param, const Scope& scope) const {
+  const UserFile& f = src_.main();
+  size_t first = specifier_start(f, f.token_at(src_.ctx().begin(param).offset));
+  return src_.render(f.tokens[first].begin, src_.ctx().pos(param).offset, scope);
 }
 
 // Explicit template arguments of the call (`tg_sum<TG>(...)`), as rendered text.
-std::vector<std::string> LoopFormWriter::explicit_args(CXCursor call, const std::string& name, const Scope& caller) {
-  const UserFile& f = main();
-  auto [b, e] = range_of(call, false);
+std::vector<std::string> HelperInliner::explicit_args(CXCursor call, const std::string& name, const Scope& caller) const {
+  const UserFile& f = src_.main();
+  auto [b, e] = src_.range_of(call, false);
   size_t i = f.token_at(b);
   while (i < f.tokens.size() && f.tokens[i].text != name) ++i;
   std::vector<std::string> args;
@@ -73,7 +73,7 @@ std::vector<std::string> LoopFormWriter::explicit_args(CXCursor call, const std:
     if (t == "<" || t == "(" || t == "[") ++depth;
     if (t == ">" || t == ")" || t == "]" || t == ">>") depth -= t == ">>" ? 2 : 1;
     if ((t == "," && depth == 1) || depth <= 0) {
-      args.push_back(render(start, f.tokens[j].begin, caller));
+      args.push_back(src_.render(start, f.tokens[j].begin, caller));
       if (depth <= 0) break;
       start = f.tokens[j + 1].begin;
     }
@@ -81,25 +81,26 @@ std::vector<std::string> LoopFormWriter::explicit_args(CXCursor call, const std:
   return args;
 }
 
-void LoopFormWriter::template_aliases(CXCursor call, CXCursor def, const std::vector<CXCursor>& tparams,
-                      const std::vector<CXCursor>& params, const Scope& scope, const Scope& caller, int line) {
+void HelperInliner::template_aliases(CXCursor call, CXCursor def, const std::vector<CXCursor>& tparams,
+                                     const std::vector<CXCursor>& params, const Scope& scope, const Scope& caller, int line) {
   std::vector<std::string> given = explicit_args(call, spelling(def), caller);
   for (size_t i = 0; i < tparams.size(); ++i) {
     const std::string alias = scope.rename(spelling(tparams[i]));
     const bool type = clang_getCursorKind(tparams[i]) == CXCursor_TemplateTypeParameter;
     if (i < given.size()) {
-      hoisted_.push_back(type ? fmt::format("using {} = {};\n", alias, given[i])
+      body_.hoisted.push_back(type ? fmt::format("using {} = {};\n", alias, given[i])
                               : fmt::format("constexpr {} {} = {};\n", rename_words(spelling(clang_getCursorType(tparams[i])), scope),
                                             alias, given[i]));
       continue;
     }
     if (!type) throw Refusal{fmt::format("the template parameter `{}` of `{}` is not given", spelling(tparams[i]), spelling(def)), line};
-    hoisted_.push_back(fmt::format("using {} = {};\n", alias, deduced(call, tparams[i], params, caller, line)));
+    body_.hoisted.push_back(fmt::format("using {} = {};\n", alias, deduced(call, tparams[i], params, caller, line)));
   }
 }
 
 // A type parameter deduced from the first parameter declared `P`, `P*` or `P&`.
-std::string LoopFormWriter::deduced(CXCursor call, CXCursor tparam, const std::vector<CXCursor>& params, const Scope& caller, int line) {
+std::string HelperInliner::deduced(CXCursor call, CXCursor tparam, const std::vector<CXCursor>& params, const Scope& caller,
+                                   int line) const {
   const std::string p = spelling(tparam);
   for (size_t i = 0; i < params.size() && int(i) < clang_Cursor_getNumArguments(call); ++i) {
     std::vector<std::string> w = type_words(params[i]);
@@ -114,7 +115,7 @@ std::string LoopFormWriter::deduced(CXCursor call, CXCursor tparam, const std::v
 }
 
 // Each parameter becomes a local initialised from its argument, in the caller's region.
-void LoopFormWriter::bind_params(CXCursor call, const std::vector<CXCursor>& params, const Scope& scope, const Scope& caller, int line) {
+void HelperInliner::bind_params(CXCursor call, const std::vector<CXCursor>& params, const Scope& scope, const Scope& caller, int line) {
   if (clang_Cursor_getNumArguments(call) != int(params.size()))
     throw Refusal{"a helper called with default arguments", line};
   for (size_t i = 0; i < params.size(); ++i) {
@@ -122,14 +123,14 @@ void LoopFormWriter::bind_params(CXCursor call, const std::vector<CXCursor>& par
     if (std::find(w.begin(), w.end(), "&") != w.end()) throw Refusal{"a helper with a reference parameter", line};
     std::string type = declared_type(params[i], scope);
     std::string name = scope.rename(spelling(params[i]));
-    std::string arg = render(clang_Cursor_getArgument(call, unsigned(i)), caller);
+    std::string arg = src_.render(clang_Cursor_getArgument(call, unsigned(i)), caller);
     Item item = make_item(Item::code, line, fmt::format("{}{} = ({});", type, name, arg));
-    item.region = region_;
-    item.var = add_var(name, type, false, line);
+    item.region = body_.region;
+    item.var = body_.add_var(name, type, false, line);
     item.name_at = unsigned(type.size());
     item.name_end = item.name_at + unsigned(name.size());
-    note_uses(arg, region_);
-    items_.push_back(std::move(item));
+    body_.note_uses(arg, body_.region);
+    body_.items.push_back(std::move(item));
   }
 }
 

@@ -8,28 +8,14 @@
 
 namespace mtlgen::msl::loop_form {
 
-std::string LoopFormWriter::write_function(CXCursor fn, const EntryPoint& entry) {
-  if (clang_getCursorKind(clang_getCursorSemanticParent(fn)) != CXCursor_TranslationUnit)
-    throw Refusal{"the kernel is declared inside a namespace", line_of(fn)};
-  refuse_threadgroup_variables(fn);
-  CXCursor body = body_of(fn);
-  if (clang_Cursor_isNull(body)) throw Refusal{"the kernel has no body", line_of(fn)};
-  Scope kernel;
-  flatten(body, kernel, nullptr, false);
-  keep_pointed_to();
-  for (int m : multi_)
-    if (vars_[m].replicated) throw Refusal{"a declaration of several variables used after a barrier", vars_[m].line};
-  for (const Var& v : vars_)
-    if (v.replicated && (v.type.empty() || v.type.find("auto") != std::string::npos || v.type.find('&') != std::string::npos ||
-                         v.type.find("dependent") != std::string::npos))
-      throw Refusal{fmt::format("`{}` is used after a barrier but its type `{}` cannot be kept per thread", v.name, v.type), v.line};
+std::string RegionWriter::write_function(CXCursor fn, const EntryPoint& entry) const {
   std::string out = fmt::format("\n// The loop form of `{}` (mtlgen's MSL front end, for the simulator).\n", spelling(fn));
   out += signature(fn);
   out += "{\n";
   for (const KernelParam& p : entry.params)  // the regions read each thread's builtins instead
     if (!p.name.empty()) out += fmt::format("(void){};\n", p.name);
-  for (const std::string& h : hoisted_) out += h;
-  for (const Var& v : vars_)
+  for (const std::string& h : body_.hoisted) out += h;
+  for (const Var& v : body_.vars)
     if (v.replicated)
       out += fmt::format("auto* mtlsim_f_{} = ::mtlsim::loops::frame<{}>(mtlsim_run, {});\n", v.name, v.type,
                          v.initialised ? "false" : "true");
@@ -41,10 +27,10 @@ std::string LoopFormWriter::write_function(CXCursor fn, const EntryPoint& entry)
 }
 
 // `template <...> void mtlsim_loops_k(<the kernel's parameters>, const LoopRun& mtlsim_run)`.
-std::string LoopFormWriter::signature(CXCursor fn) {
-  const UserFile& f = main();
-  auto [b, e] = range_of(fn, false);
-  size_t name_tok = f.token_at(ctx_.pos(fn).offset);
+std::string RegionWriter::signature(CXCursor fn) const {
+  const UserFile& f = src_.main();
+  auto [b, e] = src_.range_of(fn, false);
+  size_t name_tok = f.token_at(src_.ctx().pos(fn).offset);
   std::string head;
   size_t i = f.token_at(b);
   if (f.tokens[i].text == "template") {
@@ -56,7 +42,7 @@ std::string LoopFormWriter::signature(CXCursor fn) {
       if (f.tokens[j].text == ">>") depth -= 2;
       if (depth <= 0) break;
     }
-    head = render(f.tokens[i].begin, f.tokens[j].end, Scope{}) + "\n";
+    head = src_.render(f.tokens[i].begin, f.tokens[j].end, Scope{}) + "\n";
   }
   size_t open = name_tok + 1, close = open;
   int depth = 0;
@@ -64,14 +50,14 @@ std::string LoopFormWriter::signature(CXCursor fn) {
     if (f.tokens[close].text == "(") ++depth;
     if (f.tokens[close].text == ")" && --depth == 0) break;
   }
-  std::string params = render(f.tokens[open].end, f.tokens[close].begin, Scope{});
+  std::string params = src_.render(f.tokens[open].end, f.tokens[close].begin, Scope{});
   params = strip_attributes(params);
   std::string sep = params.find_first_not_of(" \t\n") == std::string::npos ? "" : ", ";
   return fmt::format("{}void mtlsim_loops_{}({}{}const ::mtlsim::detail::LoopRun& mtlsim_run)\n", head, spelling(fn), params,
                      sep);
 }
 
-std::string LoopFormWriter::strip_attributes(const std::string& s) {
+std::string RegionWriter::strip_attributes(const std::string& s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
     if (s.compare(i, 2, "[[") == 0) {
@@ -89,16 +75,16 @@ std::string LoopFormWriter::strip_attributes(const std::string& s) {
 // The regions between threadgroup barriers and uniform loop or branch headers: one call of the
 // lane-order driver (mtlsim::loops::segment) per stretch, with a function of the thread per
 // region; the headers and closing braces between the stretches, run once per threadgroup.
-std::string LoopFormWriter::write_segments(const EntryPoint& entry) {
-  std::set<int> ends = {region_};  // the last region of each stretch
-  for (const Item& item : items_) {
+std::string RegionWriter::write_segments(const EntryPoint& entry) const {
+  std::set<int> ends = {body_.region};  // the last region of each stretch
+  for (const Item& item : body_.items) {
     if (item.kind == Item::sync && item.barrier) ends.insert(item.region);
     if (item.kind == Item::control) ends.insert(item.region - 1);
   }
   std::string out;
   int first = 0;
   for (int last : ends) {
-    for (const Item& item : items_)
+    for (const Item& item : body_.items)
       if (item.kind == Item::control && item.region == first) out += fmt::format("#line {}\n{}\n", item.line, item.text);
     if (last < first) continue;
     if (first == last && empty_region(first)) {  // between two headers or closing braces
@@ -113,15 +99,15 @@ std::string LoopFormWriter::write_segments(const EntryPoint& entry) {
   return out;
 }
 
-bool LoopFormWriter::empty_region(int r) const {
-  for (const Item& item : items_) {
+bool RegionWriter::empty_region(int r) const {
+  for (const Item& item : body_.items) {
     if (item.region == r && item.kind != Item::control) return false;
     if (item.region == r - 1 && item.kind == Item::sync && item.target.kind != Target::none) return false;
   }
   return true;
 }
 
-std::string LoopFormWriter::write_region(int r, const EntryPoint& entry) {
+std::string RegionWriter::write_region(int r, const EntryPoint& entry) const {
   std::string out;
   for (const KernelParam& p : entry.params) {
     if (p.kind != ParamKind::builtin || p.name.empty()) continue;
@@ -129,23 +115,23 @@ std::string LoopFormWriter::write_region(int r, const EntryPoint& entry) {
     out += fmt::format("[[maybe_unused]] const {0} {1} = ::mtlsim::as_builtin<{0}>(::mtlsim::loops::builtin::{2}(mtlsim_run, mtlsim_t));\n",
                        p.builtin_type, p.name, ir::info(*p.builtin).attribute);
   }
-  for (const Var& v : vars_)
+  for (const Var& v : body_.vars)
     if (v.replicated && v.region < r) out += fmt::format("[[maybe_unused]] auto& {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
-  for (const Item& item : items_) {
+  for (const Item& item : body_.items) {
     if (item.kind == Item::sync && item.region == r - 1) out += sync_result(item);
     if (item.region == r && item.kind != Item::control) out += write_item(item);
   }
   return out;
 }
 
-std::string LoopFormWriter::declare(const Item& item, const std::string& type, const std::string& init) {
-  const Var& v = vars_[item.target.var];
+std::string RegionWriter::declare(const Item& item, const std::string& type, const std::string& init) const {
+  const Var& v = body_.vars[item.target.var];
   if (!v.replicated) return fmt::format("{}{} = {};\n", type, v.name, init);
   return fmt::format("{}mtlsim_d_{} = {}; [[maybe_unused]] auto& {} = ::mtlsim::loops::keep(mtlsim_f_{}[mtlsim_t], mtlsim_d_{});\n", type,
                      v.name, init, v.name, v.name, v.name);
 }
 
-std::string LoopFormWriter::sync_result(const Item& item) {
+std::string RegionWriter::sync_result(const Item& item) const {
   std::string value = fmt::format("::mtlsim::loops::result<decltype({})>()", item.text);
   std::string out = fmt::format("#line {}\n", item.line);
   if (item.target.kind == Target::assign) return out + fmt::format("{} = {};\n", item.target.text, value);
@@ -153,7 +139,7 @@ std::string LoopFormWriter::sync_result(const Item& item) {
   return "";
 }
 
-std::string LoopFormWriter::write_item(const Item& item) {
+std::string RegionWriter::write_item(const Item& item) const {
   std::string out = fmt::format("#line {}\n", item.line);
   switch (item.kind) {
     case Item::sync: return out + item.text + ";\n";
@@ -164,8 +150,8 @@ std::string LoopFormWriter::write_item(const Item& item) {
     case Item::code:
     case Item::control: break;
   }
-  if (item.var < 0 || !vars_[item.var].replicated) return out + item.text + "\n";
-  const Var& v = vars_[item.var];
+  if (item.var < 0 || !body_.vars[item.var].replicated) return out + item.text + "\n";
+  const Var& v = body_.vars[item.var];
   if (!item.has_init) return out + fmt::format("[[maybe_unused]] auto& {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
   std::string text = item.text;
   text.replace(item.name_at, item.name_end - item.name_at, "mtlsim_d_" + v.name);
