@@ -13,6 +13,7 @@
 
 #include "ir/kernel.h"
 #include "support/parallel.h"
+#include "verify/host_buffer.h"
 #include "verify/sim_module.h"
 
 namespace mtlgen::cuda {
@@ -44,14 +45,6 @@ fs::path case_dir(const verify::ModuleOptions& mo, size_t index);
 
 // ---- one case: inputs written for the runner, its answer read back ----
 
-struct GpuBuffer {
-  const ir::Buffer* decl;
-  ir::ScalarType type;
-  std::vector<int64_t> shape;
-  size_t elements = 1;
-  size_t bytes() const { return elements * static_cast<size_t>(ir::info(type).size); }
-};
-
 struct GpuCase {
   const ir::Kernel* kernel;
   const ir::Variant* variant;
@@ -59,10 +52,10 @@ struct GpuCase {
   ir::ConstantSetting constants;
 };
 
-// Writes case.txt and the inputs into `dir`; returns the buffers. `mode`: "verify" or
+// Writes case.txt and the inputs into `dir`; returns the buffers (their inputs filled). `mode`: "verify" or
 // "bench <warmups> <repeats>". Throws std::runtime_error where the case's dims make a family's
 // dispatch invalid.
-std::vector<GpuBuffer> prepare_case(const GpuCase& c, const fs::path& dir, const std::string& mode);
+std::vector<verify::HostBuffer> prepare_case(const GpuCase& c, const fs::path& dir, const std::string& mode);
 
 // result.txt: `key value` lines, ending in `ok` or `error <message>`.
 std::map<std::string, std::string> read_result(const fs::path& dir);

@@ -27,9 +27,9 @@ std::string describe_case(const GpuCase& c) {
   return fmt::format("{} {}{}", c.variant->entry_point, c.test->name, constants);
 }
 
-void compare_outputs(const GpuCase& c, const std::vector<GpuBuffer>& buffers, const fs::path& dir, Outcome& o) {
+void compare_outputs(const GpuCase& c, const std::vector<verify::HostBuffer>& buffers, const fs::path& dir, Outcome& o) {
   for (size_t i = 0; i < buffers.size(); ++i) {
-    const GpuBuffer& b = buffers[i];
+    const verify::HostBuffer& b = buffers[i];
     if (!b.decl->is_output() || b.decl->intermediate) continue;
     std::string got = read_text(dir / fmt::format("gpu_{}.bin", i));
     std::string want = read_text(dir / fmt::format("ref_{}.bin", i));
@@ -53,7 +53,7 @@ Outcome run_gpu_case(const GpuCase& c, const GpuModule& m, const fs::path& dir, 
     o.problems.push_back("precondition: " + skip);
     return o;
   }
-  std::vector<GpuBuffer> buffers;
+  std::vector<verify::HostBuffer> buffers;
   try {
     buffers = prepare_case(c, dir, "verify");
   } catch (const std::runtime_error& e) {

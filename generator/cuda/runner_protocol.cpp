@@ -79,7 +79,7 @@ std::string dispatch_text(const ir::Kernel& k, const ir::Variant& v, size_t modu
 // A family's dispatches as its glue makes them (the simulator's family runner resolves them the
 // same way): each kernel's dims, serving variant, scalars and buffers bound to the family's.
 // Throws std::runtime_error where the case's dims make a dispatch invalid.
-std::string family_dispatches(const GpuCase& c, const std::vector<GpuBuffer>& buffers) {
+std::string family_dispatches(const GpuCase& c, const std::vector<verify::HostBuffer>& buffers) {
   const ir::Family& f = *c.kernel->family;
   std::string text = fmt::format("dispatches {}\n", f.dispatches.size());
   for (size_t i = 0; i < f.dispatches.size(); ++i) {
@@ -95,7 +95,7 @@ std::string family_dispatches(const GpuCase& c, const std::vector<GpuBuffer>& bu
     std::vector<size_t> slots;
     for (const auto& mb : member.buffers) {
       const std::string& name = ir::Family::bound(d.buffers, mb.name);
-      auto at = std::find_if(buffers.begin(), buffers.end(), [&](const GpuBuffer& b) { return b.decl->name == name; });
+      auto at = std::find_if(buffers.begin(), buffers.end(), [&](const verify::HostBuffer& b) { return b.decl->name == name; });
       if (at == buffers.end() || size_t(mb.elements(env)) > at->elements)
         throw std::runtime_error(fmt::format("dispatch {} (`{}`): the family's `{}` is too small for its `{}`", i + 1,
                                              member.name, name, mb.name));
@@ -109,29 +109,18 @@ std::string family_dispatches(const GpuCase& c, const std::vector<GpuBuffer>& bu
 
 }  // namespace
 
-std::vector<GpuBuffer> prepare_case(const GpuCase& c, const fs::path& dir, const std::string& mode) {
+std::vector<verify::HostBuffer> prepare_case(const GpuCase& c, const fs::path& dir, const std::string& mode) {
   const ir::Kernel& k = *c.kernel;
   fs::create_directories(dir);
   expr::Env env = ir::Kernel::env_for(c.test->dims, *c.variant);
-  uint64_t seed = c.test->seed.value_or(k.tests.seed);
   auto scalar = [&](const std::string& n) { return scalar_of(k, *c.test, n); };
   const std::string values = values_text(k, c.test->dims, scalar, c.constants);
-  std::vector<GpuBuffer> buffers;
+  std::vector<verify::HostBuffer> buffers = verify::host_buffers(k, *c.variant, *c.test, env);
   std::string text = fmt::format("reference {}\n{}buffers {}\n", verify::reference_symbol(k, *c.variant), values, k.buffers.size());
-  for (size_t i = 0; i < k.buffers.size(); ++i) {
-    const ir::Buffer& decl = k.buffers[i];
-    GpuBuffer b{&decl, decl.type.resolve(c.variant->types), {}, 1};
-    for (const auto& e : decl.shape) {
-      b.shape.push_back(expr::evaluate(e, env));
-      b.elements *= static_cast<size_t>(std::max<int64_t>(b.shape.back(), 0));
-    }
-    text += fmt::format("{} {} {} {}\n", decl.name, ir::info(b.type).size, b.elements, role_of(decl));
-    if (decl.access != ir::Access::write && !decl.intermediate) {
-      std::vector<uint8_t> data(b.bytes());
-      verify::fill_input(k.input_fill(*c.test, decl.name), b.type, data.data(), b.elements, verify::buffer_seed(seed, decl.name), k.block_of(decl));
-      write_bytes(dir / fmt::format("in_{}.bin", i), data.data(), data.size());
-    }
-    buffers.push_back(std::move(b));
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const verify::HostBuffer& b = buffers[i];
+    text += fmt::format("{} {} {} {}\n", b.decl->name, ir::info(b.type).size, b.elements, role_of(*b.decl));
+    if (!b.starts_unwritten()) write_bytes(dir / fmt::format("in_{}.bin", i), b.initial.data(), b.initial.size());
   }
   auto blobs = argument_blobs(c, env);
   std::vector<size_t> sizes;

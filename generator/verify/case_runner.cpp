@@ -18,6 +18,7 @@
 #include "verify/elements.h"
 #include "verify/family_runner.h"
 #include "verify/guarded_buffer.h"
+#include "verify/host_buffer.h"
 #include "verify/inputs.h"
 #include "verify/run_checks.h"
 
@@ -55,18 +56,6 @@ void enter_spec_code(const char* phase) { g_phase = phase; }
 
 using Placement = GuardedBuffer::Placement;
 
-struct Buffer {
-  const ir::Buffer* decl = nullptr;
-  ir::ScalarType type = ir::ScalarType::f32;
-  std::vector<int64_t> shape;
-  size_t elements = 0;
-  std::unique_ptr<GuardedBuffer> sim;
-  std::vector<uint8_t> initial;                  // inputs and read_write buffers
-  std::vector<std::vector<uint8_t>> snapshots;   // per run, outputs only
-  bool is_output() const { return decl->is_output(); }
-  size_t bytes() const { return elements * static_cast<size_t>(ir::info(type).size); }
-};
-
 class CaseRun {
  public:
   CaseRun(const CaseRequest& r, const LoadedModule& module)
@@ -93,26 +82,7 @@ class CaseRun {
 
  private:
 
-  void make_buffers() {
-    uint64_t seed = t_.seed.value_or(k_.tests.seed);
-    for (const auto& decl : k_.buffers) {
-      Buffer b;
-      b.decl = &decl;
-      b.type = decl.type.resolve(v_.types);
-      b.elements = 1;
-      for (const auto& e : decl.shape) {
-        b.shape.push_back(expr::evaluate(e, env_));
-        b.elements *= static_cast<size_t>(std::max<int64_t>(b.shape.back(), 0));
-      }
-      b.sim = std::make_unique<GuardedBuffer>(decl.name, b.bytes(), ir::info(b.type).size);
-      if (decl.access != ir::Access::write) {
-        b.initial.resize(b.bytes());
-        fill_input(k_.input_fill(t_, decl.name), b.type, b.initial.data(), b.elements, buffer_seed(seed, decl.name),
-                   k_.block_of(decl));
-      }
-      buffers_.push_back(std::move(b));
-    }
-  }
+  void make_buffers() { buffers_ = simulated_buffers(k_, v_, t_, env_); }
 
   // The dispatch as the generated host description computes it (the glue's code): false, with an
   // `error` problem, where it disagrees with the spec.
@@ -185,13 +155,7 @@ class CaseRun {
   bool simulate(const RunSpec& run, bool baseline) {
     std::vector<void*> slots;
     for (auto& b : buffers_) {
-      b.sim->place(run.placement);
-      if (b.decl->access == ir::Access::write) {
-        auto pattern = output_poison(b.type, run.output_poison);
-        for (size_t i = 0; i < b.bytes(); ++i) static_cast<uint8_t*>(b.sim->data())[i] = pattern[i % pattern.size()];
-      } else {
-        std::memcpy(b.sim->data(), b.initial.data(), b.bytes());
-      }
+      b.start_run(run.placement, run.output_poison);
       slots.push_back(b.sim->data());
     }
     slots.push_back(params_.data());
@@ -212,7 +176,7 @@ class CaseRun {
       result_.threadgroups_as_loops = result.threadgroups_as_loops;
     }
     for (auto& b : buffers_) {
-      if (b.is_output()) {
+      if (b.decl->is_output()) {
         auto* p = static_cast<const uint8_t*>(b.sim->data());
         b.snapshots.emplace_back(p, p + b.bytes());
       }
@@ -266,7 +230,7 @@ class CaseRun {
   // report names the line that wrote there (its shadow covers the slack).
   void check_canaries() {
     for (size_t i = 0; i < buffers_.size(); ++i) {
-      const Buffer& b = buffers_[i];
+      const SimulatedBuffer& b = buffers_[i];
       auto element = b.sim->overwritten_canary();
       const std::string what = fmt::format("out-of-bounds write of element {} of buffer `{}`", element.value_or(0), b.decl->name);
       if (!element || std::any_of(result_.problems.begin(), result_.problems.end(),
@@ -330,13 +294,13 @@ class CaseRun {
     add_unique_problem(result_, std::move(checker), std::move(message));
   }
 
-  OutputRuns runs_of(const Buffer& b) const {
+  OutputRuns runs_of(const SimulatedBuffer& b) const {
     return {b.decl->name, b.type, b.shape, b.elements, b.decl->access == ir::Access::write, &b.snapshots};
   }
 
   void check_runs() {
     for (const auto& b : buffers_) {
-      if (!b.is_output()) continue;
+      if (!b.decl->is_output()) continue;
       if (sampled_.empty()) check_unwritten(b);  // in quick mode most of the grid never runs
       check_difference(b, 1, "race");
       check_difference(b, 2, "race");
@@ -344,7 +308,7 @@ class CaseRun {
     }
   }
 
-  void check_unwritten(const Buffer& b) {
+  void check_unwritten(const SimulatedBuffer& b) {
     ElementFinding f = unwritten_elements(runs_of(b));
     if (f.count == 0) return;
     add_problem("unwritten-output",
@@ -357,7 +321,7 @@ class CaseRun {
                                 : ""));
   }
 
-  void check_difference(const Buffer& b, size_t run, const char* checker) {
+  void check_difference(const SimulatedBuffer& b, size_t run, const char* checker) {
     ElementFinding f = run_difference(runs_of(b), run);
     if (f.count == 0) return;
     add_problem(checker, fmt::format("{}: output `{}` depends on {}: {} elements differ, e.g. {}. {}", v_.entry_point,
@@ -382,7 +346,7 @@ class CaseRun {
   std::string output_digest() const {
     uint64_t h = 0xcbf29ce484222325ull;
     for (const auto& b : buffers_) {
-      if (!b.is_output() || b.snapshots.empty()) continue;
+      if (!b.decl->is_output() || b.snapshots.empty()) continue;
       for (uint8_t byte : b.snapshots[0]) h = (h ^ byte) * 0x100000001b3ull;
     }
     return fmt::format("{:016x}", h);
@@ -413,8 +377,8 @@ class CaseRun {
     }
     result_.reference_seconds = monotonic_seconds() - start;
     for (size_t i = 0; i < buffers_.size(); ++i) {
-      const Buffer& b = buffers_[i];
-      if (!b.is_output()) continue;
+      const SimulatedBuffer& b = buffers_[i];
+      if (!b.decl->is_output()) continue;
       auto tol = tolerance_for(k_, b.decl->name, b.type);
       const std::vector<uint8_t> got = sampled_.empty() ? b.snapshots[0] : sampled_outputs(b, ref[i]);
       auto stats = compare_output(b.decl->name, b.type, b.shape, got.data(), ref[i].data(), b.elements, tol);
@@ -425,7 +389,7 @@ class CaseRun {
 
   // Quick mode: the baseline's output with every element the sampled threadgroups did not write
   // taken from the reference, so that only what ran is compared; says so in result_.coverage.
-  std::vector<uint8_t> sampled_outputs(const Buffer& b, const std::vector<uint8_t>& reference) {
+  std::vector<uint8_t> sampled_outputs(const SimulatedBuffer& b, const std::vector<uint8_t>& reference) {
     std::vector<uint8_t> got = b.snapshots[0];
     const std::vector<bool> written = written_elements(runs_of(b));
     const size_t size = static_cast<size_t>(ir::info(b.type).size);
@@ -511,7 +475,7 @@ class CaseRun {
   const ir::Variant& v_;
   const ir::TestCase& t_;
   expr::Env env_;
-  std::vector<Buffer> buffers_;
+  std::vector<SimulatedBuffer> buffers_;
   std::vector<uint8_t> params_;
   mtlsim::HostDispatch host_;  // the glue's dispatch (describe_dispatch)
   std::vector<uint64_t> sampled_;  // quick mode's threadgroups; empty: the whole grid

@@ -10,6 +10,7 @@
 #include "verify/dispatch_setup.h"
 #include "verify/elements.h"
 #include "verify/guarded_buffer.h"
+#include "verify/host_buffer.h"
 #include "verify/inputs.h"
 #include "verify/run_checks.h"
 
@@ -17,20 +18,8 @@ namespace mtlgen::verify {
 
 namespace {
 
-struct FamilyBuffer {
-  const ir::Buffer* decl = nullptr;
-  ir::ScalarType type = ir::ScalarType::f32;
-  std::vector<int64_t> shape;
-  size_t elements = 0;
-  std::unique_ptr<GuardedBuffer> sim;
-  std::vector<uint8_t> initial;                 // inputs and read_write buffers
-  std::vector<std::vector<uint8_t>> snapshots;  // per run, host outputs only
-  // Written by a dispatch and compared: the family's outputs, not its intermediates.
-  bool is_host_output() const { return decl->is_output() && !decl->intermediate; }
-  // Starts each run as "never written": outputs the caller does not initialise, and intermediates.
-  bool starts_poisoned() const { return decl->access == ir::Access::write || decl->intermediate; }
-  size_t bytes() const { return elements * static_cast<size_t>(ir::info(type).size); }
-};
+// Written by a dispatch and compared: the family's outputs, not its intermediates.
+bool is_host_output(const HostBuffer& b) { return b.decl->is_output() && !b.decl->intermediate; }
 
 // One dispatch, resolved for the case: the member kernel's variant, dims, parameters and which
 // family buffer each of its buffers is.
@@ -68,26 +57,7 @@ class FamilyRun {
     return std::move(result_);
   }
 
-  void make_buffers() {
-    uint64_t seed = t_.seed.value_or(k_.tests.seed);
-    for (const auto& decl : k_.buffers) {
-      FamilyBuffer b;
-      b.decl = &decl;
-      b.type = decl.type.resolve(v_.types);
-      b.elements = 1;
-      for (const auto& e : decl.shape) {
-        b.shape.push_back(expr::evaluate(e, env_));
-        b.elements *= static_cast<size_t>(std::max<int64_t>(b.shape.back(), 0));
-      }
-      b.sim = std::make_unique<GuardedBuffer>(decl.name, b.bytes(), ir::info(b.type).size);
-      if (!b.starts_poisoned()) {
-        b.initial.resize(b.bytes());
-        fill_input(k_.input_fill(t_, decl.name), b.type, b.initial.data(), b.elements, buffer_seed(seed, decl.name),
-                   k_.block_of(decl));
-      }
-      buffers_.push_back(std::move(b));
-    }
-  }
+  void make_buffers() { buffers_ = simulated_buffers(k_, v_, t_, env_); }
 
   size_t buffer_index(const std::string& name) const {
     for (size_t i = 0; i < buffers_.size(); ++i) {
@@ -148,21 +118,14 @@ class FamilyRun {
   // All dispatches in order, as one command buffer runs them (each sees the previous one's writes).
   bool simulate(const RunSpec& run) {
     for (auto& b : buffers_) {
-      b.sim->place(run.placement);
-      if (b.starts_poisoned()) {
-        auto pattern = output_poison(b.type, run.output_poison);
-        auto* data = static_cast<uint8_t*>(b.sim->data());
-        for (size_t i = 0; i < b.bytes(); ++i) data[i] = pattern[i % pattern.size()];
-      } else {
-        std::memcpy(b.sim->data(), b.initial.data(), b.bytes());
-      }
+      b.start_run(run.placement, run.output_poison);
     }
     bool baseline = &run == &kRuns[0];
     for (const auto& p : planned_) {
       if (!dispatch(p, run, baseline)) return false;
     }
     for (auto& b : buffers_) {
-      if (!b.is_host_output()) continue;
+      if (!is_host_output(b)) continue;
       auto* data = static_cast<const uint8_t*>(b.sim->data());
       b.snapshots.emplace_back(data, data + b.bytes());
     }
@@ -210,13 +173,13 @@ class FamilyRun {
     add_unique_problem(result_, std::move(checker), std::move(message));
   }
 
-  static OutputRuns runs_of(const FamilyBuffer& b) {
+  static OutputRuns runs_of(const SimulatedBuffer& b) {
     return {b.decl->name, b.type, b.shape, b.elements, b.decl->access == ir::Access::write, &b.snapshots};
   }
 
   void check_runs() {
     for (const auto& b : buffers_) {
-      if (!b.is_host_output()) continue;
+      if (!is_host_output(b)) continue;
       check_unwritten(b);
       check_difference(b, 1, "race");
       check_difference(b, 2, "race");
@@ -224,7 +187,7 @@ class FamilyRun {
     }
   }
 
-  void check_unwritten(const FamilyBuffer& b) {
+  void check_unwritten(const SimulatedBuffer& b) {
     ElementFinding f = unwritten_elements(runs_of(b));
     if (f.count == 0) return;
     add_problem("unwritten-output",
@@ -235,7 +198,7 @@ class FamilyRun {
                             f.count > f.examples.size() ? ", ..." : ""));
   }
 
-  void check_difference(const FamilyBuffer& b, size_t run, const char* checker) {
+  void check_difference(const SimulatedBuffer& b, size_t run, const char* checker) {
     ElementFinding f = run_difference(runs_of(b), run);
     if (f.count == 0) return;
     bool race = std::string(checker) == "race";
@@ -255,7 +218,7 @@ class FamilyRun {
     std::vector<void*> slots;
     std::vector<uint64_t> elements;
     for (size_t i = 0; i < buffers_.size(); ++i) {
-      const FamilyBuffer& b = buffers_[i];
+      const SimulatedBuffer& b = buffers_[i];
       if (b.decl->intermediate) continue;
       ref.push_back(b.initial.empty() ? std::vector<uint8_t>(b.bytes()) : b.initial);
       index.push_back(i);
@@ -277,8 +240,8 @@ class FamilyRun {
     }
     result_.reference_seconds = monotonic_seconds() - start;
     for (size_t j = 0; j < index.size(); ++j) {
-      const FamilyBuffer& b = buffers_[index[j]];
-      if (!b.is_host_output()) continue;
+      const SimulatedBuffer& b = buffers_[index[j]];
+      if (!is_host_output(b)) continue;
       auto tol = tolerance_for(k_, b.decl->name, b.type);
       auto stats = compare_output(b.decl->name, b.type, b.shape, b.snapshots[0].data(), ref[j].data(), b.elements, tol);
       if (stats.mismatches || stats.nmse_failed) {
@@ -305,7 +268,7 @@ class FamilyRun {
   const ir::Variant& v_;
   const ir::TestCase& t_;
   expr::Env env_;
-  std::vector<FamilyBuffer> buffers_;
+  std::vector<SimulatedBuffer> buffers_;
   std::vector<PlannedDispatch> planned_;
   CaseResult result_;
   bool simulator_failed_ = false;
