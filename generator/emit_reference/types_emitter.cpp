@@ -65,8 +65,11 @@ class TypesWriter {
     }
     d.set("dims", dims);
     d.set("scalars", scalars);
+    d.set("has_scalars", !k_.scalars.empty());
     d.set("tunables", tunables);
+    d.set("has_tunables", !k_.tunables.empty());
     d.set("type_params", types);
+    d.set("has_type_params", !k_.type_params.empty());
   }
 
   void function_constants(TemplateData& d) const {

@@ -26,9 +26,8 @@ struct Dims {
   uint32_t group_size = 0;  // elements per scale and bias: 32, 64 or 128
 };
 
-// Values passed by value to the kernel.
-struct Scalars {
-};
+// No scalars: the reference and the glue take this kernel's empty set.
+using Scalars = mtlgen::NoScalars<Dims>;
 
 // No function constants: the reference and the glue take the shared empty set.
 using FunctionConstants = mtlgen::NoFunctionConstants;

@@ -23,9 +23,8 @@ struct Dims {
   uint32_t n = 0;  // elements
 };
 
-// Values passed by value to the kernel.
-struct Scalars {
-};
+// No scalars: the reference and the glue take this kernel's empty set.
+using Scalars = mtlgen::NoScalars<Dims>;
 
 // No function constants: the reference and the glue take the shared empty set.
 using FunctionConstants = mtlgen::NoFunctionConstants;

@@ -23,9 +23,8 @@ struct Dims {
   uint32_t blocks = 0;  // blocks stage 1 reduced
 };
 
-// Values passed by value to the kernel.
-struct Scalars {
-};
+// No scalars: the reference and the glue take this kernel's empty set.
+using Scalars = mtlgen::NoScalars<Dims>;
 
 // No function constants: the reference and the glue take the shared empty set.
 using FunctionConstants = mtlgen::NoFunctionConstants;
@@ -35,9 +34,8 @@ struct Tuning {
   uint32_t TG = 256;  // threads per threadgroup; each takes every TG-th block; one of {32, 64, 128, 256, 512, 1024}
 };
 
-// Element type chosen for each type parameter.
-struct Types {
-};
+// No type parameters: the type choice is this kernel's empty set.
+using Types = mtlgen::NoTypes<Dims>;
 
 // Layout-identical to the MSL struct argmax_merge_params, passed with setBytes at buffer(3).
 struct Params {

@@ -27,9 +27,8 @@ struct Dims {
   uint32_t key_dim = 0;  // key channels per head, the state column kept in registers (at most 128)
 };
 
-// Values passed by value to the kernel.
-struct Scalars {
-};
+// No scalars: the reference and the glue take this kernel's empty set.
+using Scalars = mtlgen::NoScalars<Dims>;
 
 // No function constants: the reference and the glue take the shared empty set.
 using FunctionConstants = mtlgen::NoFunctionConstants;

@@ -26,9 +26,8 @@ struct Dims {
   uint32_t seg = 0;  // steps per checkpointed segment, kept in registers (at most 64); seq_len % seg == 0
 };
 
-// Values passed by value to the kernel.
-struct Scalars {
-};
+// No scalars: the reference and the glue take this kernel's empty set.
+using Scalars = mtlgen::NoScalars<Dims>;
 
 // No function constants: the reference and the glue take the shared empty set.
 using FunctionConstants = mtlgen::NoFunctionConstants;

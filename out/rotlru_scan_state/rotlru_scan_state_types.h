@@ -25,9 +25,8 @@ struct Dims {
   uint32_t dim = 0;  // lanes (the lane dim), in dim / 2 interleaved pairs, one thread per pair; a multiple of 32
 };
 
-// Values passed by value to the kernel.
-struct Scalars {
-};
+// No scalars: the reference and the glue take this kernel's empty set.
+using Scalars = mtlgen::NoScalars<Dims>;
 
 // No function constants: the reference and the glue take the shared empty set.
 using FunctionConstants = mtlgen::NoFunctionConstants;

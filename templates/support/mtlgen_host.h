@@ -51,6 +51,17 @@ inline void require_elements(uint64_t have, int64_t need, const char* kernel, co
 // arguments as every other kernel's.
 struct NoFunctionConstants {};
 
+// The scalars, tunables or type parameters of a kernel that has none, so that its reference and
+// glue take the same arguments as every other kernel's. `KernelDims` is the kernel's own Dims: its
+// empty sets stay types of its own, and argument-dependent lookup still finds its functions
+// (`max_threads_per_threadgroup(tuning)`).
+template <class KernelDims>
+struct NoScalars {};
+template <class KernelDims>
+struct NoTuning {};
+template <class KernelDims>
+struct NoTypes {};
+
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace mtlgen

@@ -23,9 +23,8 @@ struct Dims {
   uint32_t blocks = 0;  // blocks to reduce
 };
 
-// Values passed by value to the kernel.
-struct Scalars {
-};
+// No scalars: the reference and the glue take this kernel's empty set.
+using Scalars = mtlgen::NoScalars<Dims>;
 
 // No function constants: the reference and the glue take the shared empty set.
 using FunctionConstants = mtlgen::NoFunctionConstants;
@@ -35,9 +34,8 @@ struct Tuning {
   uint32_t TG = 32;  // threads per threadgroup; one of {32, 64}
 };
 
-// Element type chosen for each type parameter.
-struct Types {
-};
+// No type parameters: the type choice is this kernel's empty set.
+using Types = mtlgen::NoTypes<Dims>;
 
 // Layout-identical to the MSL struct preludes_params, passed with setBytes at buffer(2).
 struct Params {
