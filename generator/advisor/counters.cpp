@@ -1,5 +1,6 @@
 #include "advisor/counters.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace mtlgen::advisor {
@@ -108,6 +109,21 @@ double Counters::barriers_per_thread() const {
   return threads ? double(barriers) / double(threads) : 0;
 }
 
+double Counters::loaded_per_unique_byte() const {
+  double moved = 0;
+  for (const auto& b : buffers) moved += (b.unique_stored ? double(b.unique_loaded) : memory_loaded(b)) + double(b.unique_stored);
+  const uint64_t unique = unique_bytes();
+  return unique ? std::max(1.0, moved / double(unique)) : 1;
+}
+
+double Counters::widest_load_bytes() const {
+  double widest = 0;
+  for (const auto& s : sites) {
+    if (!s.store && s.accesses) widest = std::max(widest, double(s.bytes) / double(s.accesses));
+  }
+  return widest;
+}
+
 Counters counters_from_json(const Json& j) {
   Counters c;
   triple(j, "threadgroups", c.threadgroups);
@@ -127,7 +143,9 @@ Json to_json(const Counters& c) {
             {"barriers", c.barriers},
             {"barriers_per_thread", c.barriers_per_thread()},
             {"unique_bytes", c.unique_bytes()},
-            {"coalescing", c.coalescing()}};
+            {"coalescing", c.coalescing()},
+            {"loaded_per_unique_byte", c.loaded_per_unique_byte()},
+            {"widest_load_bytes", c.widest_load_bytes()}};
   j["buffers"] = Json::array();
   for (const auto& b : c.buffers) {
     j["buffers"].push_back({{"name", b.name}, {"bytes", b.bytes}, {"loaded", b.loaded}, {"stored", b.stored},
