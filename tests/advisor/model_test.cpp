@@ -227,6 +227,28 @@ TEST(StaticLints, ThreadgroupMemoryThatHoldsFewerThreadgroupsThanTheThreadsWould
   EXPECT_TRUE(static_lints(k, p, k.tests.cases[0]).empty());
 }
 
+// A lane that owns an 18-byte q4_0 block: the fix is in how a block is loaded or laid out, not
+// "lane i reads element base + i"; an array of floats keeps that fix.
+TEST(CounterLints, UncoalescedBlocksGetTheBlockLayoutsFix) {
+  auto kernels = test::load("specs/q4_0_matvec.yaml");
+  const ir::Kernel& k = kernels[0];
+  Counters c;
+  SiteCounts s{.buffer = "w", .line = 1, .spec_line = 70, .accesses = 1000, .bytes = 1000, .simd_accesses = 10,
+               .lanes = 320, .distinct_bytes = 1280, .segments32 = 320, .ideal_segments32 = 40};
+  c.sites = {s};
+  auto found = counter_lints(k, k.variants[0], c);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].lint, "uncoalesced");
+  EXPECT_NE(found[0].fix.find("`w` is 18-byte blocks (2-byte aligned) and this site loads 1 byte(s) per access"),
+            std::string::npos) << found[0].fix;
+  EXPECT_NE(found[0].fix.find("576 bytes for 32 lanes"), std::string::npos) << found[0].fix;
+  EXPECT_EQ(found[0].fix.find("element base + i"), std::string::npos) << found[0].fix;
+  c.sites[0].buffer = "x";  // vec<T, 4>: an array of scalars
+  found = counter_lints(k, k.variants[0], c);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].fix.find("element base + i"), std::string::npos) << found[0].fix;
+}
+
 TEST(RealisticCase, IsTheCaseMovingTheMostBytes) {
   auto kernels = test::load("specs/argmax.yaml");
   const ir::TestCase* t = realistic_case(kernels[0]);
