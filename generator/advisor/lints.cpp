@@ -212,7 +212,7 @@ std::vector<CodeText> msl_texts(const ir::Kernel& k) {
 // and the language's type and cast names.
 std::set<std::string> uniform_names(const ir::Kernel& k, const std::vector<CodeText>& texts) {
   std::set<std::string> names = {"tgid", "threadgroup_position_in_grid", "SIMD_SIZE", "uint", "int", "ushort",
-                                 "short", "uchar", "char", "size_t", "uint32_t", "int32_t", "uint8_t", "u"};
+                                 "short", "uchar", "char", "size_t", "uint32_t", "int32_t", "uint8_t"};
   for (const auto& d : k.dims) names.insert(d.name);
   for (const auto& s : k.scalars) names.insert(s.name);
   for (const auto& t : k.tunables) names.insert(t.name);
