@@ -1,6 +1,7 @@
 #include "advisor/counters.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 namespace mtlgen::advisor {
@@ -117,10 +118,17 @@ double Counters::loaded_per_unique_byte() const {
 }
 
 double Counters::widest_load_bytes() const {
-  double widest = 0;
+  // Sites of one buffer at one line are one load as written: the simulator splits a vec<T, 4>
+  // into its elements' loads, each a site of its own with the same count.
+  std::map<std::pair<std::string, int>, std::pair<double, uint64_t>> lines;  // bytes, most accesses of a site
   for (const auto& s : sites) {
-    if (!s.store && s.accesses) widest = std::max(widest, double(s.bytes) / double(s.accesses));
+    if (s.store || !s.accesses) continue;
+    auto& [bytes, accesses] = lines[{s.buffer, s.spec_line ? s.spec_line : -s.line}];
+    bytes += double(s.bytes);
+    accesses = std::max(accesses, s.accesses);
   }
+  double widest = 0;
+  for (const auto& [at, load] : lines) widest = std::max(widest, load.first / double(load.second));
   return widest;
 }
 

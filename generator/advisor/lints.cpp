@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
-#include <set>
 #include <regex>
+#include <set>
 #include <sstream>
 
 namespace mtlgen::advisor {
@@ -73,9 +73,9 @@ std::optional<Finding> one_simdgroup_reduction(const ir::Kernel& k, const Point&
   if (w.threadgroups >= simd_units || !predicted.latency_bound()) return std::nullopt;
   return Finding{"reduction-one-simdgroup", k.name, p.variant->entry_point, at,
                  fmt::format("one simdgroup ({} threads) reduces {:.0f} elements per threadgroup ({:.0f} per lane) in {} "
-                             "threadgroup(s) at case `{}`, fewer than the M3 Max's {} SIMD units: {} threads resident on the M3 Max each wait on a chain of "
-                             "round trips ({:.1f} us) longer than the memory time ({:.1f} us); predicted {:.1f} us, "
-                             "{:.0f}x its bandwidth floor",
+                             "threadgroup(s) at case `{}`, fewer than the M3 Max's {} SIMD units: {} threads resident "
+                             "on the M3 Max each wait on a chain of round trips ({:.1f} us) longer than the memory "
+                             "time ({:.1f} us); predicted {:.1f} us, {:.0f}x its bandwidth floor",
                              w.threads_per_threadgroup, per_group, per_lane, w.threadgroups, t.name, simd_units,
                              predicted.resident_threads, predicted.latency_us, std::max(predicted.dram_us, predicted.load_us),
                              predicted.time_us, predicted.time_us / std::max(predicted.floor_us, 1e-9)),
@@ -146,7 +146,8 @@ std::string uncoalesced_fix(const ir::BlockLayout* block, const SiteCounts& s) {
   return fmt::format("`{}` is {}-byte blocks ({}-byte aligned) and this site loads {:.0f} byte(s) per access, so the lanes' "
                      "loads fall a block apart; the blocks of one step are contiguous ({} bytes for 32 lanes) and "
                      "caches merge them, so fewer, wider loads are the fix: read a block as {}-byte words, or let "
-                     "adjacent lanes read adjacent words of one block (several lanes per block, as MLX's qmv does), or "
+                     "adjacent lanes read adjacent words of one block (as ggml's Metal q4_0 kernel: several lanes per "
+                     "block, 16-bit words), or "
                      "repack the weights with the scales in a buffer of their own so that the quants are 16-byte "
                      "aligned and load as uint4 (as nvfp4_matvec's layout does)",
                      s.buffer, block->size, block->align, double(s.bytes) / double(std::max<uint64_t>(s.accesses, 1)),

@@ -249,6 +249,22 @@ TEST(CounterLints, UncoalescedBlocksGetTheBlockLayoutsFix) {
   EXPECT_NE(found[0].fix.find("element base + i"), std::string::npos) << found[0].fix;
 }
 
+// The simulator counts a vec<float, 4> load as four sites at one line: together they are one
+// 16-byte load, the width the model's bytes in flight take.
+TEST(CounterTerms, TheWidestLoadTakesTheSitesOfOneLineTogether) {
+  Counters c;
+  for (int i = 0; i < 4; ++i) c.sites.push_back({.buffer = "x", .line = 10 + i, .spec_line = 113, .accesses = 100, .bytes = 400});
+  c.sites.push_back({.buffer = "w", .line = 20, .spec_line = 62, .accesses = 100, .bytes = 800});
+  c.sites.push_back({.buffer = "y", .store = true, .line = 30, .spec_line = 128, .accesses = 10, .bytes = 640});
+  EXPECT_DOUBLE_EQ(c.widest_load_bytes(), 16);
+  c.buffers = {{.name = "x", .loaded = 1600, .unique_loaded = 400}, {.name = "y", .unique_stored = 400}};
+  EXPECT_DOUBLE_EQ(c.loaded_per_unique_byte(), 2.5);  // 1,600 loaded + 400 stored over 800 unique
+  Workload w{.unique_bytes = 1000};
+  apply_counters(w, c);
+  EXPECT_EQ(w.loaded_bytes, 2500u);
+  EXPECT_DOUBLE_EQ(w.bytes_in_flight, 16);
+}
+
 TEST(RealisticCase, IsTheCaseMovingTheMostBytes) {
   auto kernels = test::load("specs/argmax.yaml");
   const ir::TestCase* t = realistic_case(kernels[0]);
