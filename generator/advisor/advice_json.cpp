@@ -1,6 +1,8 @@
 // The advisor's machine-readable form (report.json beside the page; docs/report.md lists the keys).
 #include "advisor/advisor.h"
 
+#include <algorithm>
+
 namespace mtlgen::advisor {
 
 namespace {
@@ -12,6 +14,11 @@ Json prediction_json(const Chip& chip, const Prediction& p) {
           {"time_us", p.time_us},
           {"floor_us", p.floor_us},
           {"compute_us", p.compute_us},
+          {"launch_us", p.launch_us},
+          {"dram_us", p.dram_us},
+          {"load_us", p.load_us},
+          {"latency_us", p.latency_us},
+          {"imbalance", p.imbalance},
           {"parallelism", p.parallelism},
           {"coalescing", p.coalescing},
           {"threadgroups_per_core", p.threadgroups_per_core},
@@ -29,7 +36,10 @@ Json point_json(const Point& p) {
             {"flops", p.workload.flops},
             {"threadgroups", p.workload.threadgroups},
             {"threads_per_threadgroup", p.workload.threads_per_threadgroup},
-            {"threadgroup_memory_bytes", p.workload.threadgroup_memory_bytes}};
+            {"threadgroup_memory_bytes", p.workload.threadgroup_memory_bytes},
+            {"loaded_bytes", std::max(p.workload.loaded_bytes, p.workload.unique_bytes)},
+            {"bytes_in_flight", p.workload.bytes_in_flight},
+            {"sync_phases", p.workload.sync_phases}};
   j["predictions"] = Json::array();
   for (size_t i = 0; i < p.per_chip.size(); ++i) j["predictions"].push_back(prediction_json(chips()[i], p.per_chip[i]));
   return j;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <regex>
 
 #include "advisor/lints.h"
 
@@ -73,13 +75,13 @@ CostCheck check_term(const char* term, const std::optional<int64_t>& declared,
 }
 
 Point make_point(const ir::Kernel& k, const ir::Variant& v, const ir::Variant& counted, const ir::TestCase& t,
-                 double coalescing) {
+                 const std::optional<Counters>& counters) {
   Point p;
   p.variant = &v;
   p.label = point_label(k, v, counted);
   p.counted = &v == &counted;
   p.workload = workload(k, v, t);
-  p.workload.coalescing = coalescing;
+  if (counters) apply_counters(p.workload, *counters);
   for (const auto& chip : chips()) p.per_chip.push_back(predict(p.workload, chip));
   return p;
 }
@@ -172,7 +174,22 @@ Workload workload(const ir::Kernel& k, const ir::Variant& v, const ir::TestCase&
   w.threads_per_threadgroup = 1;
   for (int64_t n : k.threadgroup_shape(v, env)) w.threads_per_threadgroup *= uint64_t(std::max<int64_t>(n, 1));
   for (int64_t b : v.threadgroup_array_bytes) w.threadgroup_memory_bytes += uint64_t(b + 15) / 16 * 16;
+  w.sync_phases = sync_phases(k);
   return w;
+}
+
+uint64_t sync_phases(const ir::Kernel& k) {
+  // A tg_* helper synchronises the threadgroup once per call as the model counts it: its second
+  // barrier only orders the partials' reuse, and no load waits on it.
+  static const std::regex sync(R"(\b(threadgroup_barrier\s*\(|tg_\w+\s*<))");
+  const std::string& body = k.body.text;
+  return uint64_t(std::distance(std::sregex_iterator(body.begin(), body.end(), sync), std::sregex_iterator()));
+}
+
+void apply_counters(Workload& w, const Counters& c) {
+  w.coalescing = c.coalescing();
+  w.loaded_bytes = uint64_t(double(w.unique_bytes) * c.loaded_per_unique_byte());
+  w.bytes_in_flight = std::max(kScalarBytesInFlight, c.widest_load_bytes());
 }
 
 std::vector<CostCheck> check_cost(const ir::Kernel& k, const ir::Variant& v, const ir::TestCase& t, const Counters& c) {
@@ -198,10 +215,9 @@ KernelAdvice advise(const ir::Kernel& k, const CountFn& count) {
   a.test = realistic_case(k);
   if (!a.test) return a.skipped = "no test case runs the default variant", a;
   if (count) count_default(a, count);
-  const double coalescing = a.counters ? a.counters->coalescing() : 1;
   for (const auto& v : k.variants) {
     if (!accepts(k, v, *a.test)) continue;
-    a.points.push_back(make_point(k, v, *a.counted_variant, *a.test, coalescing));
+    a.points.push_back(make_point(k, v, *a.counted_variant, *a.test, a.counters));
     // Per tune point, of the counted types only: the other types' tune points repeat the findings.
     if (v.types == a.counted_variant->types) add_findings(a.findings, static_lints(k, a.points.back(), *a.test));
   }

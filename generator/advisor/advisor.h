@@ -78,8 +78,15 @@ inline constexpr int64_t kCountedFlops = 16 << 20;
 const ir::TestCase* counted_case(const ir::Kernel& kernel);
 // The variant counted: the default tuning of the first types.
 const ir::Variant& counted_variant(const ir::Kernel& kernel);
-// The model's view of `variant` at `test` (coalescing 1: the caller sets the measured one).
+// The model's view of `variant` at `test` from the spec alone (apply_counters adds the measured
+// terms).
 Workload workload(const ir::Kernel& kernel, const ir::Variant& variant, const ir::TestCase& test);
+// Threadgroup-wide synchronisations in the body as written (`threadgroup_barrier` and `tg_*`
+// calls, each once; 0 for a hand-written kernel).
+uint64_t sync_phases(const ir::Kernel& kernel);
+// The counted variant's coalescing, loads per unique byte and widest load, applied to `w` (a
+// tune point of the same body).
+void apply_counters(Workload& w, const Counters& counters);
 std::vector<CostCheck> check_cost(const ir::Kernel& kernel, const ir::Variant& variant, const ir::TestCase& test,
                                   const Counters& counters);
 

@@ -1,5 +1,7 @@
 #include "advisor/counters.h"
 
+#include <algorithm>
+#include <map>
 #include <stdexcept>
 
 namespace mtlgen::advisor {
@@ -108,6 +110,28 @@ double Counters::barriers_per_thread() const {
   return threads ? double(barriers) / double(threads) : 0;
 }
 
+double Counters::loaded_per_unique_byte() const {
+  double moved = 0;
+  for (const auto& b : buffers) moved += (b.unique_stored ? double(b.unique_loaded) : memory_loaded(b)) + double(b.unique_stored);
+  const uint64_t unique = unique_bytes();
+  return unique ? std::max(1.0, moved / double(unique)) : 1;
+}
+
+double Counters::widest_load_bytes() const {
+  // Sites of one buffer at one line are one load as written: the simulator splits a vec<T, 4>
+  // into its elements' loads, each a site of its own with the same count.
+  std::map<std::pair<std::string, int>, std::pair<double, uint64_t>> lines;  // bytes, most accesses of a site
+  for (const auto& s : sites) {
+    if (s.store || !s.accesses) continue;
+    auto& [bytes, accesses] = lines[{s.buffer, s.spec_line ? s.spec_line : -s.line}];
+    bytes += double(s.bytes);
+    accesses = std::max(accesses, s.accesses);
+  }
+  double widest = 0;
+  for (const auto& [at, load] : lines) widest = std::max(widest, load.first / double(load.second));
+  return widest;
+}
+
 Counters counters_from_json(const Json& j) {
   Counters c;
   triple(j, "threadgroups", c.threadgroups);
@@ -127,7 +151,9 @@ Json to_json(const Counters& c) {
             {"barriers", c.barriers},
             {"barriers_per_thread", c.barriers_per_thread()},
             {"unique_bytes", c.unique_bytes()},
-            {"coalescing", c.coalescing()}};
+            {"coalescing", c.coalescing()},
+            {"loaded_per_unique_byte", c.loaded_per_unique_byte()},
+            {"widest_load_bytes", c.widest_load_bytes()}};
   j["buffers"] = Json::array();
   for (const auto& b : c.buffers) {
     j["buffers"].push_back({{"name", b.name}, {"bytes", b.bytes}, {"loaded", b.loaded}, {"stored", b.stored},

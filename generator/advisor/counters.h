@@ -57,6 +57,12 @@ struct Counters {
   // Bytes-weighted mean of the sites' coalescing factors (1 without sites).
   double coalescing() const;
   double barriers_per_thread() const;
+  // Bytes the loads move as the memory sees them (memory_loaded, every input) plus the bytes
+  // stored, per unique byte; 1 when nothing was counted.
+  double loaded_per_unique_byte() const;
+  // The widest load's bytes per access (4 for a float, 16 for a float4), the sites of one buffer
+  // at one line taken together; 0 without loads.
+  double widest_load_bytes() const;
   // Loads of buffer `b` as the memory sees them: lanes of a simdgroup access that load the same
   // bytes (a broadcast) count once, at the share the sampled load sites measured.
   double memory_loaded(const BufferCounts& b) const;

@@ -10,6 +10,9 @@ namespace mtlgen::advisor {
 
 // Lints below these thresholds stay quiet (docs/report.md "Lints").
 inline constexpr double kReductionElementsPerLane = 16;  // one simdgroup reducing more per lane
+// SIMD units per GPU core (128 FP32 lanes as four 32-wide units, philipturner/metal-benchmarks):
+// a grid of fewer one-simdgroup threadgroups than the chip has units leaves units idle.
+inline constexpr uint64_t kSimdUnitsPerCore = 4;
 inline constexpr double kUncoalesced = 2;                // bytes moved per byte used at one site (above)
 inline constexpr double kRereads = 1.5;                  // loads per unique byte of an input
 inline constexpr double kRereadShare = 0.25;             // re-read bytes per unique byte of the kernel

@@ -25,7 +25,8 @@ Json chips_json() {
   Json out = Json::array();
   for (const auto& c : advisor::chips()) {
     out.push_back({{"name", c.name}, {"bandwidth_gbs", c.bandwidth_gbs}, {"gpu_cores", c.gpu_cores},
-                   {"clock_ghz", c.clock_ghz}, {"peak_gflops", c.peak_gflops()}});
+                   {"clock_ghz", c.clock_ghz}, {"peak_gflops", c.peak_gflops()}, {"launch_us", c.launch_us()},
+                   {"latency_us", c.latency_us()}});
   }
   return out;
 }

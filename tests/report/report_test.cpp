@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -127,6 +128,31 @@ TEST(Run, MeasuredSetsGoToTheirKernelInReportJsonAndThePage) {
   EXPECT_NE(file_text(o.out_dir / "index.html").find("\"label\":\"measured: Apple M3 Max\""), std::string::npos);
 }
 
+// The model ranks argmax's tune points as the H200 sweep measured them (bench --gpu cuda,
+// tests/report/measured/h200_bench.json): every pair measured more than 10% apart, on every chip.
+TEST(Measured, PredictionsRankTheArgmaxSweepAsTheH200Does) {
+  ReportOptions o = argmax_report("report-measured-ranking", {"h200_bench.json"});
+  std::ostringstream out, err;
+  ASSERT_EQ(run_report(o, out, err), 0) << err.str();
+  const nlohmann::json kernel = nlohmann::json::parse(file_text(o.out_dir / "report.json"))["kernels"][0];
+  std::map<std::string, const nlohmann::json*> predicted;  // by entry point
+  for (const auto& p : kernel["points"]) predicted[p["entry_point"]] = &p["predictions"];
+  const auto& measured = kernel["measured"][0]["points"];
+  size_t pairs = 0;
+  for (const auto& a : measured) {
+    for (const auto& b : measured) {
+      if (a["median_us"].get<double>() * 1.1 > b["median_us"].get<double>()) continue;
+      ++pairs;
+      for (size_t chip = 0; chip < advisor::chips().size(); ++chip) {
+        EXPECT_LT((*predicted.at(a["entry_point"]))[chip]["time_us"].get<double>(),
+                  (*predicted.at(b["entry_point"]))[chip]["time_us"].get<double>())
+            << a["entry_point"] << " against " << b["entry_point"] << " on " << advisor::chips()[chip].name;
+      }
+    }
+  }
+  EXPECT_EQ(pairs, 15u);  // six tune points, each pair 2x apart
+}
+
 TEST(Run, AnEntryTheLibraryLacksIsAWarningNamingTheFileAndEntry) {
   ReportOptions o = argmax_report("report-measured-unknown", {"unknown_entries.json"});
   std::ostringstream out, err;
@@ -178,8 +204,21 @@ TEST(ShippedLibrary, ThePageIsWrittenAndEveryCostModelAgreesWithTheCounters) {
       ++checked;
       EXPECT_TRUE(c["agrees"].get<bool>()) << k["kernel"] << ": " << c["message"];
     }
+    // The matvecs' one-simdgroup tune points are their design; no shipped kernel reads a table per lane.
+    for (const auto& f : k["findings"]) {
+      const std::string lint = f["lint"], kernel = k["kernel"];
+      EXPECT_FALSE(lint == "reduction-one-simdgroup" && kernel.find("matvec") != std::string::npos) << f["text"];
+      EXPECT_NE(lint, "constant-table") << f["text"];
+    }
   }
   EXPECT_GT(checked, 60u);
+  // The nvfp4 matvec's widest load is a vec<float, 4> of x, and each simdgroup re-reads x for its
+  // rows: the terms calibration_test.cpp gives its seeds.
+  for (const auto& k : j["kernels"]) {
+    if (k["kernel"] != "nvfp4_matvec") continue;
+    EXPECT_EQ(k["counters"]["widest_load_bytes"], 16.0);
+    EXPECT_GT(k["counters"]["loaded_per_unique_byte"].get<double>(), 1.5);
+  }
 }
 
 }  // namespace
