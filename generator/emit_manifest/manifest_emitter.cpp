@@ -187,6 +187,9 @@ class ManifestWriter {
       for (size_t i = 0; i < k_.threadgroup_arrays.size(); ++i) {
         memory[k_.threadgroup_arrays[i].name] = (v.threadgroup_array_bytes.at(i) + 15) / 16 * 16;
       }
+      for (size_t i = 0; i < k_.body_threadgroup_variables.size(); ++i) {
+        memory[k_.body_threadgroup_variables[i].name] = (v.body_threadgroup_bytes.at(i) + 15) / 16 * 16;
+      }
       list.push_back({{"entry_point", v.entry_point}, {"types", types}, {"tunables", tunables},
                       {"threads_per_threadgroup", k_.dispatch.threads_from_dims ? Json(nullptr)
                                                                                 : Json(v.threadgroup_shape)},

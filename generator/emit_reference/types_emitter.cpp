@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "emit_common/cpp_text.h"
 #include "emit_common/emitter.h"
@@ -216,6 +217,34 @@ class TypesWriter {
     d.set("array_locals", lines(host_locals(k_, array_counts)));
     d.set("tg_arrays", arrays);
     d.set("tg_array_count", std::to_string(k_.threadgroup_arrays.size()));
+    body_threadgroup_memory(d);
+  }
+
+  // body_threadgroup_memory_bytes(): the body's threadgroup variables, each rounded up to 16 as
+  // the front end counts them against the 32 KiB (spec/variants.cpp). Only for a body that has some.
+  void body_threadgroup_memory(TemplateData& d) const {
+    d.set("has_body_tg", !k_.body_threadgroup_variables.empty());
+    if (k_.body_threadgroup_variables.empty()) return;
+    std::vector<const expr::Expr*> used;
+    std::vector<std::string> terms;
+    bool simd_size = false;
+    for (const auto& b : k_.body_threadgroup_variables) {
+      std::string size = b.type.concrete ? std::to_string(ir::info(*b.type.concrete).size * b.lanes)
+                                         : fmt::format("mtlgen::dtype_size(types.{}) * {}", b.type.param, b.lanes);
+      std::vector<std::string> factors = {size};
+      for (const auto& e : b.extents) {
+        std::set<std::string> names;
+        e.collect_symbols(names);
+        simd_size = simd_size || names.count("SIMD_SIZE");
+        used.push_back(&e);
+        factors.push_back(fmt::format("({})", host_expr(e)));
+      }
+      terms.push_back(fmt::format("(static_cast<uint64_t>({}) + 15) / 16 * 16", fmt::join(factors, " * ")));
+    }
+    std::vector<std::string> locals = host_locals(k_, used);
+    if (simd_size) locals.insert(locals.begin(), "constexpr int64_t SIMD_SIZE = 32;  // the kernel's");
+    d.set("body_tg_locals", lines(locals));
+    d.set("body_tg_bytes", fmt::format("{}", fmt::join(terms, " +\n         ")));
   }
 
   // The variant table, the one list the .metal's instantiations are also written from.

@@ -232,6 +232,24 @@ std::string with_return_marks(std::string launcher, const std::string& kernel) {
   return launcher;
 }
 
+// The emitted .metal as the simulator compiles it. A body that declares threadgroup variables goes
+// through the MSL front end, which makes each one storage the threadgroup's threads share, as in
+// hand-written files (with `threadgroup` an empty macro it would be an array per thread); other
+// bodies need only [[threadgroup(n)]] respelled.
+std::string simulator_msl(const ir::Kernel& k) {
+  std::string text = msl_source(k);
+  if (k.body_threadgroup_variables.empty()) return mtlsim::prepare_msl_for_sim(text);
+  msl::ParseOptions options;
+  options.file = k.name + ".metal";
+  options.text = std::move(text);
+  options.conformance = false;
+  support::Diagnostics diags;
+  msl::Unit unit = msl::parse(options, diags);
+  if (diags.has_errors())
+    throw std::runtime_error(fmt::format("the MSL front end could not read {}:\n{}", options.file.string(), diags.format_all()));
+  return unit.simulator_source();
+}
+
 }  // namespace
 
 std::string sim_dir(const ir::Kernel& k) { return "sim/" + k.name + "/"; }
@@ -268,7 +286,7 @@ void emit_sim_variants(const ir::Kernel& k, const std::set<std::string>& entry_p
   } else if (k.is_family()) {
     out.add(sim_launcher_path(k), "// A kernel family: each of its kernels is a module of its own; this one holds the reference.\n");
   } else {
-    out.add(dir + k.name + ".metal", mtlsim::prepare_msl_for_sim(msl_source(run)));
+    out.add(dir + k.name + ".metal", simulator_msl(run));
     out.add(sim_launcher_path(k), with_return_marks(launcher_source(run), k.name));
   }
   out.add(sim_bridge_path(k), bridge_source(k));

@@ -22,6 +22,8 @@ const std::vector<BuiltinInfo>& all_builtins() {
        "index of this thread's simdgroup in the threadgroup"},
       {Builtin::simdgroups_per_threadgroup, "simd_groups", "simdgroups_per_threadgroup", false,
        "simdgroups in one threadgroup"},
+      {Builtin::threads_per_simdgroup, "simd_width", "threads_per_simdgroup", false,
+       "threads in a simdgroup (32 on every Apple GPU)"},
   };
   return table;
 }

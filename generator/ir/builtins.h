@@ -19,6 +19,7 @@ enum class Builtin {
   thread_index_in_simdgroup,
   simdgroup_index_in_threadgroup,
   simdgroups_per_threadgroup,
+  threads_per_simdgroup,
 };
 
 struct BuiltinInfo {

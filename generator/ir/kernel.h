@@ -151,6 +151,18 @@ struct ThreadgroupArray {
   SourceLoc loc;
 };
 
+// A `threadgroup` array or variable the body declares, MLX's way (`threadgroup float
+// partials[TG / SIMD_SIZE];`): static in the kernel, so the host sets no length for it, but it
+// takes threadgroup memory beside the arrays. Its extents use tunables, SIMD_SIZE and sizeof only,
+// so its size is known for every variant.
+struct BodyThreadgroupVariable {
+  std::string name;
+  TypeRef type;                     // the element's scalar type, or a type parameter
+  int lanes = 1;                    // float4: 4; a 3-vector takes 4, as Metal lays it out
+  std::vector<expr::Expr> extents;  // outermost first; none for a single variable
+  SourceLoc loc;                    // of `threadgroup`
+};
+
 struct Dispatch {
   std::vector<expr::Expr> threadgroups;             // threadgroups per grid, 1..3 axes
   std::vector<expr::Expr> threads_per_threadgroup;  // same rank
@@ -355,6 +367,7 @@ struct Variant {
   int64_t threads_per_threadgroup = 0;
   std::vector<int64_t> threadgroup_shape;
   std::vector<int64_t> threadgroup_array_bytes;       // per ThreadgroupArray, unrounded
+  std::vector<int64_t> body_threadgroup_bytes;        // per BodyThreadgroupVariable, unrounded
   bool is_default_tuning = false;                     // all tunables at their defaults
   // Hand-written kernels: the function the entry point instantiates (`rms<float, 4>`), its
   // parameters bound to the spec, and the bytes of each argument parameter.
@@ -438,6 +451,7 @@ struct Kernel {
   std::vector<Scalar> scalars;
   std::vector<FunctionConstant> function_constants;
   std::vector<ThreadgroupArray> threadgroup_arrays;
+  std::vector<BodyThreadgroupVariable> body_threadgroup_variables;  // derived from the body
   Dispatch dispatch;
   // File-scope code placed before the kernel: `prelude` in the .metal and (Metal's address-space
   // qualifiers defined away) in the reference; `metal_prelude` in the .metal only;

@@ -133,7 +133,7 @@ AddressSpace address_space_of(const std::vector<std::string>& tokens) {
 // Builtin attributes outside ir::Builtin that a kernel may still declare.
 bool is_other_builtin(const std::string& attribute) {
   static const std::set<std::string> kOthers = {
-      "threads_per_simdgroup", "thread_execution_width", "quadgroup_index_in_threadgroup",
+      "thread_execution_width", "quadgroup_index_in_threadgroup",
       "thread_index_in_quadgroup", "quadgroups_per_threadgroup", "dispatch_threads_per_threadgroup",
       "dispatch_simdgroups_per_threadgroup", "dispatch_quadgroups_per_threadgroup", "grid_origin",
       "grid_size"};

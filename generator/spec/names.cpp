@@ -106,6 +106,7 @@ constexpr std::array kGeneratedCpp = {
     "Buffers", "Options", "Impl",
     "kName", "kMslVersion", "kParamsIndex", "kThreadgroupArrays", "make_params", "describe", "check_dims",
     "threadgroups", "threads_per_threadgroup", "max_threads_per_threadgroup", "threadgroup_memory_bytes",
+    "body_threadgroup_memory_bytes", "threadgroup_memory_total_bytes",
     "entry_point", "types_key", "tuning_values", "set_tunable", "reference", "DType",
     // the variant table and the glue's description of the kernel (<kernel>_types.h)
     "KernelInfo", "CompiledVariant", "kVariants", "kTypeChoices", "same_types", "same_tuning",

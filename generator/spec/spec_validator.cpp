@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "spec/binding_table.h"
+#include "spec/body_threadgroup.h"
 #include "spec/case_checks.h"
 #include "spec/fill_checks.h"
 #include "spec/name_assigner.h"
@@ -409,7 +410,7 @@ class Validator {
       for (const auto& t : support::identifier_tokens(block->text)) note_helper(t.text);
     }
     for (auto h : std::set<ir::Helper>(k_.helpers_used)) add_helper(h);
-    check_threadgroup_declarations();
+    read_body_threadgroup_variables(k_, diags_);
   }
 
   void scan_token(const std::vector<support::Token>& tokens, size_t i) {
@@ -461,24 +462,6 @@ class Validator {
     l.line += t.line - 1;
     l.column = (t.line == 1 ? l.column : k_.body.loc.column) + t.column - 1;
     return l;
-  }
-
-  // Threadgroup memory declared inside the body would be per-thread in the simulator and is
-  // invisible to the host's size checks: it must be declared under `threadgroup_memory:`.
-  void check_threadgroup_declarations() {
-    auto tokens = support::identifier_tokens(k_.body.text);
-    const std::string& text = k_.body.text;
-    for (const auto& t : tokens) {
-      if (t.text != "threadgroup") continue;
-      size_t offset = offset_of(text, t);
-      size_t end = text.find_first_of(";=[(){", offset);
-      std::string_view decl(text.data() + offset, (end == std::string::npos ? text.size() : end) - offset);
-      bool pointer_or_ref = decl.find('*') != std::string_view::npos || decl.find('&') != std::string_view::npos;
-      if (!pointer_or_ref && end != std::string::npos && (text[end] == '[' || text[end] == ';' || text[end] == '=')) {
-        diags_.error(ErrorKind::body_declaration, body_loc(t), "threadgroup memory declared inside the body",
-                     "declare it under `threadgroup_memory:` so the host sizes it and checks the 32 KiB limit");
-      }
-    }
   }
 
   static size_t offset_of(const std::string& text, const support::Token& t) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "spec/body_threadgroup.h"
 #include "spec/spec_validator.h"
 #include "support/text.h"
 
@@ -153,6 +154,12 @@ class VariantBuilder {
         v.threadgroup_array_bytes.push_back(bytes);
         total = std::min(total + round_up_16(bytes), INT64_MAX / 2);
       }
+      for (const auto& b : k_.body_threadgroup_variables) {
+        int64_t bytes = body_variable_bytes(b, env, v);
+        if (bytes <= 0) return std::nullopt;
+        v.body_threadgroup_bytes.push_back(bytes);
+        total = std::min(total + round_up_16(bytes), INT64_MAX / 2);
+      }
       if (!k_.is_family()) check_variant_limits(v, total, reported);
     } catch (const expr::EvalError& err) {
       diags_.error(ErrorKind::bad_expression, at, fmt::format("at {}: {}", v.entry_point, err.message),
@@ -177,10 +184,46 @@ class VariantBuilder {
     return 0;
   }
 
+  // A body threadgroup variable's bytes at one variant (saturated like the arrays'); <= 0 after
+  // reporting an extent below one.
+  int64_t body_variable_bytes(const ir::BodyThreadgroupVariable& b, expr::Env env, const ir::Variant& v) {
+    env.symbols["SIMD_SIZE"] = kSimdSize;
+    int64_t bytes = int64_t{ir::info(b.type.resolve(v.types)).size} * b.lanes;
+    for (const auto& e : b.extents) {
+      int64_t extent = 0;
+      try {
+        extent = expr::evaluate(e, env);
+      } catch (const expr::EvalError& err) {
+        diags_.error(ErrorKind::bad_expression, e.loc, fmt::format("at {}: {}", v.entry_point, err.message),
+                     "make the extent valid for every tunable value");
+        return 0;
+      }
+      if (extent <= 0) {
+        diags_.error(ErrorKind::threadgroup_memory, e.loc,
+                     fmt::format("threadgroup variable `{}` has an extent of {} at {}", b.name, extent, tune_text(v)),
+                     "every extent of a threadgroup array must be at least 1 at every tune point");
+        return 0;
+      }
+      if (__builtin_mul_overflow(bytes, extent, &bytes) || bytes > INT64_MAX / 2) bytes = INT64_MAX / 2;
+    }
+    return bytes;
+  }
+
   std::string tune_text(const ir::Variant& v) const {
     std::vector<std::string> parts;
     for (const auto& [name, value] : v.tunables) parts.push_back(fmt::format("{}={}", name, value));
     return parts.empty() ? "the fixed configuration" : fmt::format("{}", fmt::join(parts, ", "));
+  }
+
+  // Where the variant's largest threadgroup array or body variable is declared: what to shrink first.
+  SourceLoc largest_threadgroup_memory(const ir::Variant& v) const {
+    SourceLoc at = k_.dispatch.loc;
+    int64_t largest = -1;
+    for (size_t i = 0; i < k_.threadgroup_arrays.size(); ++i)
+      if (v.threadgroup_array_bytes[i] > largest) largest = v.threadgroup_array_bytes[i], at = k_.threadgroup_arrays[i].loc;
+    for (size_t i = 0; i < k_.body_threadgroup_variables.size(); ++i)
+      if (v.body_threadgroup_bytes[i] > largest) largest = v.body_threadgroup_bytes[i], at = k_.body_threadgroup_variables[i].loc;
+    return at;
   }
 
   void check_variant_limits(const ir::Variant& v, int64_t tg_bytes, std::set<std::string>& reported) {
@@ -200,10 +243,10 @@ class VariantBuilder {
                    "threadgroups must be a multiple of 32 threads (one simdgroup) and at most 1024");
     }
     if (tg_bytes > kMaxThreadgroupBytes && reported.insert("mem:" + where).second) {
-      SourceLoc mem_loc = k_.threadgroup_arrays.empty() ? loc : k_.threadgroup_arrays[0].loc;
-      diags_.error(ErrorKind::threadgroup_memory, mem_loc,
-                   fmt::format("{} bytes of threadgroup memory at {}", tg_bytes, where),
-                   fmt::format("Apple GPUs offer {} bytes per threadgroup; shrink the arrays or the tune space",
+      diags_.error(ErrorKind::threadgroup_memory, largest_threadgroup_memory(v),
+                   fmt::format("{} bytes of threadgroup memory at {} (variant `{}`)", tg_bytes, where, v.entry_point),
+                   fmt::format("Apple GPUs offer {} bytes per threadgroup (the `threadgroup_memory:` arrays and the "
+                               "body's threadgroup variables, each rounded up to 16 bytes); shrink them or the tune space",
                                kMaxThreadgroupBytes));
     }
   }

@@ -54,10 +54,10 @@ msl::Unit parse_file(const fs::path& file) {
 }
 
 // Banners name the spec relative to the working directory: load from the source root, as `mtlgen` runs.
-ir::Kernel load_spec(const std::string& name) {
+ir::Kernel load_spec(const std::string& name, const fs::path& dir = "specs") {
   support::Diagnostics diags;
   fs::current_path(MTLGEN_SOURCE_DIR);
-  auto kernels = spec::load_library({fs::path("specs") / (name + ".yaml")}, diags);
+  auto kernels = spec::load_library({dir / (name + ".yaml")}, diags);
   EXPECT_FALSE(diags.has_errors()) << diags.format_all();
   for (auto& k : kernels)
     if (k.name == name) return std::move(k);
@@ -113,6 +113,28 @@ TEST_P(ShippedKernel, Snapshot) {
 }
 
 INSTANTIATE_TEST_SUITE_P(CudaRewrite, ShippedKernel, ::testing::Values("argmax", "rms_norm", "matvec", "rope"));
+
+// The threadgroup arrays a spec body declares are __shared__, one per block, as the simulator's are
+// one per threadgroup; [[threads_per_simdgroup]] is the shim's 32.
+TEST(CudaRewrite, SpecBodyThreadgroupArraysAreShared) {
+  ir::Kernel k = load_spec("tile_transpose_sums", "tests/verify/body_threadgroup");
+  support::OutputSet out;
+  emit::emit_cuda(k, out);
+  auto metal = out.files().find(emit::cuda_dir(k) + k.name + ".metal");
+  ASSERT_NE(metal, out.files().end());
+  EXPECT_NE(metal->second.find("__shared__ float tile[TG_Y][TG_X + 1];"), std::string::npos) << metal->second;
+  EXPECT_NE(metal->second.find("__shared__ float partials[TG_X * TG_Y / SIMD_SIZE];"), std::string::npos);
+}
+
+TEST(CudaRewrite, SimdWidthBuiltin) {
+  ir::Kernel k = load_spec("simd_width_sums", "tests/verify/builtins");
+  support::OutputSet out;
+  emit::emit_cuda(k, out);
+  auto launcher = out.files().find(emit::cuda_launcher_path(k));
+  ASSERT_NE(launcher, out.files().end());
+  EXPECT_NE(launcher->second.find("mtlcu::as_builtin<uint>(mtlcu::threads_per_simdgroup())"), std::string::npos)
+      << launcher->second;
+}
 
 // A family's program: each of its kernels with launchers and host description of its own, the
 // kernels listed in Family::kernels order, the family's reference the one that judges.

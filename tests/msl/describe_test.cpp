@@ -116,7 +116,8 @@ TEST(MslDescribe, GgmlBindingsMixExplicitIndicesAndFirstFreeOnes) {
   EXPECT_EQ(param(norm, "tpitg").builtin_type, "ushort");
   const KernelParam& width = param(norm, "w");
   EXPECT_EQ(width.kind, ParamKind::builtin);
-  EXPECT_FALSE(width.builtin);  // outside ir::Builtin, still a builtin
+  EXPECT_EQ(width.builtin, ir::Builtin::threads_per_simdgroup);  // the simdgroup width, bound like the others
+  EXPECT_EQ(width.builtin_type, "uint");
   EXPECT_EQ(width.builtin_attribute, "threads_per_simdgroup");
 }
 

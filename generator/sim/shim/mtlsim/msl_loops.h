@@ -78,6 +78,7 @@ inline Dim3 threads_per_threadgroup(const detail::LoopRun& run, uint32_t) { retu
 inline Dim3 threadgroups_per_grid(const detail::LoopRun& run, uint32_t) { return run.contexts[0].threadgroups_per_grid; }
 inline Dim3 threads_per_grid(const detail::LoopRun& run, uint32_t) { return run.contexts[0].threads_per_grid; }
 inline uint32_t simdgroups_per_threadgroup(const detail::LoopRun& run, uint32_t) { return run.contexts[0].simdgroups_per_threadgroup; }
+inline uint32_t threads_per_simdgroup(const detail::LoopRun&, uint32_t) { return kSimdWidth; }
 }  // namespace builtin
 
 // The byte the module's -ftrivial-auto-var-init fills fresh locals with (0xFE, or 0 in the
