@@ -260,11 +260,13 @@ namespace mtlgen::msl {
 
 const char* LoopForm::revision() { return kLoopFormSourceHash; }
 
-LoopForm plan_loop_form(Context& ctx, const Description& d, const std::string& original) {
+LoopForm plan_loop_form(Context& ctx, const Description& d, const std::string& original,
+                        const std::optional<std::set<std::string>>& entry_points) {
   LoopForm form;
   loop_form::LoopFormWriter writer(ctx, d, original);
   std::set<std::string> done;
   for (const EntryPoint& e : d.entry_points) {
+    if (entry_points && !entry_points->count(e.host_name)) continue;
     if (!done.insert(e.function).second) continue;
     form.kernels.push_back(writer.write(e.function, e, form.text));
   }

@@ -208,6 +208,7 @@ class HelperInliner {
   std::vector<std::string> explicit_args(CXCursor call, const std::string& name, const Scope& caller) const;
   void template_aliases(CXCursor call, CXCursor def, const std::vector<CXCursor>& tparams,
                         const std::vector<CXCursor>& params, const Scope& scope, const Scope& caller, int line);
+  static std::string value_type(const std::string& given, int line);
   std::string deduced(CXCursor call, CXCursor tparam, const std::vector<CXCursor>& params, const Scope& caller,
                       int line) const;
   void bind_params(CXCursor call, const std::vector<CXCursor>& params, const Scope& scope, const Scope& caller, int line);

@@ -88,7 +88,8 @@ void HelperInliner::template_aliases(CXCursor call, CXCursor def, const std::vec
     const std::string alias = scope.rename(spelling(tparams[i]));
     const bool type = clang_getCursorKind(tparams[i]) == CXCursor_TemplateTypeParameter;
     if (i < given.size()) {
-      body_.hoisted.push_back(type ? fmt::format("using {} = {};\n", alias, given[i])
+      body_.hoisted.push_back(type ? fmt::format("using {} = {};
+", alias, value_type(given[i], line))
                               : fmt::format("constexpr {} {} = {};\n", rename_words(spelling(clang_getCursorType(tparams[i])), scope),
                                             alias, given[i]));
       continue;
@@ -96,6 +97,16 @@ void HelperInliner::template_aliases(CXCursor call, CXCursor def, const std::vec
     if (!type) throw Refusal{fmt::format("the template parameter `{}` of `{}` is not given", spelling(tparams[i]), spelling(def)), line};
     body_.hoisted.push_back(fmt::format("using {} = {};\n", alias, deduced(call, tparams[i], params, caller, line)));
   }
+}
+
+// A helper's parameters become per-thread locals, which cannot be references: a type argument
+// spelled as a `constant` or `const` reference (ggml's `constant ggml_metal_kargs_mul_mv &`) is
+// kept as the value it refers to, which nothing can change; any other reference is refused.
+std::string HelperInliner::value_type(const std::string& given, int line) {
+  if (given.find('&') == std::string::npos) return given;
+  const bool read_only = given.rfind("constant ", 0) == 0 || given.rfind("const ", 0) == 0;
+  if (!read_only) throw Refusal{fmt::format("a helper's template argument `{}` is a reference", given), line};
+  return fmt::format("std::remove_cvref_t<{}>", given);
 }
 
 // A type parameter deduced from the first parameter declared `P`, `P*` or `P&`.

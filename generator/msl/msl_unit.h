@@ -138,6 +138,10 @@ struct ParseOptions {
   // of entry_points() and listed by unreadable_kernels(); errors in no kernel's declarations
   // become warnings. Otherwise every error goes to the diagnostics.
   bool errors_per_kernel = false;
+  // The entry points (host names) whose kernel functions get a loop form (Unit::loop_form): a
+  // simulator module writes only those it runs, so a file of a hundred kernels costs g++ one.
+  // Absent: every kernel's.
+  std::optional<std::set<std::string>> loop_form_entry_points;
 };
 
 // A kernel function the front end could not read (ParseOptions::errors_per_kernel), with every

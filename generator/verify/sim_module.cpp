@@ -297,11 +297,12 @@ void check_includes(const ir::Kernel& k) {
 // points compile only where the front end made one. Parsed only for a module being compiled.
 // Which kernel functions run as loops, and why the others do not, goes to loop_form.txt in the
 // module's directory (and to stderr with ModuleOptions::verbose).
-bool append_loop_form(const ir::Kernel& kernel, const fs::path& dir, bool verbose) {
+bool append_loop_form(const ir::Kernel& kernel, const fs::path& dir, const ModuleOptions& o) {
   fs::path metal = dir / emit::sim_dir(kernel) / (kernel.name + ".metal");
   msl::ParseOptions po;
   po.file = metal;
   po.conformance = false;
+  if (!o.entry_points.empty()) po.loop_form_entry_points = o.entry_points;
   support::Diagnostics diags;
   msl::Unit unit = msl::parse(po, diags);
   if (diags.error_count() != 0) return false;  // the compile reports what is wrong
@@ -313,7 +314,7 @@ bool append_loop_form(const ir::Kernel& kernel, const fs::path& dir, bool verbos
                                              k.function, k.refusal, k.refusal_line, kernel.name);
   }
   std::ofstream(dir / "loop_form.txt") << notes;
-  if (verbose) fmt::print(stderr, "{}", notes);
+  if (o.verbose) fmt::print(stderr, "{}", notes);
   if (form.text.empty()) return false;
   std::ofstream(metal, std::ios::app) << "\n// ---- the loop form (mtlgen's MSL front end) ----\n" << form.text;
   return true;
@@ -323,7 +324,7 @@ bool append_loop_form(const ir::Kernel& kernel, const fs::path& dir, bool verbos
 // verification: the module is compiled again without it, and the kernel runs as fibers.
 void compile_with_loop_form(const ir::Kernel& kernel, const support::OutputSet& files, const fs::path& dir,
                             const fs::path& target, const ModuleOptions& o) {
-  if (kernel.is_family() || !append_loop_form(kernel, dir, o.verbose)) return compile(kernel, dir, target, o);
+  if (kernel.is_family() || !append_loop_form(kernel, dir, o)) return compile(kernel, dir, target, o);
   try {
     compile(kernel, dir, target, o);
   } catch (const std::runtime_error& e) {
