@@ -68,6 +68,8 @@ std::string instrumentation(const ModuleOptions& o) {
 // by the time libc's exit handlers ran, thread-local destructors would have torn the fibers down.
 const char* kLinkFlags = "-Wl,--wrap=exit";
 
+const char* kHostUnit = "host.cpp";
+
 // Every source file of the module, by path relative to its directory: what the types, reference
 // and simulator emitters write for the kernel (the simulator's launchers include the MSL), and the
 // shim.
@@ -75,6 +77,10 @@ support::OutputSet module_sources(const ir::Kernel& k, const std::set<std::strin
   support::OutputSet files = emit::run_emitters({"types", "reference"}, {k});
   emit::emit_sim_variants(k, entry_points, files);
   for (const auto& f : support::mtlgen_verify_files()) files.add("shim/" + std::string(f.path), std::string(f.bytes));
+  // The host side (bridge and reference) as one translation unit: the standard library is parsed
+  // once, not twice (0.85 s of rms_norm's 4.5 s module).
+  files.add(kHostUnit, fmt::format("#include \"{}\"\n#include \"{}/{}_reference.cpp\"\n", emit::sim_bridge_path(k),
+                                   k.name, k.name));
   return files;
 }
 
@@ -204,9 +210,7 @@ void compile(const ir::Kernel& kernel, const fs::path& dir, const fs::path& targ
   if (status == 0) {
     std::vector<std::string> link = cxx;
     for (const auto& f : words(kLinkFlags)) link.push_back(f);
-    const std::string& name = kernel.name;
-    for (const std::string& a : {launcher, emit::sim_bridge_path(kernel), name + "/" + name + "_reference.cpp",
-                                 std::string("-o"), fs::absolute(tmp).string()}) {
+    for (const std::string& a : {launcher, std::string(kHostUnit), std::string("-o"), fs::absolute(tmp).string()}) {
       link.push_back(a);
     }
     if (o.verbose) fmt::print(stderr, "mtlgen: (in {}) {}\n", dir.string(), command_text(link));
