@@ -88,8 +88,7 @@ void HelperInliner::template_aliases(CXCursor call, CXCursor def, const std::vec
     const std::string alias = scope.rename(spelling(tparams[i]));
     const bool type = clang_getCursorKind(tparams[i]) == CXCursor_TemplateTypeParameter;
     if (i < given.size()) {
-      body_.hoisted.push_back(type ? fmt::format("using {} = {};
-", alias, value_type(given[i], line))
+      body_.hoisted.push_back(type ? fmt::format("using {} = {};\n", alias, value_type(given[i], line))
                               : fmt::format("constexpr {} {} = {};\n", rename_words(spelling(clang_getCursorType(tparams[i])), scope),
                                             alias, given[i]));
       continue;
