@@ -358,6 +358,7 @@ void Worker::simd_arrive(Lane& me, Op op, int line, CompleteFn complete) {
 void Worker::complete_simd(SimdGroup& sg, Lane& me, uint32_t runs_on) {
   if (sg.mismatch) report_simd_divergence(sg, me);
   if (race_ && sg.op == Op::simdgroup_barrier) simdgroup_barrier_completed(sg);
+  else if (race_) race_->simd_function(sg.index);
   hooks_muted_ = true;
   const PoisonHit hit = sg.complete(sg, job_->poison);
   hooks_muted_ = false;

@@ -230,6 +230,12 @@ struct DataRace {
   // Source lines of the threadgroup barriers that ordered this memory in the dispatch: a race
   // between two lines with such a barrier between them is one across loop iterations.
   std::vector<int> barrier_lines = {};
+  // Nonzero: `earlier` is a read whose thread took part in a simd function after it (so its value
+  // was consumed) before threadgroup_barrier at this line, whose mem_flags leave this memory out,
+  // and `later` a write after that barrier. The barrier orders their execution, not their memory:
+  // a warning under Metal's memory model (describe() says so), not a race that changes results.
+  int execution_barrier_line = 0;
+  bool memory_model_only() const { return execution_barrier_line != 0; }
   bool same_threadgroup() const { return earlier.threadgroup_position == later.threadgroup_position; }
 };
 
