@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <map>
 #include <mutex>
+#include <regex>
 #include <vector>
 
 #include <fmt/format.h>
@@ -178,6 +179,25 @@ std::string module_key(const support::OutputSet& files, const ModuleOptions& o) 
   return support::hash_hex(all);
 }
 
+// g++'s "FILE:LINE:" for a line of a local header's copy (numbered n * kHeaderLineStride + L,
+// msl_unit.h) becomes the header's own "path:L:", as the user has it.
+std::string with_header_lines(const ir::Kernel& kernel, const std::string& output) {
+  if (!kernel.is_source() || kernel.source->simulator_headers.empty()) return output;
+  std::vector<std::string> headers;
+  for (const auto& [key, text] : kernel.source->simulator_headers) headers.push_back(text);
+  static const std::regex located(R"(([^\s:]+):([0-9]{7,}):)");
+  std::string out;
+  auto last = output.cbegin();
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), located); it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    const auto in_header = msl::header_line_of(std::stoi(m[2].str()), headers);
+    out.append(last, m[0].first);
+    out += in_header ? fmt::format("{}:{}:", in_header->path, in_header->line) : m[0].str();
+    last = m[0].second;
+  }
+  return out.append(last, output.cend());
+}
+
 void compile(const ir::Kernel& kernel, const fs::path& dir, const fs::path& target, const ModuleOptions& o) {
   fs::path tmp = target;
   tmp += fmt::format(".tmp.{}", ::getpid());
@@ -219,7 +239,7 @@ void compile(const ir::Kernel& kernel, const fs::path& dir, const fs::path& targ
   if (status != 0) {
     std::error_code ignored;
     fs::remove(tmp, ignored);
-    throw std::runtime_error(fmt::format("compiling the simulator module failed:\n{}", output));
+    throw std::runtime_error(fmt::format("compiling the simulator module failed:\n{}", with_header_lines(kernel, output)));
   }
   fs::rename(tmp, target);
 }
