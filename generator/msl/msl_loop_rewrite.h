@@ -164,6 +164,7 @@ class LoopFormWriter {
   std::string declare(const Item& item, const std::string& type, const std::string& init);
   std::string sync_result(const Item& item);
   std::string write_item(const Item& item);
+  static std::string with_private_fill(const Item& item);
 
   Context& ctx_;
   const Description& d_;

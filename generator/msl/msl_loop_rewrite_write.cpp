@@ -153,6 +153,17 @@ std::string LoopFormWriter::sync_result(const Item& item) {
   return "";
 }
 
+// `T x;` (one scalar or vector, no initializer) becomes `T x = ::mtlsim::loops::private_fill<...>();`.
+std::string LoopFormWriter::with_private_fill(const Item& item) {
+  if (item.has_init || item.name_end <= item.name_at) return item.text;
+  const size_t semicolon = item.text.find_first_not_of(" \t", item.name_end);
+  if (semicolon == std::string::npos || item.text[semicolon] != ';') return item.text;  // an array, or more
+  std::string text = item.text;
+  const std::string name = item.text.substr(item.name_at, item.name_end - item.name_at);
+  text.insert(item.name_end, fmt::format(" = ::mtlsim::loops::private_fill<decltype({})>()", name));
+  return text;
+}
+
 std::string LoopFormWriter::write_item(const Item& item) {
   std::string out = fmt::format("#line {}\n", item.line);
   switch (item.kind) {
@@ -164,8 +175,9 @@ std::string LoopFormWriter::write_item(const Item& item) {
     case Item::code:
     case Item::control: break;
   }
-  if (item.var < 0 || !vars_[item.var].replicated) return out + item.text + "\n";
+  if (item.var < 0) return out + item.text + "\n";
   const Var& v = vars_[item.var];
+  if (!v.replicated) return out + with_private_fill(item) + "\n";
   if (!item.has_init) return out + fmt::format("[[maybe_unused]] auto& {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
   std::string text = item.text;
   text.replace(item.name_at, item.name_end - item.name_at, "mtlsim_d_" + v.name);

@@ -47,10 +47,10 @@ using support::TemplateData;
 namespace {
 
 // -g1: line tables, so that crash and hang reports name the faulting or stuck line in every mode.
-// The sanitizer flags report poison that decides a comparison or becomes an integer; every TU
-// defines their hooks (mtlsim/poison_hooks.h), so no sanitizer runtime is linked.
+// The sanitizer flags report poison that decides a comparison or becomes an integer, and arrays
+// indexed outside their bounds; every TU defines their hooks (mtlsim/poison_hooks.h), so no sanitizer runtime is linked.
 const char* kFlags = "-std=c++20 -O2 -g1 -gdwarf-4 -fPIC -shared -Wno-attributes -Wno-unused-parameter "
-                     "-fsanitize-coverage=trace-cmp -fsanitize=float-cast-overflow -static-libubsan "
+                     "-fsanitize-coverage=trace-cmp -fsanitize=float-cast-overflow -fsanitize=bounds -static-libubsan "
                      "-include mtlsim/poison_hooks.h";
 // Only the launchers' TU (the kernel) is instrumented; the reference runs plain. Line tables
 // for the race reports; DWARF 4 because addr2line 2.40 names the wrong file for DWARF 5 line

@@ -453,6 +453,11 @@ extern "C" __attribute__((visibility("default"))) void mtlsim_poison_converted(u
     mtlsim::detail::tls_worker->poison_converted(bits, float_bits, int_bits, int_signed, reinterpret_cast<uintptr_t>(pc));
 }
 
+extern "C" __attribute__((visibility("default"))) void mtlsim_array_out_of_bounds(int line, int64_t index,
+                                                                                 const char* array_type, void*) {
+  if (mtlsim::detail::tls_lane != nullptr) mtlsim::detail::tls_worker->report_array_bounds(line, index, array_type);
+}
+
 namespace mtlsim {
 bool describe_threadgroup_address(uintptr_t address, char* out, size_t size) noexcept {
   const detail::Worker* w = detail::tls_worker;
