@@ -55,6 +55,7 @@ SiteCounts site_from(const Json& j) {
   s.store = store.get<bool>();
   s.line = line(j, "line");
   s.spec_line = line(j, "spec_line");
+  if (j.contains("file")) s.file = text(j, "file");
   s.accesses = count(j, "accesses");
   s.bytes = count(j, "bytes");
   s.simd_accesses = count(j, "simd_accesses");
@@ -69,7 +70,10 @@ SiteCounts site_from(const Json& j) {
 }
 
 SimdFunctionCounts simd_from(const Json& j) {
-  return {text(j, "function"), line(j, "line"), line(j, "spec_line"), count(j, "calls"), count(j, "active_lanes")};
+  SimdFunctionCounts s{text(j, "function"), line(j, "line"), line(j, "spec_line"), count(j, "calls"),
+                       count(j, "active_lanes")};
+  if (j.contains("file")) s.file = text(j, "file");
+  return s;
 }
 
 const Json& list(const Json& j, const char* key) {
@@ -166,11 +170,13 @@ Json to_json(const Counters& c) {
                           {"accesses", s.accesses}, {"bytes", s.bytes}, {"mean_lanes", s.mean_lanes()},
                           {"segments32", s.segments32}, {"segments64", s.segments64}, {"segments128", s.segments128}, {"ideal_segments32", s.ideal_segments32}, {"sampled_bytes", s.sampled_bytes},
                           {"simd_accesses", s.simd_accesses}, {"coalescing", s.coalescing()}});
+    if (!s.file.empty()) j["sites"].back()["file"] = s.file;
   }
   j["simd"] = Json::array();
   for (const auto& s : c.simd) {
     j["simd"].push_back({{"function", s.function}, {"line", s.line}, {"spec_line", s.spec_line}, {"calls", s.calls},
                          {"mean_active_lanes", s.mean_active_lanes()}});
+    if (!s.file.empty()) j["simd"].back()["file"] = s.file;
   }
   return j;
 }

@@ -22,6 +22,7 @@ struct SiteCounts {
   bool store = false;
   int line = 0;       // of the .metal the simulator ran; 0: unknown
   int spec_line = 0;  // of the spec (or hand-written .metal); 0: outside the spec's code
+  std::string file;   // the local header of a hand-written kernel spec_line is in; empty: the kernel's file
   uint64_t accesses = 0, bytes = 0;
   uint64_t simd_accesses = 0, lanes = 0, distinct_bytes = 0, segments32 = 0, segments64 = 0, segments128 = 0;
   uint64_t ideal_segments32 = 0;  // the fewest 32-byte segments that hold the distinct bytes
@@ -37,6 +38,7 @@ struct SimdFunctionCounts {
   std::string function;
   int line = 0, spec_line = 0;
   uint64_t calls = 0, active_lanes = 0;
+  std::string file;  // as SiteCounts::file
   double mean_active_lanes() const { return calls ? double(active_lanes) / double(calls) : 0; }
 };
 

@@ -52,7 +52,9 @@ int64_t input_elements(const ir::Kernel& k, const ir::Variant& v, const ir::Test
   return most;
 }
 
-support::SourceLoc site_loc(const ir::Kernel& k, int spec_line) {
+// A site in a local header of a hand-written kernel is located in the header (its counters say which).
+support::SourceLoc site_loc(const ir::Kernel& k, int spec_line, const std::string& file = "") {
+  if (!file.empty()) return {file, spec_line, 1};
   return {k.is_source() ? k.source->file : k.spec_path, spec_line, 1};
 }
 
@@ -156,7 +158,7 @@ std::string uncoalesced_fix(const ir::BlockLayout* block, const SiteCounts& s) {
 
 std::optional<Finding> uncoalesced(const ir::Kernel& k, const ir::Variant& v, const SiteCounts& s) {
   if (s.coalescing() <= kUncoalesced || s.mean_lanes() < 8 || s.spec_line == 0) return std::nullopt;
-  return Finding{"uncoalesced", k.name, v.entry_point, site_loc(k, s.spec_line),
+  return Finding{"uncoalesced", k.name, v.entry_point, site_loc(k, s.spec_line, s.file),
                  fmt::format("the {} of `{}` here touches {:.1f} 32-byte segments per simdgroup access for {:.0f} "
                              "bytes used: {:.1f}x the segments they need (adjacent lanes touch non-adjacent addresses)",
                              s.store ? "store" : "load", s.buffer, double(s.segments32) / double(s.simd_accesses),
@@ -174,13 +176,13 @@ std::optional<Finding> reread(const ir::Kernel& k, const ir::Variant& v, const C
   if (rereads < kRereads || rereads <= double(simdgroups)) return std::nullopt;
   if (loaded - double(b.unique_loaded) < kRereadShare * double(c.unique_bytes())) return std::nullopt;
   std::string lines;
-  int first = 0;
+  const SiteCounts* first = nullptr;
   for (const auto& s : c.sites) {
     if (s.buffer != b.name || s.store || s.spec_line == 0) continue;
     lines += fmt::format("{}{}", lines.empty() ? "" : ", ", s.spec_line);
-    if (!first) first = s.spec_line;
+    if (!first) first = &s;
   }
-  return Finding{"reread", k.name, v.entry_point, first ? site_loc(k, first) : k.name_loc,
+  return Finding{"reread", k.name, v.entry_point, first ? site_loc(k, first->spec_line, first->file) : k.name_loc,
                  fmt::format("input `{}` is loaded {:.2f} times per byte ({:.0f} of {} bytes loaded by {} simdgroup(s)){}",
                              b.name, rereads, loaded, b.unique_loaded, simdgroups, lines.empty() ? "" : " at lines " + lines),
                  "load each element once into registers (or threadgroup memory) and reuse that copy in later passes"};

@@ -266,6 +266,7 @@ class RegionWriter {
   std::string write_region(int r, const EntryPoint& entry) const;
   std::string declare(const Item& item, const std::string& type, const std::string& init) const;
   std::string sync_result(const Item& item) const;
+  static std::string with_private_fill(const Item& item);
   std::string write_item(const Item& item) const;
 
   const Source& src_;

@@ -139,6 +139,17 @@ std::string RegionWriter::sync_result(const Item& item) const {
   return "";
 }
 
+// `T x;` (one scalar or vector, no initializer) becomes `T x = ::mtlsim::loops::private_fill<...>();`.
+std::string RegionWriter::with_private_fill(const Item& item) {
+  if (item.has_init || item.name_end <= item.name_at) return item.text;
+  const size_t semicolon = item.text.find_first_not_of(" \t", item.name_end);
+  if (semicolon == std::string::npos || item.text[semicolon] != ';') return item.text;  // an array, or more
+  std::string text = item.text;
+  const std::string name = item.text.substr(item.name_at, item.name_end - item.name_at);
+  text.insert(item.name_end, fmt::format(" = ::mtlsim::loops::private_fill<decltype({})>()", name));
+  return text;
+}
+
 std::string RegionWriter::write_item(const Item& item) const {
   std::string out = fmt::format("#line {}\n", item.line);
   switch (item.kind) {
@@ -150,8 +161,9 @@ std::string RegionWriter::write_item(const Item& item) const {
     case Item::code:
     case Item::control: break;
   }
-  if (item.var < 0 || !body_.vars[item.var].replicated) return out + item.text + "\n";
+  if (item.var < 0) return out + item.text + "\n";
   const Var& v = body_.vars[item.var];
+  if (!v.replicated) return out + with_private_fill(item) + "\n";
   if (!item.has_init) return out + fmt::format("[[maybe_unused]] auto& {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
   std::string text = item.text;
   text.replace(item.name_at, item.name_end - item.name_at, "mtlsim_d_" + v.name);

@@ -6,8 +6,11 @@
 #include <cstdio>
 #include <regex>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 
 #include "emit_msl/msl_emitter.h"
+#include "msl/msl_unit.h"
 #include "mtlsim/access_counter.h"
 #include "mtlsim/exec.h"
 #include "verify/case_runner.h"
@@ -67,8 +70,9 @@ Json dispatch_shape(const mtlsim::HostDispatch& host) {
           {"threadgroup_memory_bytes", tg_memory}};
 }
 
-// The .metal lines of addr2line's inline chain for the site marker " [pc 0x<offset> in <object>]",
-// innermost first; empty when the line table does not know the pc.
+// The kernel's lines of addr2line's inline chain for the site marker " [pc 0x<offset> in <object>]",
+// innermost first: the .metal's, and a local header's (numbered n * kHeaderLineStride + L in its
+// copy, msl_unit.h); empty when the line table does not know the pc.
 std::vector<int> inline_chain(const std::string& marker) {
   static const std::regex parts(R"( \[pc (0x[0-9a-f]+) in (/[^'\]]+)\])");
   std::smatch m;
@@ -77,11 +81,13 @@ std::vector<int> inline_chain(const std::string& marker) {
   const std::string command = "addr2line -i -e '" + m[2].str() + "' " + m[1].str() + " 2>/dev/null";
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return lines;
-  static const std::regex frame(R"(\.metal:([0-9]+))");
+  static const std::regex frame(R"(\.metal:([0-9]+)|:([0-9]{7,}))");
   char text[2048];
   while (std::fgets(text, sizeof text, pipe)) {
     std::cmatch f;
-    if (std::regex_search(text, f, frame)) lines.push_back(std::stoi(f[1].str()));
+    if (!std::regex_search(text, f, frame)) continue;
+    const int line = std::stoi(f[f[1].matched ? 1 : 2].str());
+    if (f[1].matched || line > msl::kHeaderLineStride) lines.push_back(line);
   }
   ::pclose(pipe);
   return lines;
@@ -95,11 +101,22 @@ int spec_line_of(const ir::Kernel& k, const std::string& msl, const std::vector<
   return at ? at->line : 0;
 }
 
+// A hand-written kernel's file and line for a reported line: a local header's own, else the file's.
+std::pair<std::string, int> source_line_of(const ir::Kernel& k, const std::vector<std::string>& headers, int line) {
+  if (auto in_header = msl::header_line_of(line, headers)) return {in_header->path, in_header->line};
+  return {k.source->file, line};
+}
+
 // Each site's marker becomes its innermost .metal line and the spec line of the innermost frame
-// inside the spec's code (a load inlined into a helper is the body's line that called it).
+// inside the spec's code (a load inlined into a helper is the body's line that called it). A
+// hand-written kernel's site also names its file: a local header's path, with the header's own
+// line as spec_line.
 void locate_sites(Json& counters, const ir::Kernel& k) {
   const std::string msl = k.is_source() ? std::string() : emit::msl_source(k);
   const auto blocks = k.is_source() ? std::vector<emit::EmbeddedBlock>() : emit::msl_blocks(k);
+  std::vector<std::string> headers;
+  if (k.is_source())
+    for (const auto& [key, text] : k.source->simulator_headers) headers.push_back(text);
   for (auto& site : counters["sites"]) {
     const std::vector<int> chain = inline_chain(site["where"].get<std::string>());
     int spec_line = 0;
@@ -107,8 +124,13 @@ void locate_sites(Json& counters, const ir::Kernel& k) {
     site.erase("where");
     site["line"] = chain.empty() ? 0 : chain.front();
     site["spec_line"] = spec_line;
+    if (k.is_source() && spec_line > 0) std::tie(site["file"], site["spec_line"]) = source_line_of(k, headers, spec_line);
   }
-  for (auto& simd : counters["simd"]) simd["spec_line"] = spec_line_of(k, msl, blocks, simd["line"].get<int>());
+  for (auto& simd : counters["simd"]) {
+    simd["spec_line"] = spec_line_of(k, msl, blocks, simd["line"].get<int>());
+    if (k.is_source() && simd["line"].get<int>() > 0)
+      std::tie(simd["file"], simd["spec_line"]) = source_line_of(k, headers, simd["line"].get<int>());
+  }
 }
 
 }  // namespace

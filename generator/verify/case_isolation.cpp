@@ -82,6 +82,27 @@ const char* fault_hint(int sig, const siginfo_t* info) {
   return " (outside every buffer)";
 }
 
+// A fault outside every buffer whose registers hold -ftrivial-auto-var-init=pattern's bytes: the
+// address was made from a private variable the thread never wrote (a pointer of 0xFE bytes, give
+// or take an offset, or an index 0xFEFEFEFE).
+const char* private_pattern_hint(int sig, const void* context) {
+#if defined(__x86_64__)
+  if (sig != SIGSEGV) return "";
+  const greg_t* regs = static_cast<const ucontext_t*>(context)->uc_mcontext.gregs;
+  for (int r : {REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_RBP, REG_R8, REG_R9, REG_R10, REG_R11,
+                REG_R12, REG_R13, REG_R14, REG_R15}) {
+    const auto v = static_cast<uint64_t>(regs[r]);
+    if (v >> 24 == 0xFEFEFEFEFEull || uint32_t(v) == 0xFEFEFEFEu)
+      return "; a register holds 0xFEFEFEFE, the simulator's fill of uninitialised private memory: the address was "
+             "most likely made from a private (thread) variable read before it was written (a GPU leaves whatever "
+             "its registers held there); initialise it, or write it on every path";
+  }
+#else
+  (void)sig, (void)context;
+#endif
+  return "";
+}
+
 void on_crash(int sig, siginfo_t* info, void* context) {
   char where[512] = "";
   auto address = reinterpret_cast<uintptr_t>(info->si_addr);
@@ -102,8 +123,9 @@ void on_crash(int sig, siginfo_t* info, void* context) {
           : sig == SIGABRT  // si_addr holds no address here
               ? std::snprintf(message, sizeof message, "CRASH SIGABRT: abort() was called (or an assert failed) in %s of %s",
                               thread, g_entry_point)
-              : std::snprintf(message, sizeof message, "CRASH %s at address %p%s in %s of %s", signal_name(sig),
-                              info->si_addr, fault_hint(sig, info), thread, g_entry_point);
+              : std::snprintf(message, sizeof message, "CRASH %s at address %p%s%s in %s of %s", signal_name(sig),
+                              info->si_addr, fault_hint(sig, info), private_pattern_hint(sig, context), thread,
+                              g_entry_point);
 #if defined(__x86_64__)
   if (n > 0 && n < static_cast<int>(sizeof message)) {  // the faulting instruction, for its source line
     auto pc = static_cast<uintptr_t>(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]);

@@ -15,6 +15,8 @@ nlohmann::json to_json(const CaseResult& r) {
   j["status"] = to_string(r.status);
   j["problems"] = nlohmann::json::array();
   for (const auto& p : r.problems) j["problems"].push_back({{"checker", p.checker}, {"message", p.message}});
+  j["warnings"] = nlohmann::json::array();
+  for (const auto& p : r.warnings) j["warnings"].push_back({{"checker", p.checker}, {"message", p.message}});
   j["outputs"] = nlohmann::json::array();
   for (const auto& o : r.outputs) {
     j["outputs"].push_back({{"buffer", o.buffer}, {"elements", o.elements}, {"max_abs", o.max_abs}, {"max_rel", o.max_rel},
@@ -78,18 +80,26 @@ CaseStatus status_field(const Json& j) {
   bad_field("status", "PASS, FAIL or ERROR");
 }
 
+// `key`'s array of {checker, message} objects.
+std::vector<Problem> problems_field(const Json& j, const std::string& key) {
+  std::vector<Problem> out;
+  const Json& list = array_field(j, key);
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string at = fmt::format("{}[{}].", key, i);
+    if (!list[i].is_object()) bad_field(at, "an object");
+    out.push_back({text_field(list[i], "checker", at), text_field(list[i], "message", at)});
+  }
+  return out;
+}
+
 }  // namespace
 
 CaseResult case_result_from_json(const nlohmann::json& j) {
   if (!j.is_object()) bad_field("(the report)", "an object");
   CaseResult r;
   r.status = status_field(j);
-  const Json& problems = array_field(j, "problems");
-  for (size_t i = 0; i < problems.size(); ++i) {
-    std::string at = fmt::format("problems[{}].", i);
-    if (!problems[i].is_object()) bad_field(at, "an object");
-    r.problems.push_back({text_field(problems[i], "checker", at), text_field(problems[i], "message", at)});
-  }
+  r.problems = problems_field(j, "problems");
+  if (j.contains("warnings")) r.warnings = problems_field(j, "warnings");  // absent in older cached results
   const Json& outputs = array_field(j, "outputs");
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::string at = fmt::format("outputs[{}].", i);

@@ -263,7 +263,11 @@ class CaseRun {
     if (result.races.empty()) return;
     const size_t kept = result.races.size();
     mtlsim::resolve_race_sources(result.races);
-    for (const auto& race : result.races) add_problem("data_race", with_spec_lines(mtlsim::describe(race, v_.entry_point)));
+    for (const auto& race : result.races) {
+      std::string message = with_spec_lines(mtlsim::describe(race, v_.entry_point));
+      if (race.memory_model_only()) result_.warnings.push_back({"memory_model", std::move(message)});
+      else add_problem("data_race", std::move(message));
+    }
     if (result.races_total > kept) {
       add_problem("data_race", fmt::format("{}: {} more data races (pairs of racing source locations) are not shown; "
                                            "fix the ones above first",

@@ -54,6 +54,9 @@ struct Problem {
 struct CaseResult {
   CaseStatus status = CaseStatus::pass;
   std::vector<Problem> problems;
+  // Findings that do not fail the case: "memory_model" (a read consumed before a barrier whose
+  // mem_flags leave its memory out, and a write after it; mtlsim::DataRace::memory_model_only).
+  std::vector<Problem> warnings = {};
   std::vector<OutputStats> outputs;
   double sim_seconds = 0;
   double reference_seconds = 0;

@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <map>
 #include <mutex>
+#include <regex>
 #include <vector>
 
 #include <fmt/format.h>
@@ -49,10 +50,10 @@ namespace {
 // against -O2, -O1 takes ~15% less CPU over compile and run together (six shipped specs, all
 // variants, cold); -O0 loses it back on large cases (sdpa_vector: 63 s against 38 s).
 // -g1: line tables, so that crash and hang reports name the faulting or stuck line in every mode.
-// The sanitizer flags report poison that decides a comparison or becomes an integer; every TU
-// defines their hooks (mtlsim/poison_hooks.h), so no sanitizer runtime is linked.
+// The sanitizer flags report poison that decides a comparison or becomes an integer, and arrays
+// indexed outside their bounds; every TU defines their hooks (mtlsim/poison_hooks.h), so no sanitizer runtime is linked.
 const char* kFlags = "-std=c++20 -O1 -g1 -gdwarf-4 -fPIC -shared -Wno-attributes -Wno-unused-parameter "
-                     "-fsanitize-coverage=trace-cmp -fsanitize=float-cast-overflow -static-libubsan "
+                     "-fsanitize-coverage=trace-cmp -fsanitize=float-cast-overflow -fsanitize=bounds -static-libubsan "
                      "-include mtlsim/poison_hooks.h";
 // Only the launchers' TU (the kernel) is instrumented; the reference runs plain. Line tables
 // for the race reports; DWARF 4 because addr2line 2.40 names the wrong file for DWARF 5 line
@@ -187,6 +188,25 @@ std::string module_key(const support::OutputSet& files, const ModuleOptions& o) 
   return support::hash_hex(all);
 }
 
+// g++'s "FILE:LINE:" for a line of a local header's copy (numbered n * kHeaderLineStride + L,
+// msl_unit.h) becomes the header's own "path:L:", as the user has it.
+std::string with_header_lines(const ir::Kernel& kernel, const std::string& output) {
+  if (!kernel.is_source() || kernel.source->simulator_headers.empty()) return output;
+  std::vector<std::string> headers;
+  for (const auto& [key, text] : kernel.source->simulator_headers) headers.push_back(text);
+  static const std::regex located(R"(([^\s:]+):([0-9]{7,}):)");
+  std::string out;
+  auto last = output.cbegin();
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), located); it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    const auto in_header = msl::header_line_of(std::stoi(m[2].str()), headers);
+    out.append(last, m[0].first);
+    out += in_header ? fmt::format("{}:{}:", in_header->path, in_header->line) : m[0].str();
+    last = m[0].second;
+  }
+  return out.append(last, output.cend());
+}
+
 void compile(const ir::Kernel& kernel, const fs::path& dir, const fs::path& target, const ModuleOptions& o) {
   fs::path tmp = target;
   tmp += fmt::format(".tmp.{}", ::getpid());
@@ -226,7 +246,7 @@ void compile(const ir::Kernel& kernel, const fs::path& dir, const fs::path& targ
   if (status != 0) {
     std::error_code ignored;
     fs::remove(tmp, ignored);
-    throw std::runtime_error(fmt::format("compiling the simulator module failed:\n{}", output));
+    throw std::runtime_error(fmt::format("compiling the simulator module failed:\n{}", with_header_lines(kernel, output)));
   }
   fs::rename(tmp, target);
 }

@@ -167,7 +167,7 @@ void locate_pcs(CaseResult& r, const WorkItem& w) {
 
 void print_case(std::ostream& out, size_t done, size_t total, const Finished& f, bool quiet) {
   bool ok = f.result.status == CaseStatus::pass || f.result.status == CaseStatus::skipped;
-  if (quiet && ok) return;
+  if (quiet && ok && f.result.warnings.empty()) return;
   int width = static_cast<int>(std::to_string(total).size());
   if (f.result.status == CaseStatus::skipped) {
     fmt::print(out, "[{:>{}}/{}] {:<5} {} {}: skipped: {}\n", done, width, total, to_string(f.result.status),
@@ -181,6 +181,10 @@ void print_case(std::ostream& out, size_t done, size_t total, const Finished& f,
   if (!f.result.coverage.empty()) fmt::print(out, "    partial (--quick): {}\n", f.result.coverage);
   for (const auto& p : f.result.problems) {
     fmt::print(out, "    {}:{}: [{}] {}\n", f.item.kernel->spec_path, f.item.test->loc.line, p.checker, p.message);
+  }
+  for (const auto& p : f.result.warnings) {
+    fmt::print(out, "    {}:{}: warning: [{}] {}\n", f.item.kernel->spec_path, f.item.test->loc.line, p.checker,
+               p.message);
   }
 }
 

@@ -101,10 +101,11 @@ VerifyRun verify(const fs::path& spec, bool exact_races, const std::string& tag 
 // The bugs whose kernels the front end turns into loops; the others fall back to fibers (each
 // for its reason: a barrier or simd function in a branch or loop, a `return` before a barrier).
 const std::set<std::string> kRunAsLoops = {
-    "block_cumsum",        "clear_before_reduce", "cross_threadgroup_accumulate", "family_half_dispatch",
-    "function_constant_branch", "grid_rounded_down", "missing_barrier", "poison_branch", "poison_index",
-    "run_time_threads",    "same_value_store",    "simd_sum_only", "store_into_slack",
-    "uninitialised_private_array", "uninitialised_threadgroup_read", "vector_load_odd_size"};
+    "block_cumsum", "clear_before_reduce", "cross_threadgroup_accumulate", "family_half_dispatch",
+    "function_constant_branch", "grid_rounded_down", "mem_none_barrier_race", "missing_barrier", "poison_branch",
+    "poison_index", "private_array_past_end", "run_time_threads", "same_value_store", "simd_sum_only",
+    "store_into_slack", "uninitialised_private_array", "uninitialised_private_read", "uninitialised_threadgroup_read",
+    "vector_load_odd_size"};
 
 class PlantedBug : public ::testing::TestWithParam<std::tuple<std::string, mtlsim::ExecPath>> {
  protected:
@@ -192,6 +193,44 @@ TEST(FunctionConstantBug, IsCaughtOnlyWhereACaseSetsTheConstant) {
     weights.insert(c.at("constants").at("bias_weight").get<double>());
   }
   EXPECT_EQ(weights, (std::set<double>{0.375, 1.0}));
+}
+
+// The twin of mem_none_barrier_race consumes its read in a simd function before the mem_none
+// barrier: with --races exact it passes with a `memory_model` warning naming the read, the write
+// and the barrier, in both execution paths (the detector runs on fibers).
+TEST(MemNoneBarrier, ConsumedReadIsAMemoryModelWarning) {
+  VerifyRun run = verify("tests/verify/twins/mem_none_barrier_race.yaml", true, "-warning");
+  expect_pass(run);
+  bool warned = false;
+  for (const auto& c : run.results) {
+    for (const auto& w : c.at("warnings")) {
+      const std::string m = w.at("message");
+      warned = warned || (w.at("checker") == "memory_model" && m.find("mem_none_barrier_race.yaml:28)") != std::string::npos &&
+                          m.find("mem_none_barrier_race.yaml:30)") != std::string::npos &&
+                          m.find("threadgroup_barrier at line 33 (tests/verify/twins/mem_none_barrier_race.yaml:29)") !=
+                              std::string::npos &&
+                          m.find("mem_flags::mem_threadgroup") != std::string::npos);
+    }
+  }
+  EXPECT_TRUE(warned) << run.printed;
+  EXPECT_NE(run.printed.find("warning: [memory_model]"), std::string::npos) << run.printed;
+}
+
+// Stores from one statement by several threads cannot be ordered by a barrier "between" them:
+// the advice is to let one thread write.
+TEST(SameStatementStores, AdviceIsToLetOneThreadWrite) {
+  VerifyRun run = verify("tests/verify/bugs/same_value_store.yaml", true, "-advice");
+  bool advised = false;
+  for (const auto& c : run.results) {
+    for (const auto& p : c.at("problems")) {
+      const std::string m = p.at("message");
+      if (p.at("checker") != "data_race") continue;
+      EXPECT_EQ(m.find("between the write at line"), std::string::npos) << m;
+      advised = advised || (m.find("Let one thread write it") != std::string::npos &&
+                            m.find("simd_is_first()") != std::string::npos);
+    }
+  }
+  EXPECT_TRUE(advised) << run.printed;
 }
 
 INSTANTIATE_TEST_SUITE_P(Checkers, PlantedBug,

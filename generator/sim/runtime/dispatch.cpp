@@ -44,6 +44,7 @@ const char* to_string(SimIssue::Kind kind) noexcept {
     case SimIssue::Kind::deadlock: return "deadlock";
     case SimIssue::Kind::poison_in_collective: return "poison_in_collective";
     case SimIssue::Kind::threadgroup_memory_limit: return "threadgroup_memory_limit";
+    case SimIssue::Kind::array_out_of_bounds: return "array_out_of_bounds";
   }
   return "?";
 }

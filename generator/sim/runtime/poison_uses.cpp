@@ -15,6 +15,7 @@ const char* to_string(PoisonUse::Kind kind) noexcept {
   switch (kind) {
     case PoisonUse::Kind::branch: return "poison_in_branch";
     case PoisonUse::Kind::index: return "poison_in_index";
+    case PoisonUse::Kind::private_read: return "uninitialised_private_read";
   }
   return "?";
 }
@@ -24,6 +25,13 @@ std::string describe(const PoisonUse& use, const std::string& kernel_name, const
                                        kernel_name.empty() ? "<unnamed>" : kernel_name, use.thread_index,
                                        detail::format_dim(use.threadgroup_position));
   const std::string times = use.occurrences > 1 ? fmt::format(", {} times in this run", use.occurrences) : "";
+  if (use.kind == PoisonUse::Kind::private_read) {
+    return fmt::format("{} used the value of a private (thread) variable that it never wrote{}{}: the comparison or "
+                       "conversion to an integer there reads the simulator's fill of uninitialised private memory "
+                       "(0x{:X}, -1.7e38 as a float), where a GPU leaves whatever its registers held. Initialise the "
+                       "variable where it is declared, or write it on every path that reaches this line.",
+                       head, where, times, use.bits);
+  }
   const char* fix = "A thread read threadgroup memory that no thread had written, directly or through a simd "
                     "function that handed it on: look for a missing threadgroup_barrier between the writes and "
                     "the read, or an index beyond the written range.";
@@ -64,6 +72,13 @@ std::pair<uint32_t, uint32_t> range_check_bounds(uint32_t bits, bool is_signed) 
   return {bits_of(lo), bits_of(float(max + 1))};
 }
 
+// -ftrivial-auto-var-init=pattern's bytes (mtlsim/poison_hooks.h).
+constexpr uint32_t kPrivatePattern = 0xFEFEFEFEu;
+
+PoisonUse::Kind branch_kind(uint32_t bits) {
+  return bits == kPrivatePattern ? PoisonUse::Kind::private_read : PoisonUse::Kind::branch;
+}
+
 }  // namespace
 
 // `bits` of a float of `float_bits`: one of the dispatch's poison patterns, or (as a float) a
@@ -81,7 +96,7 @@ bool Worker::is_poison(uint32_t bits, uint32_t float_bits) const {
 }
 
 void Worker::poison_compared(uint32_t bits, uint32_t other, uintptr_t pc) {
-  if (hooks_muted_ || !is_poison(bits, 32)) return;
+  if (hooks_muted_ || !(is_poison(bits, 32) || bits == kPrivatePattern)) return;
   const uint32_t thread = tls_lane->index;
   size_t mine = 0, oldest = 0;
   for (size_t i = pending_compares_.size(); i-- > 0;) {
@@ -92,7 +107,7 @@ void Worker::poison_compared(uint32_t bits, uint32_t other, uintptr_t pc) {
   if (mine == 2) {
     const PendingCompare p = pending_compares_[oldest];
     pending_compares_.erase(pending_compares_.begin() + std::ptrdiff_t(oldest));
-    add_poison_use({PoisonUse::Kind::branch, p.pc, tg_position_, p.thread, p.bits});
+    add_poison_use({branch_kind(p.bits), p.pc, tg_position_, p.thread, p.bits});
   }
   pending_compares_.push_back({thread, bits, other, pc});
 }
@@ -100,20 +115,22 @@ void Worker::poison_compared(uint32_t bits, uint32_t other, uintptr_t pc) {
 // The lane's waiting comparisons against the integer type's bounds were this conversion's range
 // check; the others were its own.
 void Worker::poison_converted(uint32_t bits, uint32_t float_bits, uint32_t int_bits, bool int_signed, uintptr_t pc) {
-  if (hooks_muted_ || !is_poison(bits, float_bits)) return;
+  const bool private_read = float_bits == 32 && bits == kPrivatePattern;
+  if (hooks_muted_ || !(private_read || is_poison(bits, float_bits))) return;
   const uint32_t thread = tls_lane->index;
   const auto [lo, hi] = range_check_bounds(int_bits, int_signed);
   std::erase_if(pending_compares_, [&](const PendingCompare& p) {
     return p.thread == thread && (p.other == lo || p.other == hi);
   });
   commit_compares(thread, false);
-  add_poison_use({PoisonUse::Kind::index, pc, tg_position_, thread, bits, int_bits, int_signed});
+  add_poison_use({private_read ? PoisonUse::Kind::private_read : PoisonUse::Kind::index, pc, tg_position_, thread, bits,
+                  int_bits, int_signed});
 }
 
 void Worker::commit_compares(uint32_t thread, bool all_threads) {
   std::erase_if(pending_compares_, [&](const PendingCompare& p) {
     if (!all_threads && p.thread != thread) return false;
-    add_poison_use({PoisonUse::Kind::branch, p.pc, tg_position_, p.thread, p.bits});
+    add_poison_use({branch_kind(p.bits), p.pc, tg_position_, p.thread, p.bits});
     return true;
   });
 }

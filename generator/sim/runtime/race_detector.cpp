@@ -78,6 +78,7 @@ RaceDetector::RaceDetector(const DispatchOptions& options, const void* kernel_co
     add_region(b.name, b.data, b.bytes, b.element_size, kDevice);
   const uint32_t threads = uint32_t(options.threads_per_threadgroup.volume());
   sg_logs_.resize((threads + kSimdWidth - 1) / kSimdWidth);
+  simd_functions_.resize(sg_logs_.size());
   call_sites_.resize(size_t(threads) * kCallDepth);
   call_depth_.resize(threads);
   tg_log_.reset();
@@ -133,6 +134,9 @@ void RaceDetector::begin_threadgroup(uint64_t linear) {
   current_tg_ = uint32_t(linear + 1);
   tg_log_.reset();
   for (BarrierLog& log : sg_logs_) log.reset();
+  std::fill(simd_functions_.begin(), simd_functions_.end(), 0);
+  simd_functions_at_barrier_.clear();
+  barrier_line_at_.clear();
   std::fill(call_depth_.begin(), call_depth_.end(), 0);  // threads of an abandoned threadgroup never returned
 }
 
@@ -155,11 +159,15 @@ uint32_t RaceDetector::call_site_of(uint32_t thread) const {
 
 void RaceDetector::threadgroup_barrier(uint32_t flags, int line) {
   tg_log_.add(flags);
+  simd_functions_at_barrier_.push_back(simd_functions_);
+  barrier_line_at_.push_back(line);
   if (flags & kMemDevice) barrier_lines_[kDevice].insert(line);
   if (flags & kMemThreadgroup) barrier_lines_[kThreadgroup].insert(line);
 }
 
 void RaceDetector::simdgroup_barrier(uint32_t simdgroup, uint32_t flags) { sg_logs_[simdgroup].add(flags); }
+
+void RaceDetector::simd_function(uint32_t simdgroup) { ++simd_functions_[simdgroup]; }
 
 void RaceDetector::access(uintptr_t address, size_t size, uint8_t kind, uintptr_t pc) {
   const Lane* lane = tls_lane;
@@ -170,6 +178,7 @@ void RaceDetector::access(uintptr_t address, size_t size, uint8_t kind, uintptr_
                    call_site_of(lane->index),
                    tg_log_.count(),
                    sg_logs_[simdgroup_of(lane->index)].count(),
+                   simd_functions_[simdgroup_of(lane->index)],
                    lane->index,
                    kind,
                    0};
@@ -249,10 +258,18 @@ RaceAccess RaceDetector::describe_access(const Access& a) const {
   return r;
 }
 
+bool RaceDetector::read_consumed_before_barrier(const Access& earlier, const Access& now) const {
+  if (earlier.kind != kRead || !(now.kind & kWrite) || earlier.tg != now.tg || earlier.tg_barriers >= now.tg_barriers)
+    return false;
+  const std::vector<uint32_t>& at_next_barrier = simd_functions_at_barrier_[earlier.tg_barriers];
+  return at_next_barrier[simdgroup_of(earlier.thread)] > earlier.simd_functions;
+}
+
 // Once per pair of pcs on one region; later occurrences count, and replace the example when
 // their threads are further apart (so the suggested fix covers every occurrence).
 void RaceDetector::report(size_t region_index, size_t element, const Access& earlier, const Access& now) {
-  const auto key = std::make_tuple(region_index, std::min(earlier.pc, now.pc), std::max(earlier.pc, now.pc));
+  const bool consumed = read_consumed_before_barrier(earlier, now);
+  const auto key = std::make_tuple(region_index, std::min(earlier.pc, now.pc), std::max(earlier.pc, now.pc), consumed);
   const auto [it, fresh] = seen_.try_emplace(key, races_.size());
   if (fresh) ++races_total_;
   if (!fresh && it->second >= races_.size()) return;  // beyond max_issues
@@ -271,6 +288,7 @@ void RaceDetector::report(size_t region_index, size_t element, const Access& ear
   const bool same_simdgroup = simdgroup_of(earlier.thread) == simdgroup_of(now.thread);
   race.barrier_without_flags = earlier.tg == now.tg && (earlier.tg_barriers != now.tg_barriers ||
                                                         (same_simdgroup && earlier.sg_barriers != now.sg_barriers));
+  if (consumed) race.execution_barrier_line = barrier_line_at_[earlier.tg_barriers];
   if (fresh) return races_.push_back(std::move(race));
   DataRace& kept = races_[it->second];
   race.occurrences = kept.occurrences + 1;

@@ -54,6 +54,9 @@ class RaceDetector {
   // `line`: the barrier's source line (reports tell a race across loop iterations by it).
   void threadgroup_barrier(uint32_t flags, int line);
   void simdgroup_barrier(uint32_t simdgroup, uint32_t flags);
+  // A simd function other than simdgroup_barrier completed in `simdgroup`: every active lane had
+  // computed its argument, so a read that lane made before it has been consumed.
+  void simd_function(uint32_t simdgroup);
   // Deactivates the hooks and moves the findings into `result`.
   void finish(DispatchResult& result);
 
@@ -74,6 +77,7 @@ class RaceDetector {
     uint32_t call_site;    // offset of the call into the function holding pc; 0: unknown
     uint32_t tg_barriers;  // threadgroup barriers its threadgroup had completed before it
     uint32_t sg_barriers;  // simdgroup barriers its simdgroup had completed before it
+    uint32_t simd_functions;  // simd functions its simdgroup had completed before it
     uint16_t thread;       // linear index in the threadgroup
     uint8_t kind;          // AccessKind bits
     uint8_t unused;
@@ -122,6 +126,10 @@ class RaceDetector {
   bool ordered(const Access& earlier, const Access& now, Space space) const;
   bool races(const Access& earlier, const Access& now, Space space) const;
   void report(size_t region_index, size_t element, const Access& earlier, const Access& now);
+  // A read ordered before a later write by threadgroup barriers whose mem_flags leave this memory
+  // out (mem_none), where the reading thread took part in a simd function after the read and
+  // before the first of them: the read had completed before that barrier released any thread.
+  bool read_consumed_before_barrier(const Access& earlier, const Access& now) const;
   RaceAccess describe_access(const Access& a) const;
   // DispatchResult::last_writes.
   std::vector<std::vector<RaceAccess>> last_writes() const;
@@ -138,10 +146,15 @@ class RaceDetector {
   uint32_t current_tg_ = 0;  // linear index + 1 of the running threadgroup
   BarrierLog tg_log_;
   std::vector<BarrierLog> sg_logs_;  // per simdgroup of the running threadgroup
+  std::vector<uint32_t> simd_functions_;  // per simdgroup of the running threadgroup: completed so far
+  // Per threadgroup barrier of the running threadgroup: simd_functions_ when it completed, its line.
+  std::vector<std::vector<uint32_t>> simd_functions_at_barrier_;
+  std::vector<int> barrier_line_at_;
   std::vector<DataRace> races_;
   std::vector<PendingStore> pending_;
-  std::set<int> barrier_lines_[2];  // per space: lines of completed threadgroup barriers ordering it  // stores of the running thread not yet executed
-  std::map<std::tuple<size_t, uint32_t, uint32_t>, size_t> seen_;  // (region, pcs) -> races_ index
+  std::set<int> barrier_lines_[2];  // per space: lines of completed threadgroup barriers ordering it
+  // (region, pcs, read consumed before an execution-only barrier) -> races_ index
+  std::map<std::tuple<size_t, uint32_t, uint32_t, bool>, size_t> seen_;
   uint64_t races_total_ = 0;
 };
 

@@ -182,6 +182,12 @@ bool across_iterations(const DataRace& r) {
   return std::any_of(r.barrier_lines.begin(), r.barrier_lines.end(), [&](int l) { return l > lo && l < hi; });
 }
 
+// Two plain stores from one statement (the same line, called from the same line).
+bool same_statement_stores(const DataRace& r) {
+  return r.earlier.write && r.later.write && !r.earlier.atomic && !r.later.atomic && r.earlier.line != 0 &&
+         r.earlier.line == r.later.line && r.earlier.caller_line == r.later.caller_line;
+}
+
 // What to change, in the words of the two accesses.
 std::string fix(const DataRace& r) {
   const std::string flag = memory_flag(r.threadgroup_memory);
@@ -195,6 +201,12 @@ std::string fix(const DataRace& r) {
     return fmt::format("Atomic and plain accesses to one element race unless a barrier orders them: access `{}` "
                        "only through atomic functions, or add threadgroup_barrier(mem_flags::{}) {}.",
                        r.memory, flag, between);
+  if (same_statement_stores(r))
+    return fmt::format("Both are the store at {}: every thread that runs it writes this element, and no barrier can "
+                       "order two threads running one statement. Let one thread write it (guard the store with "
+                       "`if (tid == 0)` on a thread index, or `if (simd_is_first())` where one lane per simdgroup "
+                       "writes), or give each thread an element of its own.",
+                       where(*a));
   if (r.barrier_without_flags)
     return fmt::format("A barrier runs between them, but its mem_flags do not include mem_flags::{}, so it does not "
                        "order this memory: use threadgroup_barrier(mem_flags::{}) {}.",
@@ -217,14 +229,14 @@ std::string fix(const DataRace& r) {
 // compiler may duplicate an access into several code paths (several pcs, one line), and
 // `x[i] += v` races both as a read and as a write.
 void merge_same_lines(std::vector<DataRace>& races) {
-  std::map<std::tuple<std::string, int, int, int, int>, size_t> first;
+  std::map<std::tuple<std::string, int, int, int, int, bool>, size_t> first;
   std::vector<DataRace> merged;
   for (DataRace& r : races) {
     const bool swap = std::make_pair(r.earlier.line, r.earlier.caller_line) > std::make_pair(r.later.line, r.later.caller_line);
     const RaceAccess& a = swap ? r.later : r.earlier;
     const RaceAccess& b = swap ? r.earlier : r.later;
     const bool known = a.line != 0 && b.line != 0;
-    const auto key = std::make_tuple(r.memory, a.line, a.caller_line, b.line, b.caller_line);
+    const auto key = std::make_tuple(r.memory, a.line, a.caller_line, b.line, b.caller_line, r.memory_model_only());
     const auto [it, fresh] = first.try_emplace(key, merged.size());
     if (!known || fresh) {
       merged.push_back(std::move(r));
@@ -238,10 +250,27 @@ void merge_same_lines(std::vector<DataRace>& races) {
   races = std::move(merged);
 }
 
+// A read consumed before an execution-only barrier and a write after it (DataRace::execution_barrier_line).
+std::string describe_memory_model(const DataRace& r, const std::string& kernel_name, const std::string& times) {
+  const std::string flag = memory_flag(r.threadgroup_memory);
+  return fmt::format(
+      "memory_model: kernel '{}': the read at {} by {} and the write at {} by {} of element {} of {} `{}`{} are "
+      "ordered only by threadgroup_barrier at line {}, whose mem_flags leave out mem_flags::{}. The reading thread "
+      "used the value in a simd function before reaching that barrier, so the read had completed when the write "
+      "ran, and the result does not depend on the order; but Apple's Metal Shading Language specification says a "
+      "barrier with mem_flags::mem_none applies no memory fence and acts only as an execution barrier, so Metal's "
+      "memory model does not order the two accesses (a compiler may move memory accesses across it). To be correct "
+      "under that model, use threadgroup_barrier(mem_flags::{}) at line {}.",
+      kernel_name.empty() ? "<unnamed>" : kernel_name, where(r.earlier), who(r.earlier, nullptr), where(r.later),
+      who(r.later, &r.earlier), r.element, memory_kind(r), r.memory, times, r.execution_barrier_line, flag, flag,
+      r.execution_barrier_line);
+}
+
 }  // namespace
 
 std::string describe(const DataRace& r, const std::string& kernel_name) {
   const std::string times = r.occurrences > 1 ? fmt::format(" ({} times)", r.occurrences) : "";
+  if (r.memory_model_only()) return describe_memory_model(r, kernel_name, times);
   const auto [a, b] = in_source_order(r);
   return fmt::format("data_race: kernel '{}': {} at {} by {} and {} at {} by {} race on element {} of {} `{}`{}. {}",
                      kernel_name.empty() ? "<unnamed>" : kernel_name, kind(*a), where(*a), who(*a, nullptr), kind(*b),

@@ -358,6 +358,7 @@ void Worker::simd_arrive(Lane& me, Op op, int line, CompleteFn complete) {
 void Worker::complete_simd(SimdGroup& sg, Lane& me, uint32_t runs_on) {
   if (sg.mismatch) report_simd_divergence(sg, me);
   if (race_ && sg.op == Op::simdgroup_barrier) simdgroup_barrier_completed(sg);
+  else if (race_) race_->simd_function(sg.index);
   hooks_muted_ = true;
   const PoisonHit hit = sg.complete(sg, job_->poison);
   hooks_muted_ = false;
@@ -450,6 +451,11 @@ extern "C" __attribute__((visibility("default"))) void mtlsim_poison_converted(u
                                                                               uint32_t int_bits, bool int_signed, void* pc) {
   if (mtlsim::detail::tls_lane != nullptr)
     mtlsim::detail::tls_worker->poison_converted(bits, float_bits, int_bits, int_signed, reinterpret_cast<uintptr_t>(pc));
+}
+
+extern "C" __attribute__((visibility("default"))) void mtlsim_array_out_of_bounds(int line, int64_t index,
+                                                                                 const char* array_type, void*) {
+  if (mtlsim::detail::tls_lane != nullptr) mtlsim::detail::tls_worker->report_array_bounds(line, index, array_type);
 }
 
 namespace mtlsim {

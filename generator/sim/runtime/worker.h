@@ -72,6 +72,8 @@ class Worker {
   // to an integer of `int_bits`.
   void poison_compared(uint32_t bits, uint32_t other, uintptr_t pc);
   void poison_converted(uint32_t bits, uint32_t float_bits, uint32_t int_bits, bool int_signed, uintptr_t pc);
+  // From the bounds hook (mtlsim/poison_hooks.h): the running thread indexed an array outside it.
+  [[noreturn]] void report_array_bounds(int line, int64_t index, const char* array_type);
 
  private:
   struct LaneEntry;

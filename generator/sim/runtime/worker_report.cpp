@@ -2,7 +2,9 @@
 // the kernel, the threadgroup, the source line(s), the threads involved, and what to change.
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <map>
+#include <string>
 #include <utility>
 
 #include "worker.h"
@@ -118,6 +120,28 @@ void Worker::report_memory_limit(const ThreadgroupVariableSite& site, size_t tot
                      "{} bytes (32 KiB) per threadgroup. Use smaller tiles, or reuse one buffer across phases.",
                      site.name, site.line, site.bytes, total_bytes, job_->array_bytes,
                      ThreadgroupVariables::kMetalLimitBytes));
+  abandon(me);
+}
+
+namespace {
+// "float [8]" from the type name the bounds check carries ("'float [8]'"), and its element count.
+std::pair<std::string, long long> array_type_of(const char* quoted) {
+  std::string type(quoted);
+  if (type.size() >= 2 && type.front() == '\'' && type.back() == '\'') type = type.substr(1, type.size() - 2);
+  const size_t open = type.rfind('[');
+  return {type, open == std::string::npos ? -1 : std::atoll(type.c_str() + open + 1)};
+}
+}  // namespace
+
+void Worker::report_array_bounds(int line, int64_t index, const char* array_type) {
+  Lane& me = *tls_lane;
+  const auto [type, count] = array_type_of(array_type);
+  report(SimIssue::Kind::array_out_of_bounds, line, me.index,
+         fmt::format("thread {} accessed element {} of an array of type `{}` at line {}, outside its {} elements. Metal "
+                     "leaves that undefined: past a private (thread) array lie the thread's other variables, which "
+                     "such a store overwrites. Keep the index within 0..{} (a loop that starts at a computed index "
+                     "may start below 0 or past the end).",
+                     me.index, index, type, line, count, count - 1));
   abandon(me);
 }
 

@@ -157,6 +157,9 @@ struct SimIssue {
     deadlock,
     poison_in_collective,
     threadgroup_memory_limit,
+    // An array whose size its type gives (a private array; a threadgroup array declared in the
+    // body) indexed outside it, reported at the access (-fsanitize=bounds); the threadgroup stops.
+    array_out_of_bounds,
   };
   Kind kind;
   std::string message;  // complete: names kernel, line, threadgroup, threads, and a fix
@@ -175,6 +178,9 @@ struct PoisonUse {
   enum class Kind {
     branch,  // an operand of a comparison (or switch): it decides a branch, a select or a bool
     index,   // a float converted to an integer: an index or address takes whatever it held
+    // A value of an uninitialised private variable (the 0xFE bytes of -ftrivial-auto-var-init=
+    // pattern, as a float or a 32/64-bit integer) compared or converted to an integer.
+    private_read,
   };
   Kind kind = Kind::branch;
   uintptr_t pc = 0;  // in the kernel's code (its line: from the module's line table)
@@ -185,7 +191,7 @@ struct PoisonUse {
   bool integer_signed = false;
   uint64_t occurrences = 1;    // in the dispatch, by any thread
 };
-const char* to_string(PoisonUse::Kind kind) noexcept;  // "poison_in_branch", "poison_in_index"
+const char* to_string(PoisonUse::Kind kind) noexcept;  // "poison_in_branch", "poison_in_index", ...
 // A complete report; `where` follows the sentence's subject and names the line (" at line 30",
 // or a marker a caller resolves to one).
 std::string describe(const PoisonUse& use, const std::string& kernel_name, const std::string& where);
@@ -230,6 +236,12 @@ struct DataRace {
   // Source lines of the threadgroup barriers that ordered this memory in the dispatch: a race
   // between two lines with such a barrier between them is one across loop iterations.
   std::vector<int> barrier_lines = {};
+  // Nonzero: `earlier` is a read whose thread took part in a simd function after it (so its value
+  // was consumed) before threadgroup_barrier at this line, whose mem_flags leave this memory out,
+  // and `later` a write after that barrier. The barrier orders their execution, not their memory:
+  // a warning under Metal's memory model (describe() says so), not a race that changes results.
+  int execution_barrier_line = 0;
+  bool memory_model_only() const { return execution_barrier_line != 0; }
   bool same_threadgroup() const { return earlier.threadgroup_position == later.threadgroup_position; }
 };
 

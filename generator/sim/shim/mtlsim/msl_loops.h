@@ -105,6 +105,22 @@ inline S& keep(S& slot, const V& value) {
   return slot;
 }
 
+// The value a private variable declared without an initializer starts with in the loop form:
+// -ftrivial-auto-var-init=pattern's 0xFE bytes, stated explicitly. Left to the flag, g++ may fold
+// a read of the never-written variable into a value another path stored (a region runs as a loop
+// over the threads), so the read would show up as a lane-order race instead of as
+// uninitialised_private_read at its line (mtlsim/poison_hooks.h).
+template <class T>
+inline T private_fill() {
+  if constexpr (std::is_trivially_copyable_v<T> && std::is_trivially_default_constructible_v<T>) {
+    T v;
+    std::memset(static_cast<void*>(&v), 0xFE, sizeof v);
+    return v;
+  } else {
+    return T();
+  }
+}
+
 // The result of the simd function this thread arrived at last (completed since).
 template <class R>
 inline R result() {

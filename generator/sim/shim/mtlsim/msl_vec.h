@@ -215,8 +215,9 @@ struct alignas(detail::vec_align(sizeof(T), N)) vec : detail::vec_storage<T, N> 
     requires(is_swizzle_v<S> && S::size == N)
   explicit vec(const S& s) : vec(s.get()) {}
 
-  T& operator[](int i) { return this->elems_[i]; }
-  const T& operator[](int i) const { return this->elems_[i]; }
+  // Not bounds-checked (-fsanitize=bounds, poison_hooks.h): a report would name this line, not the kernel's.
+  __attribute__((no_sanitize("bounds"))) T& operator[](int i) { return this->elems_[i]; }
+  __attribute__((no_sanitize("bounds"))) const T& operator[](int i) const { return this->elems_[i]; }
 
 #define MTLSIM_VEC_COMPOUND(op)                                          \
   vec& operator op##=(const vec & o) {                                   \
