@@ -17,12 +17,21 @@ struct KernelSource {
   MTLLanguageVersion languageVersion;
 };
 
-constexpr std::array<KernelSource, 43> kKernels = {{
+constexpr std::array<KernelSource, 52> kKernels = {{
     {"add_rms_norm", MTLLanguageVersion3_1},
     {"affine_matvec", MTLLanguageVersion3_1},
     {"argmax", MTLLanguageVersion3_1},
     {"argmax_blocks", MTLLanguageVersion3_1},
     {"argmax_merge", MTLLanguageVersion3_0},
+    {"decode_layer_norm_matvec", MTLLanguageVersion3_1},
+    {"decode_layer_head_norm", MTLLanguageVersion3_1},
+    {"decode_layer_rope", MTLLanguageVersion3_1},
+    {"decode_layer_kv_cache_update", MTLLanguageVersion3_1},
+    {"decode_layer_attn_partial", MTLLanguageVersion3_1},
+    {"decode_layer_attn_merge", MTLLanguageVersion3_1},
+    {"decode_layer_matvec_residual", MTLLanguageVersion3_1},
+    {"decode_layer_rms_norm", MTLLanguageVersion3_1},
+    {"decode_layer_gate_up", MTLLanguageVersion3_1},
     {"gla_scan", MTLLanguageVersion3_1},
     {"gla_scan_checkpoints", MTLLanguageVersion3_1},
     {"gla_scan_backward_segments", MTLLanguageVersion3_1},
@@ -74,12 +83,21 @@ constexpr std::array<KernelSource, 43> kKernels = {{
 @implementation MTGKernelLibrary
 
 + (NSArray<NSString*>*)entryPoints {
-  NSMutableArray<NSString*>* names = [NSMutableArray arrayWithCapacity:728];
+  NSMutableArray<NSString*>* names = [NSMutableArray arrayWithCapacity:755];
   for (const auto& v : mtlgen::kernels::add_rms_norm::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::affine_matvec::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::argmax::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::argmax_blocks::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::argmax_merge::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::decode_layer_norm_matvec::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::decode_layer_head_norm::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::decode_layer_rope::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::decode_layer_kv_cache_update::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::decode_layer_attn_partial::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::decode_layer_attn_merge::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::decode_layer_matvec_residual::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::decode_layer_rms_norm::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::decode_layer_gate_up::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::gla_scan::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::gla_scan_checkpoints::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::gla_scan_backward_segments::kVariants) [names addObject:@(v.entry_point)];
@@ -187,160 +205,205 @@ constexpr std::array<KernelSource, 43> kKernels = {{
                                              tuningTable:tuningTable
                                                    error:error];
   if (_argmaxMerge == nil) return nil;
-  _glaScan = [[MTGGlaScan alloc] initWithLibrary:libraries[5]
+  _decodeLayerNormMatvec = [[MTGDecodeLayerNormMatvec alloc] initWithLibrary:libraries[5]
+                                                                 tuningTable:tuningTable
+                                                                       error:error];
+  if (_decodeLayerNormMatvec == nil) return nil;
+  _decodeLayerHeadNorm = [[MTGDecodeLayerHeadNorm alloc] initWithLibrary:libraries[6]
+                                                             tuningTable:tuningTable
+                                                                   error:error];
+  if (_decodeLayerHeadNorm == nil) return nil;
+  _decodeLayerRope = [[MTGDecodeLayerRope alloc] initWithLibrary:libraries[7]
+                                                     tuningTable:tuningTable
+                                                           error:error];
+  if (_decodeLayerRope == nil) return nil;
+  _decodeLayerKvCacheUpdate = [[MTGDecodeLayerKvCacheUpdate alloc] initWithLibrary:libraries[8]
+                                                                       tuningTable:tuningTable
+                                                                             error:error];
+  if (_decodeLayerKvCacheUpdate == nil) return nil;
+  _decodeLayerAttnPartial = [[MTGDecodeLayerAttnPartial alloc] initWithLibrary:libraries[9]
+                                                                   tuningTable:tuningTable
+                                                                         error:error];
+  if (_decodeLayerAttnPartial == nil) return nil;
+  _decodeLayerAttnMerge = [[MTGDecodeLayerAttnMerge alloc] initWithLibrary:libraries[10]
+                                                               tuningTable:tuningTable
+                                                                     error:error];
+  if (_decodeLayerAttnMerge == nil) return nil;
+  _decodeLayerMatvecResidual = [[MTGDecodeLayerMatvecResidual alloc] initWithLibrary:libraries[11]
+                                                                         tuningTable:tuningTable
+                                                                               error:error];
+  if (_decodeLayerMatvecResidual == nil) return nil;
+  _decodeLayerRmsNorm = [[MTGDecodeLayerRmsNorm alloc] initWithLibrary:libraries[12]
+                                                           tuningTable:tuningTable
+                                                                 error:error];
+  if (_decodeLayerRmsNorm == nil) return nil;
+  _decodeLayerGateUp = [[MTGDecodeLayerGateUp alloc] initWithLibrary:libraries[13]
+                                                         tuningTable:tuningTable
+                                                               error:error];
+  if (_decodeLayerGateUp == nil) return nil;
+  _glaScan = [[MTGGlaScan alloc] initWithLibrary:libraries[14]
                                      tuningTable:tuningTable
                                            error:error];
   if (_glaScan == nil) return nil;
-  _glaScanCheckpoints = [[MTGGlaScanCheckpoints alloc] initWithLibrary:libraries[6]
+  _glaScanCheckpoints = [[MTGGlaScanCheckpoints alloc] initWithLibrary:libraries[15]
                                                            tuningTable:tuningTable
                                                                  error:error];
   if (_glaScanCheckpoints == nil) return nil;
-  _glaScanBackwardSegments = [[MTGGlaScanBackwardSegments alloc] initWithLibrary:libraries[7]
+  _glaScanBackwardSegments = [[MTGGlaScanBackwardSegments alloc] initWithLibrary:libraries[16]
                                                                      tuningTable:tuningTable
                                                                            error:error];
   if (_glaScanBackwardSegments == nil) return nil;
-  _glaScanBackwardReduce = [[MTGGlaScanBackwardReduce alloc] initWithLibrary:libraries[8]
+  _glaScanBackwardReduce = [[MTGGlaScanBackwardReduce alloc] initWithLibrary:libraries[17]
                                                                  tuningTable:tuningTable
                                                                        error:error];
   if (_glaScanBackwardReduce == nil) return nil;
-  _glaScanState = [[MTGGlaScanState alloc] initWithLibrary:libraries[9]
+  _glaScanState = [[MTGGlaScanState alloc] initWithLibrary:libraries[18]
                                                tuningTable:tuningTable
                                                      error:error];
   if (_glaScanState == nil) return nil;
-  _kvCacheUpdate = [[MTGKvCacheUpdate alloc] initWithLibrary:libraries[10]
+  _kvCacheUpdate = [[MTGKvCacheUpdate alloc] initWithLibrary:libraries[19]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_kvCacheUpdate == nil) return nil;
-  _layerNorm = [[MTGLayerNorm alloc] initWithLibrary:libraries[11]
+  _layerNorm = [[MTGLayerNorm alloc] initWithLibrary:libraries[20]
                                          tuningTable:tuningTable
                                                error:error];
   if (_layerNorm == nil) return nil;
-  _matvec = [[MTGMatvec alloc] initWithLibrary:libraries[12]
+  _matvec = [[MTGMatvec alloc] initWithLibrary:libraries[21]
                                    tuningTable:tuningTable
                                          error:error];
   if (_matvec == nil) return nil;
-  _nvfp4GateUpMatvec = [[MTGNvfp4GateUpMatvec alloc] initWithLibrary:libraries[13]
+  _nvfp4GateUpMatvec = [[MTGNvfp4GateUpMatvec alloc] initWithLibrary:libraries[22]
                                                          tuningTable:tuningTable
                                                                error:error];
   if (_nvfp4GateUpMatvec == nil) return nil;
-  _nvfp4Matvec = [[MTGNvfp4Matvec alloc] initWithLibrary:libraries[14]
+  _nvfp4Matvec = [[MTGNvfp4Matvec alloc] initWithLibrary:libraries[23]
                                              tuningTable:tuningTable
                                                    error:error];
   if (_nvfp4Matvec == nil) return nil;
-  _nvfp4QkvMatvec = [[MTGNvfp4QkvMatvec alloc] initWithLibrary:libraries[15]
+  _nvfp4QkvMatvec = [[MTGNvfp4QkvMatvec alloc] initWithLibrary:libraries[24]
                                                    tuningTable:tuningTable
                                                          error:error];
   if (_nvfp4QkvMatvec == nil) return nil;
-  _q4_0Matvec = [[MTGQ4_0Matvec alloc] initWithLibrary:libraries[16]
+  _q4_0Matvec = [[MTGQ4_0Matvec alloc] initWithLibrary:libraries[25]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_q4_0Matvec == nil) return nil;
-  _q8_0Matvec = [[MTGQ8_0Matvec alloc] initWithLibrary:libraries[17]
+  _q8_0Matvec = [[MTGQ8_0Matvec alloc] initWithLibrary:libraries[26]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_q8_0Matvec == nil) return nil;
-  _rglruScan = [[MTGRglruScan alloc] initWithLibrary:libraries[18]
+  _rglruScan = [[MTGRglruScan alloc] initWithLibrary:libraries[27]
                                          tuningTable:tuningTable
                                                error:error];
   if (_rglruScan == nil) return nil;
-  _rglruScanCheckpoints = [[MTGRglruScanCheckpoints alloc] initWithLibrary:libraries[19]
+  _rglruScanCheckpoints = [[MTGRglruScanCheckpoints alloc] initWithLibrary:libraries[28]
                                                                tuningTable:tuningTable
                                                                      error:error];
   if (_rglruScanCheckpoints == nil) return nil;
-  _rglruScanBackwardSegments = [[MTGRglruScanBackwardSegments alloc] initWithLibrary:libraries[20]
+  _rglruScanBackwardSegments = [[MTGRglruScanBackwardSegments alloc] initWithLibrary:libraries[29]
                                                                          tuningTable:tuningTable
                                                                                error:error];
   if (_rglruScanBackwardSegments == nil) return nil;
-  _rglruScanState = [[MTGRglruScanState alloc] initWithLibrary:libraries[21]
+  _rglruScanState = [[MTGRglruScanState alloc] initWithLibrary:libraries[30]
                                                    tuningTable:tuningTable
                                                          error:error];
   if (_rglruScanState == nil) return nil;
-  _rmsNorm = [[MTGRmsNorm alloc] initWithLibrary:libraries[22]
+  _rmsNorm = [[MTGRmsNorm alloc] initWithLibrary:libraries[31]
                                      tuningTable:tuningTable
                                            error:error];
   if (_rmsNorm == nil) return nil;
-  _rmsNormMatvec = [[MTGRmsNormMatvec alloc] initWithLibrary:libraries[23]
+  _rmsNormMatvec = [[MTGRmsNormMatvec alloc] initWithLibrary:libraries[32]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_rmsNormMatvec == nil) return nil;
-  _rmsNormMlx = [[MTGRmsNormMlx alloc] initWithLibrary:libraries[24]
+  _rmsNormMlx = [[MTGRmsNormMlx alloc] initWithLibrary:libraries[33]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_rmsNormMlx == nil) return nil;
-  _rmsNormQ4_0Matvec = [[MTGRmsNormQ4_0Matvec alloc] initWithLibrary:libraries[25]
+  _rmsNormQ4_0Matvec = [[MTGRmsNormQ4_0Matvec alloc] initWithLibrary:libraries[34]
                                                          tuningTable:tuningTable
                                                                error:error];
   if (_rmsNormQ4_0Matvec == nil) return nil;
-  _rmsNormSingleRow = [[MTGRmsNormSingleRow alloc] initWithLibrary:libraries[26]
+  _rmsNormSingleRow = [[MTGRmsNormSingleRow alloc] initWithLibrary:libraries[35]
                                                        tuningTable:tuningTable
                                                              error:error];
   if (_rmsNormSingleRow == nil) return nil;
-  _rope = [[MTGRope alloc] initWithLibrary:libraries[27]
+  _rope = [[MTGRope alloc] initWithLibrary:libraries[36]
                                tuningTable:tuningTable
                                      error:error];
   if (_rope == nil) return nil;
-  _rotlruScan = [[MTGRotlruScan alloc] initWithLibrary:libraries[28]
+  _rotlruScan = [[MTGRotlruScan alloc] initWithLibrary:libraries[37]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_rotlruScan == nil) return nil;
-  _rotlruScanCheckpoints = [[MTGRotlruScanCheckpoints alloc] initWithLibrary:libraries[29]
+  _rotlruScanCheckpoints = [[MTGRotlruScanCheckpoints alloc] initWithLibrary:libraries[38]
                                                                  tuningTable:tuningTable
                                                                        error:error];
   if (_rotlruScanCheckpoints == nil) return nil;
-  _rotlruScanBackwardSegments = [[MTGRotlruScanBackwardSegments alloc] initWithLibrary:libraries[30]
+  _rotlruScanBackwardSegments = [[MTGRotlruScanBackwardSegments alloc] initWithLibrary:libraries[39]
                                                                            tuningTable:tuningTable
                                                                                  error:error];
   if (_rotlruScanBackwardSegments == nil) return nil;
-  _rotlruScanState = [[MTGRotlruScanState alloc] initWithLibrary:libraries[31]
+  _rotlruScanState = [[MTGRotlruScanState alloc] initWithLibrary:libraries[40]
                                                      tuningTable:tuningTable
                                                            error:error];
   if (_rotlruScanState == nil) return nil;
-  _sdpaVector = [[MTGSdpaVector alloc] initWithLibrary:libraries[32]
+  _sdpaVector = [[MTGSdpaVector alloc] initWithLibrary:libraries[41]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_sdpaVector == nil) return nil;
-  _sdpaVector2passPartial = [[MTGSdpaVector2passPartial alloc] initWithLibrary:libraries[33]
+  _sdpaVector2passPartial = [[MTGSdpaVector2passPartial alloc] initWithLibrary:libraries[42]
                                                                    tuningTable:tuningTable
                                                                          error:error];
   if (_sdpaVector2passPartial == nil) return nil;
-  _sdpaVector2passMerge = [[MTGSdpaVector2passMerge alloc] initWithLibrary:libraries[34]
+  _sdpaVector2passMerge = [[MTGSdpaVector2passMerge alloc] initWithLibrary:libraries[43]
                                                                tuningTable:tuningTable
                                                                      error:error];
   if (_sdpaVector2passMerge == nil) return nil;
-  _softmax = [[MTGSoftmax alloc] initWithLibrary:libraries[35]
+  _softmax = [[MTGSoftmax alloc] initWithLibrary:libraries[44]
                                      tuningTable:tuningTable
                                            error:error];
   if (_softmax == nil) return nil;
-  _softmaxOnline = [[MTGSoftmaxOnline alloc] initWithLibrary:libraries[36]
+  _softmaxOnline = [[MTGSoftmaxOnline alloc] initWithLibrary:libraries[45]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_softmaxOnline == nil) return nil;
-  _softmaxSingleRow = [[MTGSoftmaxSingleRow alloc] initWithLibrary:libraries[37]
+  _softmaxSingleRow = [[MTGSoftmaxSingleRow alloc] initWithLibrary:libraries[46]
                                                        tuningTable:tuningTable
                                                              error:error];
   if (_softmaxSingleRow == nil) return nil;
-  _ssdScan = [[MTGSsdScan alloc] initWithLibrary:libraries[38]
+  _ssdScan = [[MTGSsdScan alloc] initWithLibrary:libraries[47]
                                      tuningTable:tuningTable
                                            error:error];
   if (_ssdScan == nil) return nil;
-  _ssdScanCheckpoints = [[MTGSsdScanCheckpoints alloc] initWithLibrary:libraries[39]
+  _ssdScanCheckpoints = [[MTGSsdScanCheckpoints alloc] initWithLibrary:libraries[48]
                                                            tuningTable:tuningTable
                                                                  error:error];
   if (_ssdScanCheckpoints == nil) return nil;
-  _ssdScanBackwardSegments = [[MTGSsdScanBackwardSegments alloc] initWithLibrary:libraries[40]
+  _ssdScanBackwardSegments = [[MTGSsdScanBackwardSegments alloc] initWithLibrary:libraries[49]
                                                                      tuningTable:tuningTable
                                                                            error:error];
   if (_ssdScanBackwardSegments == nil) return nil;
-  _ssdScanBackwardReduce = [[MTGSsdScanBackwardReduce alloc] initWithLibrary:libraries[41]
+  _ssdScanBackwardReduce = [[MTGSsdScanBackwardReduce alloc] initWithLibrary:libraries[50]
                                                                  tuningTable:tuningTable
                                                                        error:error];
   if (_ssdScanBackwardReduce == nil) return nil;
-  _ssdScanState = [[MTGSsdScanState alloc] initWithLibrary:libraries[42]
+  _ssdScanState = [[MTGSsdScanState alloc] initWithLibrary:libraries[51]
                                                tuningTable:tuningTable
                                                      error:error];
   if (_ssdScanState == nil) return nil;
   _argmaxTwoStage = [[MTGArgmaxTwoStage alloc] initWithArgmaxBlocks:_argmaxBlocks
                                                         argmaxMerge:_argmaxMerge];
+  _decodeLayer = [[MTGDecodeLayer alloc] initWithDecodeLayerNormMatvec:_decodeLayerNormMatvec
+                                                   decodeLayerHeadNorm:_decodeLayerHeadNorm
+                                                       decodeLayerRope:_decodeLayerRope
+                                              decodeLayerKvCacheUpdate:_decodeLayerKvCacheUpdate
+                                                decodeLayerAttnPartial:_decodeLayerAttnPartial
+                                                  decodeLayerAttnMerge:_decodeLayerAttnMerge
+                                             decodeLayerMatvecResidual:_decodeLayerMatvecResidual
+                                                    decodeLayerRmsNorm:_decodeLayerRmsNorm
+                                                     decodeLayerGateUp:_decodeLayerGateUp];
   _glaScanBackward = [[MTGGlaScanBackward alloc] initWithGlaScanCheckpoints:_glaScanCheckpoints
                                                     glaScanBackwardSegments:_glaScanBackwardSegments
                                                       glaScanBackwardReduce:_glaScanBackwardReduce];
@@ -362,6 +425,15 @@ constexpr std::array<KernelSource, 43> kKernels = {{
   if (![_argmax prewarmWithError:error]) return NO;
   if (![_argmaxBlocks prewarmWithError:error]) return NO;
   if (![_argmaxMerge prewarmWithError:error]) return NO;
+  if (![_decodeLayerNormMatvec prewarmWithError:error]) return NO;
+  if (![_decodeLayerHeadNorm prewarmWithError:error]) return NO;
+  if (![_decodeLayerRope prewarmWithError:error]) return NO;
+  if (![_decodeLayerKvCacheUpdate prewarmWithError:error]) return NO;
+  if (![_decodeLayerAttnPartial prewarmWithError:error]) return NO;
+  if (![_decodeLayerAttnMerge prewarmWithError:error]) return NO;
+  if (![_decodeLayerMatvecResidual prewarmWithError:error]) return NO;
+  if (![_decodeLayerRmsNorm prewarmWithError:error]) return NO;
+  if (![_decodeLayerGateUp prewarmWithError:error]) return NO;
   if (![_glaScan prewarmWithError:error]) return NO;
   if (![_glaScanCheckpoints prewarmWithError:error]) return NO;
   if (![_glaScanBackwardSegments prewarmWithError:error]) return NO;
@@ -418,6 +490,24 @@ constexpr std::array<KernelSource, 43> kKernels = {{
   [_argmaxBlocks prewarmWithCompletionHandler:kernelDone];
   group->enter();
   [_argmaxMerge prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_decodeLayerNormMatvec prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_decodeLayerHeadNorm prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_decodeLayerRope prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_decodeLayerKvCacheUpdate prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_decodeLayerAttnPartial prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_decodeLayerAttnMerge prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_decodeLayerMatvecResidual prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_decodeLayerRmsNorm prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_decodeLayerGateUp prewarmWithCompletionHandler:kernelDone];
   group->enter();
   [_glaScan prewarmWithCompletionHandler:kernelDone];
   group->enter();
