@@ -40,9 +40,8 @@ struct Scalars {
 // No function constants: the reference and the glue take the shared empty set.
 using FunctionConstants = mtlgen::NoFunctionConstants;
 
-// Tunables, defaulting to the spec's defaults.
-struct Tuning {
-};
+// No tunables: one variant, whose tuning is this kernel's empty set.
+using Tuning = mtlgen::NoTuning<Dims>;
 
 // Element type chosen for each type parameter.
 struct Types {
