@@ -200,16 +200,17 @@ void on_hang(int, siginfo_t*, void* context) {
 #if defined(__x86_64__)
   if (n > 0 && n < static_cast<int>(sizeof message)) {
     const auto& regs = static_cast<ucontext_t*>(context)->uc_mcontext.gregs;
-    auto pc = static_cast<uintptr_t>(regs[REG_RIP]);
-    int added = describe_fault_pc(pc, message + n, sizeof message - static_cast<size_t>(n));
-    // Stopped in the runtime (a race-detector hook): the kernel's call into it is on the stack,
-    // below the running fiber's top (the words above it are the next stack's guard page).
+    const auto pc = static_cast<uintptr_t>(regs[REG_RIP]);
+    n += describe_fault_pc(pc, message + n, sizeof message - static_cast<size_t>(n));
+    // Stopped in the runtime (a race-detector hook) or in a PLT stub on the way there (in the
+    // object, but no line): the kernel's call is on the stack, below the running fiber's top (the
+    // words above it are the next stack's guard page). Its return address is the second candidate.
     const auto sp = static_cast<uintptr_t>(regs[REG_RSP]);
     const uintptr_t top = mtlsim::current_stack_top();
     const size_t words = top > sp ? std::min<size_t>((top - sp) / sizeof(uintptr_t), 2048) : 16;
-    if (added == 0) pc = kernel_return_address(reinterpret_cast<const uintptr_t*>(sp), words);
-    if (added == 0 && pc) added = describe_fault_pc(pc, message + n, sizeof message - static_cast<size_t>(n));
-    n += added;
+    const uintptr_t caller = kernel_return_address(reinterpret_cast<const uintptr_t*>(sp), words);
+    if (caller && caller != pc && n < static_cast<int>(sizeof message))
+      n += describe_fault_pc(caller, message + n, sizeof message - static_cast<size_t>(n));
   }
 #else
   (void)context;

@@ -154,17 +154,26 @@ int metal_line(const std::string& object, const std::string& offset) {
 
 std::string resolve_fault_pc(const std::string& message, std::string (*spec_line)(int, const void*),
                              const void* context) {
-  size_t at = message.find(" [pc 0x");
-  size_t in = message.find(" in /", at == std::string::npos ? 0 : at);
-  size_t end = message.find(']', in == std::string::npos ? 0 : in);
-  if (at == std::string::npos || in == std::string::npos || end == std::string::npos) return message;
-  const std::string offset = message.substr(at + 5, in - at - 5), object = message.substr(in + 4, end - in - 4);
-  // The object path comes from the child: only a plain path is handed to the shell.
-  bool plain = object.find_first_of("'\\\n") == std::string::npos && offset.find_first_not_of("0123456789abcdefx") == std::string::npos;
-  int line = plain ? metal_line(object, offset) : 0;
+  // Several markers: candidates in order (a stub's pc, then the kernel's return address).
+  std::string rest = message;
+  size_t first = std::string::npos;
+  int line = 0;
+  for (size_t at; (at = rest.find(" [pc 0x", first == std::string::npos ? 0 : first)) != std::string::npos;) {
+    size_t in = rest.find(" in /", at);
+    size_t end = rest.find(']', in == std::string::npos ? at : in);
+    if (in == std::string::npos || end == std::string::npos) break;
+    const std::string offset = rest.substr(at + 5, in - at - 5), object = rest.substr(in + 4, end - in - 4);
+    // The object path comes from the child: only a plain path is handed to the shell.
+    bool plain = object.find_first_of("'\\\n") == std::string::npos &&
+                 offset.find_first_not_of("0123456789abcdefx") == std::string::npos;
+    if (line == 0 && plain) line = metal_line(object, offset);
+    rest.erase(at, end + 1 - at);
+    first = at;
+  }
+  if (first == std::string::npos) return message;
   // A header's line shows as its own; spec_line names the header.
   std::string where = line > 0 ? " at line " + std::to_string(line % kHeaderLineStride) + spec_line(line, context) : "";
-  return message.substr(0, at) + where + message.substr(end + 1);
+  return rest.insert(first, where);
 }
 
 }  // namespace mtlgen::verify

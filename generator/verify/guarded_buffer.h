@@ -71,8 +71,8 @@ void remember_kernel_code(const void* code);
 uintptr_t kernel_return_address(const uintptr_t* stack, size_t words);
 // Writes " [pc 0x<offset> in <object>]" for a pc inside the remembered object; 0 bytes otherwise.
 int describe_fault_pc(uintptr_t pc, char* out, size_t out_size);
-// `message` with that marker replaced by "at line N" plus what `spec_line(N)` adds (e.g. the
-// spec's line), or dropped when the line table does not know the pc.
+// `message` with its markers replaced by "at line N" plus what `spec_line(N)` adds (e.g. the
+// spec's line), N from the first marker the line table knows; dropped when it knows none.
 std::string resolve_fault_pc(const std::string& message, std::string (*spec_line)(int, const void*),
                              const void* context);
 
