@@ -29,15 +29,11 @@
 #include "emit_sim/sim_emitter.h"
 #include "msl/msl_unit.h"
 #include "mtlsim/msl_source.h"
-#include "support/embedded_files.h"
+#include "verify/module_prelude.h"
 #include "support/hash.h"
 #include "support/output_set.h"
 #include "support/templates.h"
 #include "support/include_policy.h"
-
-namespace mtlgen::support {
-const std::vector<EmbeddedFile>& mtlgen_verify_files();  // the shim, embedded by CMake
-}
 
 namespace mtlgen::verify {
 
@@ -54,7 +50,7 @@ const char* kHostOptimization = "-O1";
 // -g1: line tables, so that crash and hang reports name the faulting or stuck line in every mode.
 // The sanitizer flags report poison that decides a comparison or becomes an integer, and arrays
 // indexed outside their bounds; every TU defines their hooks (mtlsim/poison_hooks.h), so no sanitizer runtime is linked.
-const char* kFlags = "-std=c++20 -g1 -gdwarf-4 -fPIC -shared -Wno-attributes -Wno-unused-parameter "
+const char* kFlags = "-std=c++20 -g1 -gdwarf-4 -fPIC -Wno-attributes -Wno-unused-parameter "
                      "-fsanitize-coverage=trace-cmp -fsanitize=float-cast-overflow -fsanitize=bounds -static-libubsan "
                      "-include mtlsim/poison_hooks.h";
 // Only the launchers' TU (the kernel) is instrumented; the reference runs plain. Line tables
@@ -77,12 +73,11 @@ const char* kLinkFlags = "-Wl,--wrap=exit";
 const char* kHostUnit = "host.cpp";
 
 // Every source file of the module, by path relative to its directory: what the types, reference
-// and simulator emitters write for the kernel (the simulator's launchers include the MSL), and the
-// shim.
+// and simulator emitters write for the kernel (the simulator's launchers include the MSL). The
+// shim is the cache's one copy (shared_shim).
 support::OutputSet module_sources(const ir::Kernel& k, const std::set<std::string>& entry_points) {
   support::OutputSet files = emit::run_emitters({"types", "reference"}, {k});
   emit::emit_sim_variants(k, entry_points, files);
-  for (const auto& f : support::mtlgen_verify_files()) files.add("shim/" + std::string(f.path), std::string(f.bytes));
   // The host side (bridge and reference) as one translation unit: the standard library is parsed
   // once, not twice (0.85 s of rms_norm's 4.5 s module).
   files.add(kHostUnit, fmt::format("#include \"{}\"\n#include \"{}/{}_reference.cpp\"\n", emit::sim_bridge_path(k),
@@ -186,7 +181,7 @@ std::string compiler_identity(const ModuleOptions& o) {
 std::string module_key(const support::OutputSet& files, const ModuleOptions& o) {
   std::string all = compiler_identity(o) + "\n" + kFlags + "\n" + kKernelOptimization + " " + kHostOptimization + "\n" +
                     kLinkFlags + "\n" + instrumentation(o) + "\n" +
-                    private_init_flag(o) + "\n";
+                    private_init_flag(o) + "\n" + shim_hash() + "\n";
   for (const auto& [path, content] : files.files()) all += path + "\n" + support::hash_hex(content) + "\n";
   return support::hash_hex(all);
 }
@@ -210,44 +205,95 @@ std::string with_header_lines(const ir::Kernel& kernel, const std::string& outpu
   return out.append(last, output.cend());
 }
 
-void compile(const ir::Kernel& kernel, const fs::path& dir, const fs::path& target, const ModuleOptions& o) {
+// Runs the compiler for one module, collecting what it prints; `status` is the last exit status.
+// The commands and their output go to the module's compile.log (-Winvalid-pch says there when a
+// precompiled prelude could not be used).
+class ModuleCompiler {
+ public:
+  ModuleCompiler(const fs::path& dir, const ModuleOptions& o) : dir_(dir), o_(o) {}
+  ~ModuleCompiler() { std::ofstream(dir_ / "compile.log", std::ios::binary) << log_; }
+  int run(const std::vector<std::string>& argv, const fs::path& cwd) {
+    if (o_.verbose) fmt::print(stderr, "mtlgen: (in {}) {}\n", cwd.string(), command_text(argv));
+    const std::string printed = run_and_capture(argv, cwd, status_, o_.compile_timeout_seconds);
+    log_ += fmt::format("(in {}) {}\n{}", cwd.string(), command_text(argv), printed);
+    output_ += printed;
+    return status_;
+  }
+  int run(std::vector<std::string> argv, std::initializer_list<std::string> more) {
+    argv.insert(argv.end(), more);
+    return run(argv, dir_);
+  }
+  RunCompiler runner() {
+    return [this](const std::vector<std::string>& argv, const fs::path& cwd) { return run(argv, cwd); };
+  }
+  int status() const { return status_; }
+  const std::string& output() const { return output_; }
+
+ private:
+  fs::path dir_;
+  const ModuleOptions& o_;
+  int status_ = 0;
+  std::string output_, log_;
+};
+
+// The host side (bridge and reference) is the same in every flavour of a kernel's module (plain,
+// race-instrumented, counted, any variant set): one object per compiler, flags and sources, in
+// <cache>/host/, compiled in the first module's directory.
+fs::path host_object(const ir::Kernel& kernel, const support::OutputSet& files, const fs::path& dir,
+                     std::vector<std::string> compile, const ModuleOptions& o, ModuleCompiler& compiler) {
+  std::string key = compiler_identity(o) + "\n";
+  for (const auto& f : compile) key += f + "\n";
+  for (const auto& [path, content] : files.files()) {
+    const bool kernel_side = path == emit::sim_launcher_path(kernel) || path.ends_with(".metal") || path == "loop_form_revision";
+    if (!kernel_side) key += path + "\n" + support::hash_hex(content) + "\n";
+  }
+  const fs::path object = cache_dir(o) / "host" / (kernel.name + "-" + support::hash_hex(key) + ".o");
+  if (fs::exists(object)) return object;
+  CacheLock lock(object);
+  if (fs::exists(object)) return object;
+  const std::string tmp = fmt::format("host.tmp.{}.o", ::getpid());
+  compile.insert(compile.end(), {kHostOptimization, "-Winvalid-pch"});
+  compile = with_precompiled_prelude(compile, PreludeKind::host, shared_shim(cache_dir(o)), compiler_identity(o), compiler.runner());
+  if (compiler.run(compile, {"-c", kHostUnit, "-o", tmp}) == 0) fs::rename(dir / tmp, object);
+  std::error_code ignored;
+  fs::remove(dir / tmp, ignored);
+  return object;
+}
+
+void compile(const ir::Kernel& kernel, const support::OutputSet& files, const fs::path& dir, const fs::path& target,
+             const ModuleOptions& o) {
   fs::path tmp = target;
   tmp += fmt::format(".tmp.{}", ::getpid());
+  const fs::path shim = shared_shim(cache_dir(o));
   std::vector<std::string> cxx = words(o.compiler);
   for (const auto& f : words(kFlags)) cxx.push_back(f);
   cxx.push_back(private_init_flag(o));
   // A hand-written kernel's headers sit where its includes find them from the copy of its file.
-  for (const std::string& d : {std::string("shim"), std::string(".")}) cxx.insert(cxx.end(), {"-I", d});
+  for (const std::string& d : {shim.string(), std::string(".")}) cxx.insert(cxx.end(), {"-I", d});
   if (kernel.is_source()) cxx.insert(cxx.end(), {"-I", emit::sim_dir(kernel)});
-  int status = 0;
-  std::string output;
-  auto run = [&](std::vector<std::string> argv, std::initializer_list<std::string> more) {
-    argv.insert(argv.end(), more);
-    if (o.verbose) fmt::print(stderr, "mtlgen: (in {}) {}\n", dir.string(), command_text(argv));
-    output += run_and_capture(argv, dir, status, o.compile_timeout_seconds);
-  };
-  const std::string host = fmt::format("host.tmp.{}.o", ::getpid());
-  run(cxx, {kHostOptimization, "-c", kHostUnit, "-o", host});
-  // Instrumented: the launchers (which include the kernel) become an object file of their own,
-  // because linking with -fsanitize=thread would pull in libtsan.
-  std::string launcher = emit::sim_launcher_path(kernel);
-  if (status == 0 && !instrumentation(o).empty()) {
-    launcher = fmt::format("launcher.tmp.{}.o", ::getpid());
-    std::vector<std::string> instrument = cxx;
-    for (const auto& f : words(instrumentation(o))) instrument.push_back(f);
-    run(instrument, {kKernelOptimization, "-c", emit::sim_launcher_path(kernel), "-o", launcher});
+  ModuleCompiler compiler(dir, o);
+  const fs::path host = host_object(kernel, files, dir, cxx, o, compiler);
+  // The launchers (which include the kernel) in an object file of their own, linked apart:
+  // linking with -fsanitize=thread would pull in libtsan.
+  const std::string launcher = fmt::format("launcher.tmp.{}.o", ::getpid());
+  if (compiler.status() == 0) {
+    std::vector<std::string> unit = cxx;
+    for (const auto& f : words(instrumentation(o))) unit.push_back(f);
+    unit.insert(unit.end(), {kKernelOptimization, "-Winvalid-pch"});
+    unit = with_precompiled_prelude(unit, PreludeKind::kernel, shim, compiler_identity(o), compiler.runner());
+    compiler.run(unit, {"-c", emit::sim_launcher_path(kernel), "-o", launcher});
   }
-  if (status == 0) {
+  if (compiler.status() == 0) {
     std::vector<std::string> link = cxx;
     for (const auto& f : words(kLinkFlags)) link.push_back(f);
-    run(link, {kKernelOptimization, launcher, host, "-o", fs::absolute(tmp).string()});
+    compiler.run(link, {"-shared", launcher, host.string(), "-o", fs::absolute(tmp).string()});
   }
   std::error_code ignored;
-  fs::remove(dir / host, ignored);
-  if (!instrumentation(o).empty()) fs::remove(dir / launcher, ignored);
-  if (status != 0) {
+  fs::remove(dir / launcher, ignored);
+  if (compiler.status() != 0) {
     fs::remove(tmp, ignored);
-    throw std::runtime_error(fmt::format("compiling the simulator module failed:\n{}", with_header_lines(kernel, output)));
+    throw std::runtime_error(
+        fmt::format("compiling the simulator module failed:\n{}", with_header_lines(kernel, compiler.output())));
   }
   fs::rename(tmp, target);
 }
@@ -352,39 +398,17 @@ bool append_loop_form(const ir::Kernel& kernel, const fs::path& dir, const Modul
 // verification: the module is compiled again without it, and the kernel runs as fibers.
 void compile_with_loop_form(const ir::Kernel& kernel, const support::OutputSet& files, const fs::path& dir,
                             const fs::path& target, const ModuleOptions& o) {
-  if (kernel.is_family() || !append_loop_form(kernel, dir, o)) return compile(kernel, dir, target, o);
+  if (kernel.is_family() || !append_loop_form(kernel, dir, o)) return compile(kernel, files, dir, target, o);
   try {
-    compile(kernel, dir, target, o);
+    compile(kernel, files, dir, target, o);
   } catch (const std::runtime_error& e) {
     support::write_outputs(files, dir);
     std::ofstream(dir / "loop_form.txt", std::ios::app)
         << kernel.name << ": the loop form did not compile, every kernel function runs as fibers:\n" << e.what() << "\n";
-    compile(kernel, dir, target, o);
+    compile(kernel, files, dir, target, o);
   }
 }
 
-// An exclusive flock on <dir>.lock for as long as it lives; released by the kernel if the
-// process dies. A lock that cannot be had (a read-only cache) is skipped: building still works.
-class ModuleDirLock {
- public:
-  explicit ModuleDirLock(const fs::path& dir) {
-    std::error_code ec;
-    fs::create_directories(dir.parent_path(), ec);
-    fd_ = ::open((dir.string() + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ >= 0) {
-      while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
-      }
-    }
-  }
-  ~ModuleDirLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  ModuleDirLock(const ModuleDirLock&) = delete;
-  ModuleDirLock& operator=(const ModuleDirLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
 
 }  // namespace
 
@@ -403,7 +427,7 @@ SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
   if (cached_) return;
   // Processes building the same module (CTest runs tests at once; verify --jobs in two shells)
   // take turns: the sources are written, the loop form appended and compiled in place.
-  ModuleDirLock lock(dir);
+  CacheLock lock(dir);
   cached_ = fs::exists(path_);
   if (cached_) return;
   support::write_outputs(files, dir);

@@ -14,15 +14,13 @@
 
 #include "kernels.inc"  // #includes and MTLGEN_KERNELS(X): X(kernel) for each kernel
 
+// harness_inputs_fill.cpp: the draw itself, compiled apart with the flags under test.
+void harness_inputs_draw(const mtlgen::testdata::Buffer& b, uint64_t seed, uint64_t& size, uint64_t& hash);
+
 namespace {
 
 std::set<std::string> runs;  // "<kernel> <case> <variant index>"
 
-uint64_t fnv1a64(const std::vector<uint8_t>& bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (uint8_t b : bytes) h = (h ^ b) * 0x100000001b3ull;
-  return h;
-}
 
 // Buffers with the same case, name, type and size have the same bytes: hash each once.
 template <typename Variants, typename BuffersOf>
@@ -37,8 +35,9 @@ void print_kernel(const char* kernel, const std::vector<mtlgen::testdata::Case>&
         const std::string key = b.name + " " + std::to_string(int(b.type)) + " " + std::to_string(b.elements);
         auto it = seen.find(key);
         if (it == seen.end()) {
-          const std::vector<uint8_t> bytes = mtlgen::testdata::initial_contents(b, c.seed);
-          it = seen.emplace(key, std::make_pair(uint64_t(bytes.size()), fnv1a64(bytes))).first;
+          uint64_t size = 0, hash = 0;
+          harness_inputs_draw(b, c.seed, size, hash);
+          it = seen.emplace(key, std::make_pair(size, hash)).first;
         }
         std::printf("%s %s %zu %s %" PRIu64 " %016" PRIx64 "\n", kernel, c.name.c_str(), v, b.name.c_str(),
                     it->second.first, it->second.second);

@@ -9,9 +9,9 @@
 // Either mode may name lines; `L1|L2|L3` stands for any one of them (a hang names the line its
 // stuck loop happened to be at).
 // A twin must pass in every mode its bug names.
-// Every bug and twin runs through both execution paths (docs/simulator.md, "Loops or fibers"):
-// `--exec loops`, where the bugs in kRunAsLoops must have run as loops and the others fallen back
-// to fibers, and `--exec fibers`.
+// Every bug and twin runs through both execution paths (docs/simulator.md, "Loops or fibers"), in
+// one test: `--exec loops`, where the bugs in kRunAsLoops must have run as loops and the others
+// fallen back to fibers, and `--exec fibers`.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -107,13 +107,18 @@ const std::set<std::string> kRunAsLoops = {
     "store_into_slack", "uninitialised_private_array", "uninitialised_private_read", "uninitialised_threadgroup_read",
     "vector_load_odd_size"};
 
-class PlantedBug : public ::testing::TestWithParam<std::tuple<std::string, mtlsim::ExecPath>> {
+// Both execution paths in one test: they share the spec's modules, which the first path compiles
+// (two tests would hold two CTest slots while one waits for the other's compile).
+const mtlsim::ExecPath kPaths[] = {mtlsim::ExecPath::automatic, mtlsim::ExecPath::fibers};
+
+std::string path_name(mtlsim::ExecPath exec) { return exec == mtlsim::ExecPath::fibers ? "--exec fibers" : "--exec loops"; }
+
+class PlantedBug : public ::testing::TestWithParam<std::string> {
  protected:
-  const std::string& name() const { return std::get<0>(GetParam()); }
-  mtlsim::ExecPath exec() const { return std::get<1>(GetParam()); }
+  const std::string& name() const { return GetParam(); }
   // Which path the baseline runs took: loops only for kRunAsLoops under --exec loops.
-  void expect_path(const VerifyRun& run, bool exact_races) const {
-    const bool loops = exec() == mtlsim::ExecPath::automatic && !exact_races && kRunAsLoops.count(name());
+  void expect_path(const VerifyRun& run, mtlsim::ExecPath exec, bool exact_races) const {
+    const bool loops = exec == mtlsim::ExecPath::automatic && !exact_races && kRunAsLoops.count(name());
     for (const auto& c : run.results) {
       if (!c.contains("threadgroups_as_loops") || c.at("status") == "CRASH" || c.at("status") == "HANG") continue;
       EXPECT_EQ(c.at("threadgroups_as_loops").get<uint64_t>() > 0, loops) << name() << " " << c.dump();
@@ -154,27 +159,34 @@ TEST_P(PlantedBug, IsCaughtByItsChecker) {
   fs::path spec = fs::path("tests/verify/bugs") / (name() + ".yaml");
   const std::vector<Expectation> all = expectations(spec);
   ASSERT_FALSE(all.empty()) << spec << " lacks `# expect: <checker>`";
-  bool caught_somewhere = false;
-  for (const Expectation& e : all) {
-    VerifyRun run = verify(spec, e.exact_races, "", nullptr, exec());
-    expect_path(run, e.exact_races);
-    if (e.checker == "pass") {
-      expect_pass(run);
-      continue;
+  for (mtlsim::ExecPath exec : kPaths) {
+    SCOPED_TRACE(path_name(exec));
+    bool caught_somewhere = false;
+    for (const Expectation& e : all) {
+      VerifyRun run = verify(spec, e.exact_races, "", nullptr, exec);
+      expect_path(run, exec, e.exact_races);
+      if (e.checker == "pass") {
+        expect_pass(run);
+        continue;
+      }
+      expect_caught(run, spec, e);
+      caught_somewhere = true;
     }
-    expect_caught(run, spec, e);
-    caught_somewhere = true;
+    EXPECT_TRUE(caught_somewhere) << spec << ": some mode must catch the bug";
   }
-  EXPECT_TRUE(caught_somewhere) << spec << ": some mode must catch the bug";
 }
 
 TEST_P(PlantedBug, CorrectTwinPasses) {
   fs::path spec = fs::path("tests/verify/twins") / (name() + ".yaml");
-  expect_pass(verify(spec, false, "", nullptr, exec()));
   const std::vector<Expectation> all = expectations(fs::path("tests/verify/bugs") / (name() + ".yaml"));
-  if (std::any_of(all.begin(), all.end(), [](const Expectation& e) { return e.exact_races; })) {
-    SCOPED_TRACE("--races exact");
-    expect_pass(verify(spec, true, "", nullptr, exec()));
+  const bool exact = std::any_of(all.begin(), all.end(), [](const Expectation& e) { return e.exact_races; });
+  for (mtlsim::ExecPath exec : kPaths) {
+    SCOPED_TRACE(path_name(exec));
+    expect_pass(verify(spec, false, "", nullptr, exec));
+    if (exact) {
+      SCOPED_TRACE("--races exact");
+      expect_pass(verify(spec, true, "", nullptr, exec));
+    }
   }
 }
 
@@ -233,13 +245,8 @@ TEST(SameStatementStores, AdviceIsToLetOneThreadWrite) {
   EXPECT_TRUE(advised) << run.printed;
 }
 
-INSTANTIATE_TEST_SUITE_P(Checkers, PlantedBug,
-                         ::testing::Combine(::testing::ValuesIn(names()),
-                                            ::testing::Values(mtlsim::ExecPath::automatic, mtlsim::ExecPath::fibers)),
-                         [](const auto& info) {
-                           return std::get<0>(info.param) +
-                                  (std::get<1>(info.param) == mtlsim::ExecPath::fibers ? "_fibers" : "_loops");
-                         });
+INSTANTIATE_TEST_SUITE_P(Checkers, PlantedBug, ::testing::ValuesIn(names()),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 
