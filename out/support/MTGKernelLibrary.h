@@ -23,6 +23,10 @@
 #import "../decode_layer_matvec_residual/MTGDecodeLayerMatvecResidual.h"
 #import "../decode_layer_rms_norm/MTGDecodeLayerRmsNorm.h"
 #import "../decode_layer_gate_up/MTGDecodeLayerGateUp.h"
+#import "../decode_token_rms_norm/MTGDecodeTokenRmsNorm.h"
+#import "../decode_token_lm_head/MTGDecodeTokenLmHead.h"
+#import "../decode_token_argmax_blocks/MTGDecodeTokenArgmaxBlocks.h"
+#import "../decode_token_argmax_merge/MTGDecodeTokenArgmaxMerge.h"
 #import "../gla_scan/MTGGlaScan.h"
 #import "../gla_scan_checkpoints/MTGGlaScanCheckpoints.h"
 #import "../gla_scan_backward_segments/MTGGlaScanBackwardSegments.h"
@@ -63,6 +67,7 @@
 #import "../ssd_scan_state/MTGSsdScanState.h"
 #import "../argmax_two_stage/MTGArgmaxTwoStage.h"
 #import "../decode_layer/MTGDecodeLayer.h"
+#import "../decode_token/MTGDecodeToken.h"
 #import "../gla_scan_backward/MTGGlaScanBackward.h"
 #import "../rglru_scan_backward/MTGRglruScanBackward.h"
 #import "../rotlru_scan_backward/MTGRotlruScanBackward.h"
@@ -71,11 +76,11 @@
 
 NS_ASSUME_NONNULL_BEGIN
 
-/// 52 kernels: add_rms_norm, affine_matvec, argmax, argmax_blocks, argmax_merge, decode_layer_norm_matvec, decode_layer_head_norm, decode_layer_rope, decode_layer_kv_cache_update, decode_layer_attn_partial, decode_layer_attn_merge, decode_layer_matvec_residual, decode_layer_rms_norm, decode_layer_gate_up, gla_scan, gla_scan_checkpoints, gla_scan_backward_segments, gla_scan_backward_reduce, gla_scan_state, kv_cache_update, layer_norm, matvec, nvfp4_gate_up_matvec, nvfp4_matvec, nvfp4_qkv_matvec, q4_0_matvec, q8_0_matvec, rglru_scan, rglru_scan_checkpoints, rglru_scan_backward_segments, rglru_scan_state, rms_norm, rms_norm_matvec, rms_norm_mlx, rms_norm_q4_0_matvec, rms_norm_single_row, rope, rotlru_scan, rotlru_scan_checkpoints, rotlru_scan_backward_segments, rotlru_scan_state, sdpa_vector, sdpa_vector_2pass_partial, sdpa_vector_2pass_merge, softmax, softmax_online, softmax_single_row, ssd_scan, ssd_scan_checkpoints, ssd_scan_backward_segments, ssd_scan_backward_reduce, ssd_scan_state. Kernels with function constants use the spec's values;
+/// 56 kernels: add_rms_norm, affine_matvec, argmax, argmax_blocks, argmax_merge, decode_layer_norm_matvec, decode_layer_head_norm, decode_layer_rope, decode_layer_kv_cache_update, decode_layer_attn_partial, decode_layer_attn_merge, decode_layer_matvec_residual, decode_layer_rms_norm, decode_layer_gate_up, decode_token_rms_norm, decode_token_lm_head, decode_token_argmax_blocks, decode_token_argmax_merge, gla_scan, gla_scan_checkpoints, gla_scan_backward_segments, gla_scan_backward_reduce, gla_scan_state, kv_cache_update, layer_norm, matvec, nvfp4_gate_up_matvec, nvfp4_matvec, nvfp4_qkv_matvec, q4_0_matvec, q8_0_matvec, rglru_scan, rglru_scan_checkpoints, rglru_scan_backward_segments, rglru_scan_state, rms_norm, rms_norm_matvec, rms_norm_mlx, rms_norm_q4_0_matvec, rms_norm_single_row, rope, rotlru_scan, rotlru_scan_checkpoints, rotlru_scan_backward_segments, rotlru_scan_state, sdpa_vector, sdpa_vector_2pass_partial, sdpa_vector_2pass_merge, softmax, softmax_online, softmax_single_row, ssd_scan, ssd_scan_checkpoints, ssd_scan_backward_segments, ssd_scan_backward_reduce, ssd_scan_state. Kernels with function constants use the spec's values;
 /// create their classes directly for others. Share one instance across threads: each kernel creates
 /// a variant's pipeline once, on its first use, unless a prewarm did.
 /// Kernel families, whose encode calls record their kernels' dispatches through the objects above
-/// them: argmax_two_stage, decode_layer, gla_scan_backward, rglru_scan_backward, rotlru_scan_backward, sdpa_vector_2pass, ssd_scan_backward.
+/// them: argmax_two_stage, decode_layer, decode_token, gla_scan_backward, rglru_scan_backward, rotlru_scan_backward, sdpa_vector_2pass, ssd_scan_backward.
 @interface MTGKernelLibrary : NSObject
 
 /// The entry points of every variant of every kernel.
@@ -128,6 +133,10 @@ NS_ASSUME_NONNULL_BEGIN
 @property (readonly) MTGDecodeLayerMatvecResidual* decodeLayerMatvecResidual;
 @property (readonly) MTGDecodeLayerRmsNorm* decodeLayerRmsNorm;
 @property (readonly) MTGDecodeLayerGateUp* decodeLayerGateUp;
+@property (readonly) MTGDecodeTokenRmsNorm* decodeTokenRmsNorm;
+@property (readonly) MTGDecodeTokenLmHead* decodeTokenLmHead;
+@property (readonly) MTGDecodeTokenArgmaxBlocks* decodeTokenArgmaxBlocks;
+@property (readonly) MTGDecodeTokenArgmaxMerge* decodeTokenArgmaxMerge;
 @property (readonly) MTGGlaScan* glaScan;
 @property (readonly) MTGGlaScanCheckpoints* glaScanCheckpoints;
 @property (readonly) MTGGlaScanBackwardSegments* glaScanBackwardSegments;
@@ -168,6 +177,7 @@ NS_ASSUME_NONNULL_BEGIN
 @property (readonly) MTGSsdScanState* ssdScanState;
 @property (readonly) MTGArgmaxTwoStage* argmaxTwoStage;
 @property (readonly) MTGDecodeLayer* decodeLayer;
+@property (readonly) MTGDecodeToken* decodeToken;
 @property (readonly) MTGGlaScanBackward* glaScanBackward;
 @property (readonly) MTGRglruScanBackward* rglruScanBackward;
 @property (readonly) MTGRotlruScanBackward* rotlruScanBackward;

@@ -17,7 +17,7 @@ struct KernelSource {
   MTLLanguageVersion languageVersion;
 };
 
-constexpr std::array<KernelSource, 52> kKernels = {{
+constexpr std::array<KernelSource, 56> kKernels = {{
     {"add_rms_norm", MTLLanguageVersion3_1},
     {"affine_matvec", MTLLanguageVersion3_1},
     {"argmax", MTLLanguageVersion3_1},
@@ -32,6 +32,10 @@ constexpr std::array<KernelSource, 52> kKernels = {{
     {"decode_layer_matvec_residual", MTLLanguageVersion3_1},
     {"decode_layer_rms_norm", MTLLanguageVersion3_1},
     {"decode_layer_gate_up", MTLLanguageVersion3_1},
+    {"decode_token_rms_norm", MTLLanguageVersion3_1},
+    {"decode_token_lm_head", MTLLanguageVersion3_1},
+    {"decode_token_argmax_blocks", MTLLanguageVersion3_0},
+    {"decode_token_argmax_merge", MTLLanguageVersion3_0},
     {"gla_scan", MTLLanguageVersion3_1},
     {"gla_scan_checkpoints", MTLLanguageVersion3_1},
     {"gla_scan_backward_segments", MTLLanguageVersion3_1},
@@ -83,7 +87,7 @@ constexpr std::array<KernelSource, 52> kKernels = {{
 @implementation MTGKernelLibrary
 
 + (NSArray<NSString*>*)entryPoints {
-  NSMutableArray<NSString*>* names = [NSMutableArray arrayWithCapacity:755];
+  NSMutableArray<NSString*>* names = [NSMutableArray arrayWithCapacity:763];
   for (const auto& v : mtlgen::kernels::add_rms_norm::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::affine_matvec::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::argmax::kVariants) [names addObject:@(v.entry_point)];
@@ -98,6 +102,10 @@ constexpr std::array<KernelSource, 52> kKernels = {{
   for (const auto& v : mtlgen::kernels::decode_layer_matvec_residual::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::decode_layer_rms_norm::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::decode_layer_gate_up::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::decode_token_rms_norm::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::decode_token_lm_head::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::decode_token_argmax_blocks::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::decode_token_argmax_merge::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::gla_scan::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::gla_scan_checkpoints::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::gla_scan_backward_segments::kVariants) [names addObject:@(v.entry_point)];
@@ -241,155 +249,171 @@ constexpr std::array<KernelSource, 52> kKernels = {{
                                                          tuningTable:tuningTable
                                                                error:error];
   if (_decodeLayerGateUp == nil) return nil;
-  _glaScan = [[MTGGlaScan alloc] initWithLibrary:libraries[14]
+  _decodeTokenRmsNorm = [[MTGDecodeTokenRmsNorm alloc] initWithLibrary:libraries[14]
+                                                           tuningTable:tuningTable
+                                                                 error:error];
+  if (_decodeTokenRmsNorm == nil) return nil;
+  _decodeTokenLmHead = [[MTGDecodeTokenLmHead alloc] initWithLibrary:libraries[15]
+                                                         tuningTable:tuningTable
+                                                               error:error];
+  if (_decodeTokenLmHead == nil) return nil;
+  _decodeTokenArgmaxBlocks = [[MTGDecodeTokenArgmaxBlocks alloc] initWithLibrary:libraries[16]
+                                                                     tuningTable:tuningTable
+                                                                           error:error];
+  if (_decodeTokenArgmaxBlocks == nil) return nil;
+  _decodeTokenArgmaxMerge = [[MTGDecodeTokenArgmaxMerge alloc] initWithLibrary:libraries[17]
+                                                                   tuningTable:tuningTable
+                                                                         error:error];
+  if (_decodeTokenArgmaxMerge == nil) return nil;
+  _glaScan = [[MTGGlaScan alloc] initWithLibrary:libraries[18]
                                      tuningTable:tuningTable
                                            error:error];
   if (_glaScan == nil) return nil;
-  _glaScanCheckpoints = [[MTGGlaScanCheckpoints alloc] initWithLibrary:libraries[15]
+  _glaScanCheckpoints = [[MTGGlaScanCheckpoints alloc] initWithLibrary:libraries[19]
                                                            tuningTable:tuningTable
                                                                  error:error];
   if (_glaScanCheckpoints == nil) return nil;
-  _glaScanBackwardSegments = [[MTGGlaScanBackwardSegments alloc] initWithLibrary:libraries[16]
+  _glaScanBackwardSegments = [[MTGGlaScanBackwardSegments alloc] initWithLibrary:libraries[20]
                                                                      tuningTable:tuningTable
                                                                            error:error];
   if (_glaScanBackwardSegments == nil) return nil;
-  _glaScanBackwardReduce = [[MTGGlaScanBackwardReduce alloc] initWithLibrary:libraries[17]
+  _glaScanBackwardReduce = [[MTGGlaScanBackwardReduce alloc] initWithLibrary:libraries[21]
                                                                  tuningTable:tuningTable
                                                                        error:error];
   if (_glaScanBackwardReduce == nil) return nil;
-  _glaScanState = [[MTGGlaScanState alloc] initWithLibrary:libraries[18]
+  _glaScanState = [[MTGGlaScanState alloc] initWithLibrary:libraries[22]
                                                tuningTable:tuningTable
                                                      error:error];
   if (_glaScanState == nil) return nil;
-  _kvCacheUpdate = [[MTGKvCacheUpdate alloc] initWithLibrary:libraries[19]
+  _kvCacheUpdate = [[MTGKvCacheUpdate alloc] initWithLibrary:libraries[23]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_kvCacheUpdate == nil) return nil;
-  _layerNorm = [[MTGLayerNorm alloc] initWithLibrary:libraries[20]
+  _layerNorm = [[MTGLayerNorm alloc] initWithLibrary:libraries[24]
                                          tuningTable:tuningTable
                                                error:error];
   if (_layerNorm == nil) return nil;
-  _matvec = [[MTGMatvec alloc] initWithLibrary:libraries[21]
+  _matvec = [[MTGMatvec alloc] initWithLibrary:libraries[25]
                                    tuningTable:tuningTable
                                          error:error];
   if (_matvec == nil) return nil;
-  _nvfp4GateUpMatvec = [[MTGNvfp4GateUpMatvec alloc] initWithLibrary:libraries[22]
+  _nvfp4GateUpMatvec = [[MTGNvfp4GateUpMatvec alloc] initWithLibrary:libraries[26]
                                                          tuningTable:tuningTable
                                                                error:error];
   if (_nvfp4GateUpMatvec == nil) return nil;
-  _nvfp4Matvec = [[MTGNvfp4Matvec alloc] initWithLibrary:libraries[23]
+  _nvfp4Matvec = [[MTGNvfp4Matvec alloc] initWithLibrary:libraries[27]
                                              tuningTable:tuningTable
                                                    error:error];
   if (_nvfp4Matvec == nil) return nil;
-  _nvfp4QkvMatvec = [[MTGNvfp4QkvMatvec alloc] initWithLibrary:libraries[24]
+  _nvfp4QkvMatvec = [[MTGNvfp4QkvMatvec alloc] initWithLibrary:libraries[28]
                                                    tuningTable:tuningTable
                                                          error:error];
   if (_nvfp4QkvMatvec == nil) return nil;
-  _q4_0Matvec = [[MTGQ4_0Matvec alloc] initWithLibrary:libraries[25]
+  _q4_0Matvec = [[MTGQ4_0Matvec alloc] initWithLibrary:libraries[29]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_q4_0Matvec == nil) return nil;
-  _q8_0Matvec = [[MTGQ8_0Matvec alloc] initWithLibrary:libraries[26]
+  _q8_0Matvec = [[MTGQ8_0Matvec alloc] initWithLibrary:libraries[30]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_q8_0Matvec == nil) return nil;
-  _rglruScan = [[MTGRglruScan alloc] initWithLibrary:libraries[27]
+  _rglruScan = [[MTGRglruScan alloc] initWithLibrary:libraries[31]
                                          tuningTable:tuningTable
                                                error:error];
   if (_rglruScan == nil) return nil;
-  _rglruScanCheckpoints = [[MTGRglruScanCheckpoints alloc] initWithLibrary:libraries[28]
+  _rglruScanCheckpoints = [[MTGRglruScanCheckpoints alloc] initWithLibrary:libraries[32]
                                                                tuningTable:tuningTable
                                                                      error:error];
   if (_rglruScanCheckpoints == nil) return nil;
-  _rglruScanBackwardSegments = [[MTGRglruScanBackwardSegments alloc] initWithLibrary:libraries[29]
+  _rglruScanBackwardSegments = [[MTGRglruScanBackwardSegments alloc] initWithLibrary:libraries[33]
                                                                          tuningTable:tuningTable
                                                                                error:error];
   if (_rglruScanBackwardSegments == nil) return nil;
-  _rglruScanState = [[MTGRglruScanState alloc] initWithLibrary:libraries[30]
+  _rglruScanState = [[MTGRglruScanState alloc] initWithLibrary:libraries[34]
                                                    tuningTable:tuningTable
                                                          error:error];
   if (_rglruScanState == nil) return nil;
-  _rmsNorm = [[MTGRmsNorm alloc] initWithLibrary:libraries[31]
+  _rmsNorm = [[MTGRmsNorm alloc] initWithLibrary:libraries[35]
                                      tuningTable:tuningTable
                                            error:error];
   if (_rmsNorm == nil) return nil;
-  _rmsNormMatvec = [[MTGRmsNormMatvec alloc] initWithLibrary:libraries[32]
+  _rmsNormMatvec = [[MTGRmsNormMatvec alloc] initWithLibrary:libraries[36]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_rmsNormMatvec == nil) return nil;
-  _rmsNormMlx = [[MTGRmsNormMlx alloc] initWithLibrary:libraries[33]
+  _rmsNormMlx = [[MTGRmsNormMlx alloc] initWithLibrary:libraries[37]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_rmsNormMlx == nil) return nil;
-  _rmsNormQ4_0Matvec = [[MTGRmsNormQ4_0Matvec alloc] initWithLibrary:libraries[34]
+  _rmsNormQ4_0Matvec = [[MTGRmsNormQ4_0Matvec alloc] initWithLibrary:libraries[38]
                                                          tuningTable:tuningTable
                                                                error:error];
   if (_rmsNormQ4_0Matvec == nil) return nil;
-  _rmsNormSingleRow = [[MTGRmsNormSingleRow alloc] initWithLibrary:libraries[35]
+  _rmsNormSingleRow = [[MTGRmsNormSingleRow alloc] initWithLibrary:libraries[39]
                                                        tuningTable:tuningTable
                                                              error:error];
   if (_rmsNormSingleRow == nil) return nil;
-  _rope = [[MTGRope alloc] initWithLibrary:libraries[36]
+  _rope = [[MTGRope alloc] initWithLibrary:libraries[40]
                                tuningTable:tuningTable
                                      error:error];
   if (_rope == nil) return nil;
-  _rotlruScan = [[MTGRotlruScan alloc] initWithLibrary:libraries[37]
+  _rotlruScan = [[MTGRotlruScan alloc] initWithLibrary:libraries[41]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_rotlruScan == nil) return nil;
-  _rotlruScanCheckpoints = [[MTGRotlruScanCheckpoints alloc] initWithLibrary:libraries[38]
+  _rotlruScanCheckpoints = [[MTGRotlruScanCheckpoints alloc] initWithLibrary:libraries[42]
                                                                  tuningTable:tuningTable
                                                                        error:error];
   if (_rotlruScanCheckpoints == nil) return nil;
-  _rotlruScanBackwardSegments = [[MTGRotlruScanBackwardSegments alloc] initWithLibrary:libraries[39]
+  _rotlruScanBackwardSegments = [[MTGRotlruScanBackwardSegments alloc] initWithLibrary:libraries[43]
                                                                            tuningTable:tuningTable
                                                                                  error:error];
   if (_rotlruScanBackwardSegments == nil) return nil;
-  _rotlruScanState = [[MTGRotlruScanState alloc] initWithLibrary:libraries[40]
+  _rotlruScanState = [[MTGRotlruScanState alloc] initWithLibrary:libraries[44]
                                                      tuningTable:tuningTable
                                                            error:error];
   if (_rotlruScanState == nil) return nil;
-  _sdpaVector = [[MTGSdpaVector alloc] initWithLibrary:libraries[41]
+  _sdpaVector = [[MTGSdpaVector alloc] initWithLibrary:libraries[45]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_sdpaVector == nil) return nil;
-  _sdpaVector2passPartial = [[MTGSdpaVector2passPartial alloc] initWithLibrary:libraries[42]
+  _sdpaVector2passPartial = [[MTGSdpaVector2passPartial alloc] initWithLibrary:libraries[46]
                                                                    tuningTable:tuningTable
                                                                          error:error];
   if (_sdpaVector2passPartial == nil) return nil;
-  _sdpaVector2passMerge = [[MTGSdpaVector2passMerge alloc] initWithLibrary:libraries[43]
+  _sdpaVector2passMerge = [[MTGSdpaVector2passMerge alloc] initWithLibrary:libraries[47]
                                                                tuningTable:tuningTable
                                                                      error:error];
   if (_sdpaVector2passMerge == nil) return nil;
-  _softmax = [[MTGSoftmax alloc] initWithLibrary:libraries[44]
+  _softmax = [[MTGSoftmax alloc] initWithLibrary:libraries[48]
                                      tuningTable:tuningTable
                                            error:error];
   if (_softmax == nil) return nil;
-  _softmaxOnline = [[MTGSoftmaxOnline alloc] initWithLibrary:libraries[45]
+  _softmaxOnline = [[MTGSoftmaxOnline alloc] initWithLibrary:libraries[49]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_softmaxOnline == nil) return nil;
-  _softmaxSingleRow = [[MTGSoftmaxSingleRow alloc] initWithLibrary:libraries[46]
+  _softmaxSingleRow = [[MTGSoftmaxSingleRow alloc] initWithLibrary:libraries[50]
                                                        tuningTable:tuningTable
                                                              error:error];
   if (_softmaxSingleRow == nil) return nil;
-  _ssdScan = [[MTGSsdScan alloc] initWithLibrary:libraries[47]
+  _ssdScan = [[MTGSsdScan alloc] initWithLibrary:libraries[51]
                                      tuningTable:tuningTable
                                            error:error];
   if (_ssdScan == nil) return nil;
-  _ssdScanCheckpoints = [[MTGSsdScanCheckpoints alloc] initWithLibrary:libraries[48]
+  _ssdScanCheckpoints = [[MTGSsdScanCheckpoints alloc] initWithLibrary:libraries[52]
                                                            tuningTable:tuningTable
                                                                  error:error];
   if (_ssdScanCheckpoints == nil) return nil;
-  _ssdScanBackwardSegments = [[MTGSsdScanBackwardSegments alloc] initWithLibrary:libraries[49]
+  _ssdScanBackwardSegments = [[MTGSsdScanBackwardSegments alloc] initWithLibrary:libraries[53]
                                                                      tuningTable:tuningTable
                                                                            error:error];
   if (_ssdScanBackwardSegments == nil) return nil;
-  _ssdScanBackwardReduce = [[MTGSsdScanBackwardReduce alloc] initWithLibrary:libraries[50]
+  _ssdScanBackwardReduce = [[MTGSsdScanBackwardReduce alloc] initWithLibrary:libraries[54]
                                                                  tuningTable:tuningTable
                                                                        error:error];
   if (_ssdScanBackwardReduce == nil) return nil;
-  _ssdScanState = [[MTGSsdScanState alloc] initWithLibrary:libraries[51]
+  _ssdScanState = [[MTGSsdScanState alloc] initWithLibrary:libraries[55]
                                                tuningTable:tuningTable
                                                      error:error];
   if (_ssdScanState == nil) return nil;
@@ -404,6 +428,10 @@ constexpr std::array<KernelSource, 52> kKernels = {{
                                              decodeLayerMatvecResidual:_decodeLayerMatvecResidual
                                                     decodeLayerRmsNorm:_decodeLayerRmsNorm
                                                      decodeLayerGateUp:_decodeLayerGateUp];
+  _decodeToken = [[MTGDecodeToken alloc] initWithDecodeTokenRmsNorm:_decodeTokenRmsNorm
+                                                  decodeTokenLmHead:_decodeTokenLmHead
+                                            decodeTokenArgmaxBlocks:_decodeTokenArgmaxBlocks
+                                             decodeTokenArgmaxMerge:_decodeTokenArgmaxMerge];
   _glaScanBackward = [[MTGGlaScanBackward alloc] initWithGlaScanCheckpoints:_glaScanCheckpoints
                                                     glaScanBackwardSegments:_glaScanBackwardSegments
                                                       glaScanBackwardReduce:_glaScanBackwardReduce];
@@ -434,6 +462,10 @@ constexpr std::array<KernelSource, 52> kKernels = {{
   if (![_decodeLayerMatvecResidual prewarmWithError:error]) return NO;
   if (![_decodeLayerRmsNorm prewarmWithError:error]) return NO;
   if (![_decodeLayerGateUp prewarmWithError:error]) return NO;
+  if (![_decodeTokenRmsNorm prewarmWithError:error]) return NO;
+  if (![_decodeTokenLmHead prewarmWithError:error]) return NO;
+  if (![_decodeTokenArgmaxBlocks prewarmWithError:error]) return NO;
+  if (![_decodeTokenArgmaxMerge prewarmWithError:error]) return NO;
   if (![_glaScan prewarmWithError:error]) return NO;
   if (![_glaScanCheckpoints prewarmWithError:error]) return NO;
   if (![_glaScanBackwardSegments prewarmWithError:error]) return NO;
@@ -508,6 +540,14 @@ constexpr std::array<KernelSource, 52> kKernels = {{
   [_decodeLayerRmsNorm prewarmWithCompletionHandler:kernelDone];
   group->enter();
   [_decodeLayerGateUp prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_decodeTokenRmsNorm prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_decodeTokenLmHead prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_decodeTokenArgmaxBlocks prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_decodeTokenArgmaxMerge prewarmWithCompletionHandler:kernelDone];
   group->enter();
   [_glaScan prewarmWithCompletionHandler:kernelDone];
   group->enter();
