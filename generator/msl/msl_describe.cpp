@@ -263,7 +263,10 @@ class Describer {
         });
         return;
       case CXCursor_FunctionDecl:
-        if (auto e = entry_point(ctx_, c)) d_.entry_points.push_back(std::move(*e));
+        if (auto e = entry_point(ctx_, c)) {
+          d_.entry_points.push_back(std::move(*e));
+          plain_kernel_keyword(c);
+        }
         if (!is_instantiation(c)) threadgroup_variables_in(c);
         return;
       case CXCursor_VarDecl: function_constant(c); return;
@@ -272,6 +275,23 @@ class Describer {
   }
 
  private:
+  // The `kernel` of a kernel defined without a template and declared nowhere else: the simulator
+  // makes it `static`, so that g++ drops the kernels a module does not run (most of a large
+  // file's compile: ggml's 11,887 lines).
+  void plain_kernel_keyword(CXCursor fn) {
+    if (is_instantiation(fn) || !clang_isCursorDefinition(fn) || !clang_equalCursors(clang_getCanonicalCursor(fn), fn))
+      return;
+    FilePos at = ctx_.begin(fn), name = ctx_.pos(fn);
+    if (!at.file || name.file != at.file || name.offset <= at.offset) return;  // e.g. written by a macro
+    const UserFile& f = *at.file;
+    for (size_t i = f.token_at(at.offset); i < f.tokens.size() && f.tokens[i].begin < name.offset; ++i) {
+      if (f.tokens[i].text == "kernel") {
+        d_.plain_kernel_keywords.push_back({f.path, f.tokens[i].begin, f.tokens[i].end});
+        return;
+      }
+    }
+  }
+
   void threadgroup_variables_in(CXCursor scope) {
     visit_children(scope, [&](CXCursor c) {
       if (clang_getCursorKind(c) == CXCursor_VarDecl) threadgroup_variable(c);

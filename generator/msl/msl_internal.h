@@ -173,6 +173,7 @@ struct Description {
   std::vector<ThreadgroupSite> threadgroup_sites;
   std::vector<SourceRange> function_constant_decls;  // `constant` stays assignable there
   std::vector<SourceRange> address_space_twins;      // left out of the simulator's copies
+  std::vector<SourceRange> plain_kernel_keywords;    // `kernel` of non-template kernel definitions
 };
 Description describe(Context& ctx);
 std::vector<KernelParam> describe_params(Context& ctx, CXCursor function);

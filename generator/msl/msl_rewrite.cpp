@@ -72,6 +72,13 @@ void rewrite_threadgroup_variables(const UserFile& f, const Description& d, std:
   }
 }
 
+// `kernel` -> `static` (same width) where Description::plain_kernel_keywords says: the launchers
+// and the loop form that call it are in the same translation unit.
+void make_plain_kernels_static(const UserFile& f, const Description& d, std::vector<Edit>& edits) {
+  for (const SourceRange& r : d.plain_kernel_keywords)
+    if (r.file == f.path) edits.push_back({r.begin, r.end, "static"});
+}
+
 }  // namespace
 
 void plan_simulator_edits(Context& ctx, const Description& d) {
@@ -81,6 +88,7 @@ void plan_simulator_edits(Context& ctx, const Description& d) {
     rewrite_threadgroup_variables(file, d, edits);
     respell_constant(file, d, edits);
     respell_threadgroup_attribute(file, edits);
+    make_plain_kernels_static(file, d, edits);
   }
   rewrite_range_designators(ctx);
 }

@@ -1,8 +1,8 @@
 // Bugs planted in the members of specs/decode_layer.yaml are caught by the family's own cases: each
-// test copies the spec with one member's body changed, verifies it, and expects a family case to find
-// the layer's output (or the cache it writes) differing from the layer's reference (the member's own
-// cases run too but are not what is checked). The
-// unchanged spec passes the same run, so a catch is the bug's doing.
+// test copies the spec at one type (float) with one member's body changed, verifies it, and expects a
+// family case to find the layer's output (or the cache it writes) differing from the layer's
+// reference (the member's own cases run too but are not what is checked). The unchanged copy passes
+// the same run, so a catch is the bug's doing.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -27,10 +27,14 @@ std::string read_spec() {
   return text.str();
 }
 
-// The spec with `from` (which must occur exactly once) replaced by `to`, written under a temporary
-// directory named after the bug.
+// The spec at float only, with `from` (which must occur exactly once) replaced by `to`, written
+// under a temporary directory named after the bug.
 fs::path planted(const std::string& bug, const std::string& from, const std::string& to) {
   std::string text = read_spec();
+  // One type: the bugs are in the indexing, not the arithmetic, and every type's modules cost a compile.
+  const std::string types = "  T: [float, half, bfloat]\n";
+  EXPECT_NE(text.find(types), std::string::npos) << "the spec's types changed";
+  if (text.find(types) != std::string::npos) text.replace(text.find(types), types.size(), "  T: [float]\n");
   const size_t at = text.find(from);
   EXPECT_NE(at, std::string::npos) << "the spec no longer holds `" << from << "`";
   EXPECT_EQ(text.find(from, at + 1), std::string::npos) << "`" << from << "` occurs more than once";
@@ -70,7 +74,7 @@ FamilyRun verify_spec(const fs::path& spec) {
 // layer's reference (no crash, no other checker).
 void expect_caught(const fs::path& spec) {
   const FamilyRun run = verify_spec(spec);
-  ASSERT_EQ(run.family_cases.size(), 9u) << run.printed;  // 3 types x 3 CI cases
+  ASSERT_EQ(run.family_cases.size(), 3u) << run.printed;  // 3 CI cases
   size_t failed = 0;
   for (const auto& c : run.family_cases) {
     if (c.at("status") == "PASS") continue;
@@ -83,7 +87,7 @@ void expect_caught(const fs::path& spec) {
 
 TEST(DecodeLayer, FamilyCasesPassUnchanged) {
   const FamilyRun run = verify_spec(planted("unchanged", "name: decode_layer\n", "name: decode_layer\n"));
-  ASSERT_EQ(run.family_cases.size(), 9u) << run.printed;
+  ASSERT_EQ(run.family_cases.size(), 3u) << run.printed;
   for (const auto& c : run.family_cases) EXPECT_EQ(c.at("status"), "PASS") << c.dump();
 }
 
