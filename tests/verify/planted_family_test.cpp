@@ -1,0 +1,143 @@
+// Bugs planted in the members of a kernel family (specs/decode_layer.yaml, specs/decode_token.yaml)
+// are caught by the family's own cases: each test copies the spec at one type (float: the bugs are in
+// the indexing, not the arithmetic, and every type's modules cost a compile) with one member's body
+// changed, verifies it, and expects a family case to find the family's outputs differing from its
+// reference (the members' own cases run too but are not what is checked). The unchanged copy passes
+// the same run, so a catch is the bug's doing.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "verify/verify.h"
+
+namespace fs = std::filesystem;
+using namespace mtlgen;
+
+namespace {
+
+// Replaces `from`, which must occur exactly once in `text`, by `to`.
+void replace_once(std::string& text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << "the spec no longer holds `" << from << "`";
+  EXPECT_EQ(text.find(from, at + 1), std::string::npos) << "`" << from << "` occurs more than once";
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+}
+
+// specs/<family>.yaml at float only, with `from` replaced by `to`, under a temporary directory named
+// after the family and the bug.
+fs::path planted(const std::string& family, const std::string& bug, const std::string& from, const std::string& to) {
+  std::ifstream in("specs/" + family + ".yaml");
+  std::stringstream read;
+  read << in.rdbuf();
+  std::string text = read.str();
+  replace_once(text, "  T: [float, half, bfloat]\n", "  T: [float]\n");
+  replace_once(text, from, to);
+  const fs::path dir = fs::temp_directory_path() / ("mtlgen-planted-" + family + "-" + bug);
+  fs::create_directories(dir);
+  const fs::path spec = dir / (family + ".yaml");
+  std::ofstream(spec) << text;
+  return spec;
+}
+
+struct FamilyRun {
+  std::string printed;
+  std::vector<nlohmann::json> family_cases;  // the family's entries of the JSON report, one per case
+};
+
+// One run of every case of the spec; only the family's are kept.
+FamilyRun verify_family(const fs::path& spec, const std::string& family) {
+  verify::VerifyOptions o;
+  o.inputs = {spec.string()};
+  o.module.cache_dir = MTLGEN_TEST_CACHE_DIR;
+  o.result_cache = false;
+  o.quiet = true;
+  o.json_path = (spec.parent_path() / "results.json").string();
+  fs::remove(o.json_path);
+  std::ostringstream out, err;
+  verify::run_verify(o, out, err);
+  FamilyRun run{out.str() + err.str(), {}};
+  std::ifstream json(o.json_path);
+  if (!json) return run;
+  for (const auto& c : nlohmann::json::parse(json)) {
+    if (c.at("kernel") == family) run.family_cases.push_back(c);
+  }
+  return run;
+}
+
+constexpr size_t kCiCases = 3;  // each family's CI cases, at float
+
+// At least one family case fails, and every failure is a mismatch with the family's reference (no
+// crash, no other checker).
+void expect_caught(const std::string& family, const std::string& bug, const std::string& from, const std::string& to) {
+  const fs::path spec = planted(family, bug, from, to);
+  const FamilyRun run = verify_family(spec, family);
+  ASSERT_EQ(run.family_cases.size(), kCiCases) << run.printed;
+  size_t failed = 0;
+  for (const auto& c : run.family_cases) {
+    if (c.at("status") == "PASS") continue;
+    ++failed;
+    EXPECT_EQ(c.at("status"), "FAIL") << c.dump();
+    for (const auto& p : c.at("problems")) EXPECT_EQ(p.at("checker"), "mismatch") << c.dump();
+  }
+  EXPECT_GT(failed, 0u) << spec << ": no family case caught the planted bug\n" << run.printed;
+}
+
+void expect_unchanged_passes(const std::string& family) {
+  const std::string name = "name: " + family + "\n";
+  const FamilyRun run = verify_family(planted(family, "unchanged", name, name), family);
+  ASSERT_EQ(run.family_cases.size(), kCiCases) << run.printed;
+  for (const auto& c : run.family_cases) EXPECT_EQ(c.at("status"), "PASS") << c.dump();
+}
+
+TEST(DecodeLayer, FamilyCasesPassUnchanged) { expect_unchanged_passes("decode_layer"); }
+
+TEST(DecodeLayer, CatchesAWrongHeadStride) {
+  expect_caught("decode_layer", "head_stride", "k_cache + size_t(kv_head) * capacity * head_dim;",
+                "k_cache + size_t(kv_head) * kv_len * head_dim;");
+}
+
+// The output and down projections forget the residual stream.
+TEST(DecodeLayer, CatchesAMissingResidual) {
+  expect_caught("decode_layer", "missing_residual", "float sum = float(residual[row0 + local_index]);",
+                "float sum = 0.0f;");
+}
+
+// q_norm / k_norm applies its weight but not the norm.
+TEST(DecodeLayer, CatchesASkippedHeadNorm) {
+  expect_caught("decode_layer", "skipped_head_norm", "out_row[i] = T(float(x_row[i]) * norm * float(weight[i]));",
+                "out_row[i] = T(float(x_row[i]) * float(weight[i]));");
+}
+
+// The cache update stores the query's first heads as keys (k_first ignored).
+TEST(DecodeLayer, CatchesKeysReadAtTheQueryHeads) {
+  expect_caught("decode_layer", "key_offset", "k_cache[dst] = k_src[size_t(k_first) * head_dim + gid];",
+                "k_cache[dst] = k_src[gid];");
+}
+
+TEST(DecodeToken, FamilyCasesPassUnchanged) { expect_unchanged_passes("decode_token"); }
+
+// The merge leaves out the last block (max_in_last_row_h66 puts the largest logit there).
+TEST(DecodeToken, CatchesAnOffByOneInTheArgmaxMerge) {
+  expect_caught("decode_token", "merge_off_by_one", "for (uint b = local_index; b < blocks; b += TG) {",
+                "for (uint b = local_index; b + 1 < blocks; b += TG) {");
+}
+
+// The lm_head reads x as it came (no norm, no weight). Leaving out only 1 / rms would not show: a
+// positive scale of every logit keeps the token.
+TEST(DecodeToken, CatchesASkippedNorm) {
+  expect_caught("decode_token", "skipped_norm", "{\n        out[i] = T(float(x[i]) * norm * float(w[i]));",
+                "{\n        out[i] = x[i];");
+}
+
+// The lm_head's rows one 4-element vector too close together (every read still inside the matrix and
+// aligned).
+TEST(DecodeToken, CatchesAWrongRowStride) {
+  expect_caught("decode_token", "row_stride", "w_rows[r] = w + size_t(min(row0 + r, rows - 1)) * cols;",
+                "w_rows[r] = w + size_t(min(row0 + r, rows - 1)) * (cols - 4);");
+}
+
+}  // namespace
