@@ -260,7 +260,8 @@ fs::path host_object(const ir::Kernel& kernel, const support::OutputSet& files, 
   return object;
 }
 
-void compile(const ir::Kernel& kernel, const support::OutputSet& files, const fs::path& dir, const fs::path& target,
+// `keyed`: the module's sources as its key sees them (SimModule), for the host object's key.
+void compile(const ir::Kernel& kernel, const support::OutputSet& keyed, const fs::path& dir, const fs::path& target,
              const ModuleOptions& o) {
   fs::path tmp = target;
   tmp += fmt::format(".tmp.{}", ::getpid());
@@ -272,7 +273,7 @@ void compile(const ir::Kernel& kernel, const support::OutputSet& files, const fs
   for (const std::string& d : {shim.string(), std::string(".")}) cxx.insert(cxx.end(), {"-I", d});
   if (kernel.is_source()) cxx.insert(cxx.end(), {"-I", emit::sim_dir(kernel)});
   ModuleCompiler compiler(dir, o);
-  const fs::path host = host_object(kernel, files, dir, cxx, o, compiler);
+  const fs::path host = host_object(kernel, keyed, dir, cxx, o, compiler);
   // The launchers (which include the kernel) in an object file of their own, linked apart:
   // linking with -fsanitize=thread would pull in libtsan.
   const std::string launcher = fmt::format("launcher.tmp.{}.o", ::getpid());
@@ -396,19 +397,39 @@ bool append_loop_form(const ir::Kernel& kernel, const fs::path& dir, const Modul
 
 // A loop form g++ refuses (a construct the rewrite mishandles) must not cost the kernel its
 // verification: the module is compiled again without it, and the kernel runs as fibers.
-void compile_with_loop_form(const ir::Kernel& kernel, const support::OutputSet& files, const fs::path& dir,
-                            const fs::path& target, const ModuleOptions& o) {
-  if (kernel.is_family() || !append_loop_form(kernel, dir, o)) return compile(kernel, files, dir, target, o);
+void compile_with_loop_form(const ir::Kernel& kernel, const support::OutputSet& files, const support::OutputSet& keyed,
+                            const fs::path& dir, const fs::path& target, const ModuleOptions& o) {
+  if (kernel.is_family() || !append_loop_form(kernel, dir, o)) return compile(kernel, keyed, dir, target, o);
   try {
-    compile(kernel, files, dir, target, o);
+    compile(kernel, keyed, dir, target, o);
   } catch (const std::runtime_error& e) {
     support::write_outputs(files, dir);
     std::ofstream(dir / "loop_form.txt", std::ios::app)
         << kernel.name << ": the loop form did not compile, every kernel function runs as fibers:\n" << e.what() << "\n";
-    compile(kernel, files, dir, target, o);
+    compile(kernel, keyed, dir, target, o);
   }
 }
 
+
+}  // namespace
+
+namespace {
+
+// The kernel as if it came from no particular spec file. Its path and hash reach the module's
+// sources only in comments (banners, `// reference: <spec>:<line>`), so the key leaves them out: a
+// copy of a spec with one kernel changed (a planted bug in one member of a family) must not
+// recompile the others, nor should a moved spec.
+ir::Kernel anonymous(const ir::Kernel& k) {
+  ir::Kernel a = k;
+  a.spec_path = "spec.yaml";
+  a.spec_hash.clear();
+  if (k.family) {
+    auto family = std::make_shared<ir::Family>(*k.family);
+    for (ir::Kernel& m : family->kernels) m = anonymous(m);
+    a.family = std::move(family);
+  }
+  return a;
+}
 
 }  // namespace
 
@@ -416,12 +437,14 @@ SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
   check_includes(kernel);
   support::OutputSet files = module_sources(kernel, options.entry_points);
   files.add("loop_form_revision", msl::LoopForm::revision());
+  support::OutputSet keyed = module_sources(anonymous(kernel), options.entry_points);
+  keyed.add("loop_form_revision", msl::LoopForm::revision());
   fs::path cache = cache_dir(options);
   fs::path dir = cache / "sim" /
                 fmt::format("{}-{}{}{}{}", kernel.name, options.race_instrumented ? "races-" : "",
                             options.access_counted ? "counted-" : "",
                             options.private_init == ModuleOptions::PrivateInit::zero ? "zeroed-" : "",
-                            module_key(files, options));
+                            module_key(keyed, options));
   path_ = fs::absolute(dir / (kernel.name + ".so"));  // absolute: race reports find it by dladdr()
   cached_ = fs::exists(path_);
   if (cached_) return;
@@ -431,7 +454,7 @@ SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
   cached_ = fs::exists(path_);
   if (cached_) return;
   support::write_outputs(files, dir);
-  compile_with_loop_form(kernel, files, dir, path_, options);
+  compile_with_loop_form(kernel, files, keyed, dir, path_, options);
 }
 
 LoadedModule::LoadedModule(const fs::path& path) {

@@ -130,3 +130,30 @@ TEST(ModulePrelude, ModulesUseTheirPreludesAndShareTheHostObject) {
 
 }  // namespace
 }  // namespace mtlgen::verify
+
+namespace mtlgen::verify {
+namespace {
+
+// The spec's path and hash reach a module's sources only in comments: a copy of a spec elsewhere,
+// or with another kernel of it changed, reuses the modules of the kernels it did not change.
+TEST(ModuleKey, ACopyOfTheSpecElsewhereReusesTheModule) {
+  const fs::path dir = fresh_dir("copy");
+  fs::copy_file("tests/verify/twins/missing_barrier.yaml", dir / "missing_barrier.yaml");
+  std::ofstream(dir / "missing_barrier.yaml", std::ios::app) << "# a comment changes the spec's hash\n";
+  support::Diagnostics diags;
+  std::vector<ir::Kernel> original = spec::load_library({"tests/verify/twins/missing_barrier.yaml"}, diags);
+  std::vector<ir::Kernel> copy = spec::load_library({dir / "missing_barrier.yaml"}, diags);
+  ASSERT_EQ(original.size(), 1u) << diags.format_all();
+  ASSERT_EQ(copy.size(), 1u) << diags.format_all();
+  ASSERT_NE(original[0].spec_hash, copy[0].spec_hash);
+  ModuleOptions o;
+  o.cache_dir = dir / "cache";
+  SimModule first(original[0], o);
+  SimModule second(copy[0], o);
+  EXPECT_TRUE(second.was_cached());
+  EXPECT_EQ(first.path(), second.path());
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace mtlgen::verify
