@@ -247,7 +247,8 @@ fs::path host_object(const ir::Kernel& kernel, const support::OutputSet& files, 
     const bool kernel_side = path == emit::sim_launcher_path(kernel) || path.ends_with(".metal") || path == "loop_form_revision";
     if (!kernel_side) key += path + "\n" + support::hash_hex(content) + "\n";
   }
-  const fs::path object = cache_dir(o) / "host" / (kernel.name + "-" + support::hash_hex(key) + ".o");
+  // Absolute: the link runs in the module's directory, and the cache directory may be relative.
+  const fs::path object = fs::absolute(cache_dir(o)) / "host" / (kernel.name + "-" + support::hash_hex(key) + ".o");
   if (fs::exists(object)) return object;
   CacheLock lock(object);
   if (fs::exists(object)) return object;
