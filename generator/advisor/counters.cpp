@@ -70,10 +70,8 @@ SiteCounts site_from(const Json& j) {
 }
 
 SimdFunctionCounts simd_from(const Json& j) {
-  SimdFunctionCounts s{text(j, "function"), line(j, "line"), line(j, "spec_line"), count(j, "calls"),
-                       count(j, "active_lanes")};
-  if (j.contains("file")) s.file = text(j, "file");
-  return s;
+  return {text(j, "function"), line(j, "line"), line(j, "spec_line"), count(j, "calls"), count(j, "active_lanes"),
+          j.contains("file") ? text(j, "file") : std::string()};
 }
 
 const Json& list(const Json& j, const char* key) {

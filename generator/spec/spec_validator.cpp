@@ -705,7 +705,7 @@ void Validator::bind_dispatch(ir::FamilyDispatch& d, const ir::Kernel& m) {
       if (auto* b = find_binding(*kind.list, name)) {
         bound.push_back(*b);
       } else if (std::find(kind.family_names.begin(), kind.family_names.end(), name) != kind.family_names.end()) {
-        bound.push_back({name, name, d.loc});
+        bound.push_back({name, name, d.loc, d.loc});  // bound by name at the dispatch
       } else {
         diags_.error(ErrorKind::missing_field, d.loc, fmt::format("dispatch of `{}` binds nothing to its {} `{}`", m.name, kind.what, name),
                      fmt::format("the family has no {} `{}`: add `{}s: {{{}: <the family's name>}}`", kind.what, name,
