@@ -239,7 +239,7 @@ class ModuleCompiler {
 // The host side (bridge and reference) is the same in every flavour of a kernel's module (plain,
 // race-instrumented, counted, any variant set): one object per compiler, flags and sources, in
 // <cache>/host/, compiled in the first module's directory.
-fs::path host_object(const ir::Kernel& kernel, const support::OutputSet& files, const fs::path& dir,
+fs::path host_object(const ir::Kernel& kernel, const support::OutputSet& files, const fs::path& dir, const fs::path& shim,
                      std::vector<std::string> compile, const ModuleOptions& o, ModuleCompiler& compiler) {
   std::string key = compiler_identity(o) + "\n";
   for (const auto& f : compile) key += f + "\n";
@@ -254,7 +254,7 @@ fs::path host_object(const ir::Kernel& kernel, const support::OutputSet& files, 
   if (fs::exists(object)) return object;
   const std::string tmp = fmt::format("host.tmp.{}.o", ::getpid());
   compile.insert(compile.end(), {kHostOptimization, "-Winvalid-pch"});
-  compile = with_precompiled_prelude(compile, PreludeKind::host, shared_shim(cache_dir(o)), compiler_identity(o), compiler.runner());
+  compile = with_precompiled_prelude(compile, PreludeKind::host, shim, compiler_identity(o), compiler.runner());
   if (compiler.run(compile, {"-c", kHostUnit, "-o", tmp}) == 0) fs::rename(dir / tmp, object);
   std::error_code ignored;
   fs::remove(dir / tmp, ignored);
@@ -274,7 +274,7 @@ void compile(const ir::Kernel& kernel, const support::OutputSet& keyed, const fs
   for (const std::string& d : {shim.string(), std::string(".")}) cxx.insert(cxx.end(), {"-I", d});
   if (kernel.is_source()) cxx.insert(cxx.end(), {"-I", emit::sim_dir(kernel)});
   ModuleCompiler compiler(dir, o);
-  const fs::path host = host_object(kernel, keyed, dir, cxx, o, compiler);
+  const fs::path host = host_object(kernel, keyed, dir, shim, cxx, o, compiler);
   // The launchers (which include the kernel) in an object file of their own, linked apart:
   // linking with -fsanitize=thread would pull in libtsan.
   const std::string launcher = fmt::format("launcher.tmp.{}.o", ::getpid());
