@@ -125,7 +125,9 @@ TEST(Predictions, TheArgmaxFollowsEachChipsClock) {
   const Workload w = workload(shipped[0], test::variant_with(shipped[0], 1024), vocab);
   for (const auto& a : chips()) {
     for (const auto& b : chips()) {
-      if (a.clock_ghz < b.clock_ghz) EXPECT_GT(predict(w, a).time_us, predict(w, b).time_us) << a.name << " " << b.name;
+      if (a.clock_ghz < b.clock_ghz) {
+        EXPECT_GT(predict(w, a).time_us, predict(w, b).time_us) << a.name << " " << b.name;
+      }
     }
   }
   EXPECT_GT(predict(w, chip_named("M1")).time_us / predict(w, chip_named("M4 Max")).time_us, 1.3);
@@ -233,7 +235,7 @@ TEST(CounterLints, UncoalescedBlocksGetTheBlockLayoutsFix) {
   auto kernels = test::load("specs/q4_0_matvec.yaml");
   const ir::Kernel& k = kernels[0];
   Counters c;
-  SiteCounts s{.buffer = "w", .line = 1, .spec_line = 70, .accesses = 1000, .bytes = 1000, .simd_accesses = 10,
+  SiteCounts s{.buffer = "w", .line = 1, .spec_line = 70, .file = {}, .accesses = 1000, .bytes = 1000, .simd_accesses = 10,
                .lanes = 320, .distinct_bytes = 1280, .segments32 = 320, .ideal_segments32 = 40};
   c.sites = {s};
   auto found = counter_lints(k, k.variants[0], c);
@@ -253,9 +255,9 @@ TEST(CounterLints, UncoalescedBlocksGetTheBlockLayoutsFix) {
 // 16-byte load, the width the model's bytes in flight take.
 TEST(CounterTerms, TheWidestLoadTakesTheSitesOfOneLineTogether) {
   Counters c;
-  for (int i = 0; i < 4; ++i) c.sites.push_back({.buffer = "x", .line = 10 + i, .spec_line = 113, .accesses = 100, .bytes = 400});
-  c.sites.push_back({.buffer = "w", .line = 20, .spec_line = 62, .accesses = 100, .bytes = 800});
-  c.sites.push_back({.buffer = "y", .store = true, .line = 30, .spec_line = 128, .accesses = 10, .bytes = 640});
+  for (int i = 0; i < 4; ++i) c.sites.push_back({.buffer = "x", .line = 10 + i, .spec_line = 113, .file = {}, .accesses = 100, .bytes = 400});
+  c.sites.push_back({.buffer = "w", .line = 20, .spec_line = 62, .file = {}, .accesses = 100, .bytes = 800});
+  c.sites.push_back({.buffer = "y", .store = true, .line = 30, .spec_line = 128, .file = {}, .accesses = 10, .bytes = 640});
   EXPECT_DOUBLE_EQ(c.widest_load_bytes(), 16);
   c.buffers = {{.name = "x", .loaded = 1600, .unique_loaded = 400}, {.name = "y", .unique_stored = 400}};
   EXPECT_DOUBLE_EQ(c.loaded_per_unique_byte(), 2.5);  // 1,600 loaded + 400 stored over 800 unique

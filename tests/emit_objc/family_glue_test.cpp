@@ -8,7 +8,7 @@
 #include "golden.h"
 
 namespace mtlgen::testing {
-namespace {
+namespace family_glue_test {  // named: unity builds (tests/CMakeLists.txt)
 
 size_t count(const std::string& text, const std::string& needle) {
   size_t n = 0;
@@ -114,5 +114,5 @@ TEST(FamilyGlue, KernelEmissionIsTheSameWithOrWithoutTheFamily) {
   for (const auto& [path, content] : alone.files()) EXPECT_EQ(with_family.files().at(path), content) << path;
 }
 
-}  // namespace
+}  // namespace family_glue_test
 }  // namespace mtlgen::testing

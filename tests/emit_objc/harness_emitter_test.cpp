@@ -11,7 +11,7 @@
 #include "golden.h"
 
 namespace mtlgen::testing {
-namespace {
+namespace harness_emitter_test {  // named: unity builds (tests/CMakeLists.txt)
 
 size_t count(const std::string& text, const std::string& needle) {
   size_t n = 0;
@@ -105,5 +105,5 @@ TEST(HarnessEmitter, BuildsEachKernelWithItsMslVersionAndSafeMath) {
   }
 }
 
-}  // namespace
+}  // namespace harness_emitter_test
 }  // namespace mtlgen::testing

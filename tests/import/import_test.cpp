@@ -163,7 +163,7 @@ TEST(Import, AnUnreadableKernelCostsOnlyItsOwnSkeleton) {
 // A spec's `source:` is the same file with the same headers however the spec's path is spelled.
 TEST(Import, SpecPathSpellingChangesNothing) {
   std::vector<std::string> sources;
-  for (const std::string& path : {"tests/import/specs/transpose_tiles.yaml", "./tests/import/specs/transpose_tiles.yaml",
+  for (const std::string path : {"tests/import/specs/transpose_tiles.yaml", "./tests/import/specs/transpose_tiles.yaml",
                                   "tests/import/../import/specs/transpose_tiles.yaml"}) {
     support::Diagnostics diags;
     auto k = spec::load_spec(path, path, diags);

@@ -5,7 +5,7 @@
 #include "msl_test_util.h"
 
 namespace mtlgen::msl::testing {
-namespace {
+namespace instantiations_test {  // named: unity builds (tests/CMakeLists.txt)
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -75,5 +75,5 @@ TEST(MslInstantiations, NestedMacroInvocationsGoWhole) {
   for (size_t n : {31, 32, 33, 34}) EXPECT_EQ(line(sim, n), "") << n;
 }
 
-}  // namespace
+}  // namespace instantiations_test
 }  // namespace mtlgen::msl::testing

@@ -176,7 +176,9 @@ TEST(Archive, HoldsExactlyTheTree) {
   EXPECT_EQ(files, p.files);
   for (const auto& [path, content] : p.files) {  // every directory precedes its files, so it exists
     auto slash = path.rfind('/');
-    if (slash != std::string::npos) EXPECT_TRUE(directories.count("small-2.0/" + path.substr(0, slash + 1))) << path;
+    if (slash != std::string::npos) {
+      EXPECT_TRUE(directories.count("small-2.0/" + path.substr(0, slash + 1))) << path;
+    }
   }
 }
 

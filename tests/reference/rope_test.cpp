@@ -7,7 +7,7 @@
 
 #include "rope/rope_reference.h"
 
-namespace {
+namespace rope_test {  // named: unity builds (tests/CMakeLists.txt)
 
 namespace k = mtlgen::kernels::rope;
 
@@ -60,4 +60,4 @@ TEST(RopeReference, OddHeadDimIsRejected) {
                std::invalid_argument);
 }
 
-}  // namespace
+}  // namespace rope_test

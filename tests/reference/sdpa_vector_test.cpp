@@ -14,7 +14,7 @@
 #include "sdpa_vector_2pass_partial/sdpa_vector_2pass_partial_reference.h"
 #include "support/mtlgen_testdata.h"
 
-namespace {
+namespace sdpa_vector_test {  // named: unity builds (tests/CMakeLists.txt)
 
 namespace one_pass = mtlgen::kernels::sdpa_vector;
 namespace partial = mtlgen::kernels::sdpa_vector_2pass_partial;
@@ -231,9 +231,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SdpaVectorComposition,
                                   "_blocks" + std::to_string(c.blocks);
                          });
 
-}  // namespace
+}  // namespace sdpa_vector_test
 
-namespace {
+namespace sdpa_vector_test {  // named: unity builds (tests/CMakeLists.txt)
 
 // The glue encodes a caller that names no tuning with tuning_serving: sdpa_vector compiles the head
 // dim in (D), so the default (TG 1024, D 128) serves head dim 128 and a head dim of 64 gets the
@@ -252,4 +252,4 @@ TEST(SdpaVectorTuning, AHeadDimPicksItsCompiledVariant) {
   EXPECT_EQ(one_pass::tuning_serving(dims, types, preferred).D, preferred.D);
 }
 
-}  // namespace
+}  // namespace sdpa_vector_test

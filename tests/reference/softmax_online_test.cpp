@@ -10,7 +10,7 @@
 #include "softmax_online/softmax_online_reference.h"
 #include "softmax_single_row/softmax_single_row_reference.h"
 
-namespace {
+namespace softmax_online_test {  // named: unity builds (tests/CMakeLists.txt)
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -82,4 +82,4 @@ TEST(SoftmaxSingleRowReference, PreconditionUsesTheSpecsWording) {
   }
 }
 
-}  // namespace
+}  // namespace softmax_online_test

@@ -8,7 +8,7 @@
 #include <kernels/scheduling.metal>  // the simulator copy (see mtlsim_prepare_msl)
 // clang-format on
 
-namespace {
+namespace scheduling_test {  // named: unity builds (tests/CMakeLists.txt)
 
 using namespace mtlsim;
 
@@ -135,4 +135,4 @@ TEST(Scheduling, PrivateMemorySurvivesSuspension) {
   }
 }
 
-}  // namespace
+}  // namespace scheduling_test

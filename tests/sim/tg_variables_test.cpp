@@ -9,7 +9,7 @@
 #include <kernels/tg_variables.metal>  // the simulator copy (see mtlsim_prepare_msl)
 // clang-format on
 
-namespace {
+namespace tg_variables_test {  // named: unity builds (tests/CMakeLists.txt)
 
 using namespace mtlsim;
 using Kind = SimIssue::Kind;
@@ -219,4 +219,4 @@ TEST(ThreadgroupVariables, ArraysCountTowardsTheLimit) {
   EXPECT_TRUE(contains(r.issues[0].message, "to 32784 bytes (16 in [[threadgroup(n)]] arrays")) << r.issues[0].message;
 }
 
-}  // namespace
+}  // namespace tg_variables_test

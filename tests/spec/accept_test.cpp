@@ -5,7 +5,7 @@
 #include <cmath>
 
 namespace mtlgen::spec::testing {
-namespace {
+namespace accept_test {  // named: unity builds (tests/CMakeLists.txt)
 
 struct AcceptCase {
   std::string name;
@@ -153,5 +153,5 @@ TEST(AcceptTunableInPrecondition, HoldsPerVariant) {
   EXPECT_EQ(k->describe_tuning(k->variants[1]), "T=float, TG=64");
 }
 
-}  // namespace
+}  // namespace accept_test
 }  // namespace mtlgen::spec::testing

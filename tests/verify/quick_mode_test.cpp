@@ -11,7 +11,7 @@
 
 using namespace mtlgen;
 
-namespace {
+namespace quick_mode_test {  // named: unity builds (tests/CMakeLists.txt)
 
 mtlsim::HostDispatch grid_of(uint64_t x, uint64_t y = 1) {
   mtlsim::HostDispatch host;
@@ -64,4 +64,4 @@ TEST(QuickMode, StillRunsTheLastThreadgroup) {
   EXPECT_NE(r.printed.find("out-of-bounds read of element 1000 of buffer `x`"), std::string::npos) << r.printed;
 }
 
-}  // namespace
+}  // namespace quick_mode_test

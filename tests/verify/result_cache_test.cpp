@@ -14,7 +14,7 @@
 namespace fs = std::filesystem;
 using namespace mtlgen;
 
-namespace {
+namespace result_cache_test {  // named: unity builds (tests/CMakeLists.txt)
 
 // A copy of `spec` no earlier run has seen (a comment line makes its bytes, and so its key, new).
 fs::path fresh_copy(const fs::path& spec, const std::string& tag) {
@@ -66,4 +66,4 @@ TEST(ResultCache, AFailingCaseRunsEveryTime) {
   }
 }
 
-}  // namespace
+}  // namespace result_cache_test
