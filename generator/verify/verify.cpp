@@ -81,13 +81,13 @@ std::vector<WorkItem> plan(const std::vector<ir::Kernel>& kernels, const VerifyO
   size_t index = 0;
   for (size_t k = 0; k < kernels.size(); ++k) {
     for (const auto& v : kernels[k].variants) {
-      if (!o.all_variants && !v.is_default_tuning) continue;
+      if (!kernels[k].selects(o.variants, v)) continue;
       for (const auto& t : kernels[k].tests.cases) {
         if (!o.case_filter.empty() && t.name != o.case_filter) continue;
         if (t.benchmark && t.name != o.case_filter) continue;  // run only when --case names it
         // By default each case runs on the variant a caller naming no tuning gets (the glue's
         // tuning_serving): the default, or the one that serves the case's dims.
-        const ir::Variant& run = o.all_variants ? v : kernels[k].serving_variant(t.dims, v.types);
+        const ir::Variant& run = kernels[k].variant_to_run(o.variants, v, t.dims);
         for (auto& constants : kernels[k].constant_settings(t)) {
           if (index++ % static_cast<size_t>(o.shard_count) != static_cast<size_t>(o.shard_index - 1)) continue;
           items.push_back(
@@ -100,27 +100,49 @@ std::vector<WorkItem> plan(const std::vector<ir::Kernel>& kernels, const VerifyO
 }
 
 // Which kernels need a module, and which entry points each must hold: those of its cases that
-// run. A kernel that a family of the run dispatches keeps every variant (an empty set).
+// run, and for a family's members those its dispatches pick (as FamilyRun does). Where a case's
+// dims make a dispatch unresolvable, the member keeps every variant (an empty set): the case then
+// reports why when it runs.
 struct ModulePlan {
   bool needed = false;
+  bool every_variant = false;
   std::set<std::string> entry_points;
+
+  void add(const std::string& entry_point) {
+    needed = true;
+    entry_points.insert(entry_point);
+  }
 };
+
+size_t kernel_index_of(const std::vector<ir::Kernel>& kernels, const std::string& name) {
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (kernels[i].name == name) return i;
+  }
+  throw std::logic_error("a family member is not in the run: " + name);
+}
+
+void plan_family_members(const std::vector<ir::Kernel>& kernels, const WorkItem& w, std::vector<ModulePlan>& plans) {
+  const ir::Family& f = *w.kernel->family;
+  for (const auto& d : f.dispatches) {
+    ModulePlan& member = plans[kernel_index_of(kernels, f.kernel_of(d).name)];
+    try {
+      auto dims = f.member_dims(d, w.test->dims, *w.variant);
+      member.add(f.kernel_of(d).serving_variant(dims, f.member_types(d, *w.variant)).entry_point);
+    } catch (const expr::EvalError&) {
+      member.needed = member.every_variant = true;
+    }
+  }
+}
 
 std::vector<ModulePlan> module_plans(const std::vector<ir::Kernel>& kernels, const std::vector<WorkItem>& items) {
   std::vector<ModulePlan> plans(kernels.size());
   for (const auto& w : items) {
     if (!w.skip_reason.empty()) continue;
-    ModulePlan& p = plans[w.kernel_index];
-    p.needed = true;
-    p.entry_points.insert(w.variant->entry_point);
+    plans[w.kernel_index].add(w.variant->entry_point);
+    if (w.kernel->is_family()) plan_family_members(kernels, w, plans);
   }
-  for (const auto& k : kernels) {
-    if (!k.is_family() || !plans[static_cast<size_t>(&k - kernels.data())].needed) continue;
-    for (const auto& member : k.family->kernels) {
-      for (size_t i = 0; i < kernels.size(); ++i) {
-        if (kernels[i].name == member.name) plans[i] = {true, {}};
-      }
-    }
+  for (auto& p : plans) {
+    if (p.every_variant) p.entry_points.clear();
   }
   return plans;
 }
@@ -484,7 +506,7 @@ void print_summary(std::ostream& out, const std::vector<ir::Kernel>& kernels, co
 
 // A case every chosen variant skipped verified nothing: say so (under --variant default, the
 // default tuning may not admit a case that other tunings run).
-void warn_unrun_cases(std::ostream& err, const std::vector<Finished>& finished, bool all_variants) {
+void warn_unrun_cases(std::ostream& err, const std::vector<Finished>& finished, ir::VariantSelection selection) {
   std::map<std::pair<const ir::Kernel*, const ir::TestCase*>, const Finished*> unrun;
   std::set<std::pair<const ir::Kernel*, const ir::TestCase*>> ran;
   for (const auto& f : finished) {
@@ -496,7 +518,7 @@ void warn_unrun_cases(std::ostream& err, const std::vector<Finished>& finished, 
     if (ran.count(key)) continue;
     fmt::print(err, "{}:{}: warning: test case `{}` ran on no variant (skipped: {}){}\n", key.first->spec_path,
                key.second->loc.line, key.second->name, f->item.skip_reason,
-               all_variants ? "" : "; `--variant all` runs it on the tunings that admit it");
+               selection == ir::VariantSelection::all ? "" : "; `--variant all` runs it on the tunings that admit it");
   }
 }
 
@@ -603,7 +625,7 @@ int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
   print_summary(out, kernels, finished);
   if (!o.json_path.empty()) write_json(o.json_path, finished);
   // A shard sees a slice of the variants: a case skipped here may run in another shard.
-  if (o.shard_count <= 1) warn_unrun_cases(err, finished, o.all_variants);
+  if (o.shard_count <= 1) warn_unrun_cases(err, finished, o.variants);
   auto count = [&](auto pred) { return std::count_if(finished.begin(), finished.end(), pred); };
   size_t skipped = count([](const Finished& f) { return f.result.status == CaseStatus::skipped; });
   size_t failed = count([](const Finished& f) {
