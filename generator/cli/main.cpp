@@ -185,8 +185,10 @@ void add_verify_selection(CLI::App* cmd, VerifyWords& w) {
   auto& vo = w.verify;
   cmd->add_option("specs", vo.inputs, "Spec files or directories of *.yaml")->required();
   add_include_option(cmd, vo.include_dirs);
-  cmd->add_option("--variant", w.variant, "default: each dtype at its default tuning; all: every tune point")
-      ->check(CLI::IsMember({"default", "all"}));
+  cmd->add_option("--variant", w.variant,
+                  "default: each dtype at its default tuning; each: every tune point once (at the first dtype) and "
+                  "every dtype once (at its default tuning); all: every tune point of every dtype")
+      ->check(CLI::IsMember({"default", "each", "all"}));
   cmd->add_option("--case", vo.case_filter, "Run only the test case with this name (the only way to run a benchmark case)");
   cmd->add_option("--seed", vo.seed, "Seed of the shuffled lane order (default 1)");
   cmd->add_option("--races", w.races,
@@ -235,7 +237,9 @@ int run_verify(VerifyWords& w) {
     std::cerr << "mtlgen verify: --sanitize needs --gpu cuda\n  hint: the simulator's own checkers always run\n";
     return driver::kUsage;
   }
-  vo.all_variants = w.variant == "all";
+  vo.variants = w.variant == "all"    ? ir::VariantSelection::all
+                : w.variant == "each" ? ir::VariantSelection::each
+                                      : ir::VariantSelection::defaults;
   if (!vo.gpu.empty()) vo.gpu_backend = &cuda::gpu_backend();  // "cuda", the only one
   vo.exact_races = w.races == "exact";
   vo.exec = w.exec == "fibers" ? mtlsim::ExecPath::fibers : mtlsim::ExecPath::automatic;

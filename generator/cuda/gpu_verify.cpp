@@ -86,11 +86,11 @@ std::vector<GpuCase> plan_cases(const std::vector<ir::Kernel>& kernels, const Ve
   std::vector<GpuCase> cases;
   for (const auto& k : kernels) {
     for (const auto& v : k.variants) {
-      if (!o.all_variants && !v.is_default_tuning) continue;
+      if (!k.selects(o.variants, v)) continue;
       for (const auto& t : k.tests.cases) {
         if (!o.case_filter.empty() && t.name != o.case_filter) continue;
         if (t.benchmark && t.name != o.case_filter) continue;
-        const ir::Variant& run = o.all_variants ? v : k.serving_variant(t.dims, v.types);
+        const ir::Variant& run = k.variant_to_run(o.variants, v, t.dims);
         for (auto& constants : k.constant_settings(t)) cases.push_back({&k, &run, &t, std::move(constants)});
       }
     }

@@ -76,6 +76,20 @@ const Variant& Kernel::serving_variant(const std::map<std::string, int64_t>& dim
   return *best;
 }
 
+bool Kernel::selects(VariantSelection selection, const Variant& variant) const {
+  switch (selection) {
+    case VariantSelection::all: return true;
+    case VariantSelection::each: return variant.is_default_tuning || variant.types == variants.front().types;
+    case VariantSelection::defaults: return variant.is_default_tuning;
+  }
+  return false;
+}
+
+const Variant& Kernel::variant_to_run(VariantSelection selection, const Variant& variant,
+                                      const std::map<std::string, int64_t>& dims) const {
+  return selection == VariantSelection::defaults ? serving_variant(dims, variant.types) : variant;
+}
+
 bool Kernel::has_per_variant_preconditions() const {
   return std::any_of(preconditions.begin(), preconditions.end(), [](const Precondition& p) { return p.per_variant; });
 }

@@ -433,6 +433,13 @@ struct Family {
   static const std::string& bound(const std::vector<FamilyBinding>& list, const std::string& member);
 };
 
+// Which of a kernel's variants a verify run covers (`--variant`).
+enum class VariantSelection {
+  defaults,  // each type at its default tuning (a case runs on the variant that serves it)
+  each,      // every tuning once (at the first types) and every type once (at its default tuning)
+  all,       // every variant
+};
+
 struct Kernel {
   std::string name;
   SourceLoc name_loc;
@@ -495,6 +502,12 @@ struct Kernel {
   // the variant's type parameters and of every concrete element type.
   static expr::Env env_for(const std::map<std::string, int64_t>& dims, const Variant& variant);
   bool has_per_variant_preconditions() const;
+  // Whether a run under `selection` covers `variant`.
+  bool selects(VariantSelection selection, const Variant& variant) const;
+  // The variant a case of `dims` runs on when `variant` is selected: itself, but under
+  // VariantSelection::defaults the one that serves the case (serving_variant).
+  const Variant& variant_to_run(VariantSelection selection, const Variant& variant,
+                                const std::map<std::string, int64_t>& dims) const;
   // Threads per threadgroup per axis for a problem (`env` from env_for): the variant's shape, or
   // the dispatch's expressions evaluated where they depend on the dims. Throws expr::EvalError.
   std::vector<int64_t> threadgroup_shape(const Variant& variant, const expr::Env& env) const;

@@ -16,7 +16,7 @@ class GpuBackend;
 struct VerifyOptions {
   std::vector<std::string> inputs;  // spec files or directories
   std::vector<std::string> include_dirs;  // -I: for the #includes of `source:` kernels
-  bool all_variants = false;        // else each dtype at its default tuning
+  ir::VariantSelection variants = ir::VariantSelection::defaults;
   std::string case_filter;          // run only the case of this name
   uint64_t seed = 1;                // lane-shuffle seed
   // Also run the exact race detector (on an instrumented module, in the forward-order run).

@@ -265,7 +265,7 @@ void import_fill_verify(const std::string& metal, const std::string& skeleton,
   ASSERT_EQ(driver::run_check({spec.string()}, out, err), driver::kOk) << err.str() << completed;
   verify::VerifyOptions vo;
   vo.inputs = {spec.string()};
-  vo.all_variants = true;
+  vo.variants = ir::VariantSelection::all;
   vo.quiet = true;
   vo.module.cache_dir = MTLGEN_TEST_CACHE_DIR;
   EXPECT_EQ(verify::run_verify(vo, out, err), driver::kOk) << out.str() << err.str();

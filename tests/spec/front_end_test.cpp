@@ -307,6 +307,29 @@ TEST(Variants, EntryPointsFollowTypeThenTunableOrder) {
             "scale_i8_u32_tg64_rows_per4");
 }
 
+// `verify --variant each`: every tuning at the first types, every type at its default tuning.
+TEST(Variants, EachSelectsEveryTuningOnceAndEveryTypeOnce) {
+  std::string text = kMinimalSpec;
+  text.replace(text.find("dims:"), 5, "types:\n  T: [half, int8]\ndims:");
+  text.replace(text.find("  TG: {values: [32, 64], default: 32}"), 37,
+               "  TG: {values: [32, 64], default: 64}\n  Rows_Per: {values: [1, 4], default: 4}");
+  auto r = load_text(text);
+  ASSERT_TRUE(r.kernel) << r.diags.format_all();
+  auto selected = [&](ir::VariantSelection s) {
+    std::vector<std::string> names;
+    for (const auto& v : r.kernel->variants) {
+      if (r.kernel->selects(s, v)) names.push_back(v.entry_point);
+    }
+    return names;
+  };
+  EXPECT_EQ(selected(ir::VariantSelection::each),
+            (std::vector<std::string>{"scale_f16_tg32_rows_per1", "scale_f16_tg32_rows_per4", "scale_f16_tg64_rows_per1",
+                                      "scale_f16_tg64_rows_per4", "scale_i8_tg64_rows_per4"}));
+  EXPECT_EQ(selected(ir::VariantSelection::defaults),
+            (std::vector<std::string>{"scale_f16_tg64_rows_per4", "scale_i8_tg64_rows_per4"}));
+  EXPECT_EQ(selected(ir::VariantSelection::all).size(), 8u);
+}
+
 TEST(Variants, NoTypesNoTunablesIsOneVariant) {
   std::string text = kMinimalSpec;
   text.replace(text.find("tunables:\n  TG: {values: [32, 64], default: 32}\n"), 47, "");

@@ -26,7 +26,7 @@ struct VerifyRun {
 VerifyRun verify_spec(const std::string& spec, bool all_variants, const std::string& case_filter = "") {
   verify::VerifyOptions o;
   o.inputs = {"tests/verify/skips/" + spec + ".yaml"};
-  o.all_variants = all_variants;
+  o.variants = all_variants ? ir::VariantSelection::all : ir::VariantSelection::defaults;
   o.case_filter = case_filter;
   o.module.cache_dir = MTLGEN_TEST_CACHE_DIR;
   o.result_cache = false;  // every case runs: these tests are about what running finds
