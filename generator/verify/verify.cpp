@@ -610,8 +610,9 @@ int build_modules(const std::vector<ir::Kernel>& kernels, const std::vector<Modu
 
 int run_verify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
   support::Diagnostics diags;
-  check_msl::PassedChecks passed;  // with the result cache: bodies that passed libclang are not parsed again
-  if (o.result_cache) passed = {cache_dir(o.module), support::sources_identity()};
+  // Bodies that passed libclang before are not parsed again: a verdict depends only on the code and
+  // the tool, so it is kept beside the modules even where --no-result-cache runs every case.
+  const check_msl::PassedChecks passed{cache_dir(o.module), support::sources_identity()};
   auto kernels = check_msl::load_library(o.inputs, diags, o.include_dirs, passed);
   fmt::print(err, "{}", diags.format_all());
   if (diags.has_errors()) return support::kSpecErrors;

@@ -5,7 +5,7 @@
 #                        Objective-C++ support headers on their own (header_units), through CXX with FLAGS
 #                        (Objective-C++ against tests/stubs)
 #   MODE=harness         every OUT/*/bench_*.mm, autotune_*.mm, *_harness.h and support/mtlgen_harness.*
-#                        the same way
+#                        the same way (with PRELUDE=ON, the programs but FULL_KERNELS' in one unit)
 #   MODE=facade          FULL_KERNELS' OUT/<kernel>/<kernel>.h and support/mtlgen_metal.h each on its own,
 #                        every other kernel's header in one unit, through CXX with FLAGS (plain C++)
 #   MODE=cmake           OUT/CMakeLists.txt configures (with CXX as the C++ and Objective-C++ compiler,
@@ -13,7 +13,8 @@
 #                        and both programs of every kernel under OUT
 #   MODE=run             every OUT/*/MTG*.mm (support/MTGKernelLibrary.mm too) and support/mtlgen_runtime.mm,
 #                        and RUN_SOURCES (.mm), compiled with CXX and FLAGS, RUNTIME (.cpp) with RUNTIME_FLAGS,
-#                        linked with LIBS into OUT.run/lazy_pipelines, which must then exit 0
+#                        linked with LIBS into OUT.run/lazy_pipelines, which must then exit 0 (PRELUDE=ON:
+#                        the kernels' units through a precompiled prelude)
 #   MODE=expect_success  FILE compiles with FLAGS
 #   MODE=expect_failure  FILE fails to compile with FLAGS and the diagnostics match EXPECT
 cmake_minimum_required(VERSION 3.25)
@@ -155,9 +156,27 @@ elseif(MODE STREQUAL "objcxx")
   list(APPEND units ${header_tus})
   check_all("${units}")
 elseif(MODE STREQUAL "harness")
-  file(GLOB units "${OUT}/*/bench_*.mm" "${OUT}/*/autotune_*.mm" "${OUT}/support/mtlgen_harness.mm")
+  file(GLOB programs "${OUT}/*/bench_*.mm" "${OUT}/*/autotune_*.mm")
   file(GLOB headers "${OUT}/*/*_harness.h" "${OUT}/support/mtlgen_harness.h")
   set(prelude_support_headers mtlgen_objc.h mtlgen_runtime.h mtlgen_host.h mtlgen_testdata.h mtlgen_harness.h)
+  # A program is its kernel's harness header and a `main`: FULL_KERNELS' programs are units of their
+  # own, every other program is imported into one unit with its `main` renamed (the harness headers
+  # live in per-kernel namespaces), which instantiates the shared harness code once, not 130 times.
+  set(units "${OUT}/support/mtlgen_harness.mm")
+  set(together "")
+  foreach(program IN LISTS programs)
+    uses_prelude("${program}" with_prelude)
+    if(PRELUDE AND with_prelude)
+      get_filename_component(name "${program}" NAME_WE)
+      string(APPEND together "#define main main_${name}\n#import \"${program}\"\n#undef main\n")
+    else()
+      list(APPEND units "${program}")
+    endif()
+  endforeach()
+  if(together)
+    file(WRITE "${OUT}.tu/every_other_program.mm" "${together}")
+    list(APPEND units "${OUT}.tu/every_other_program.mm")
+  endif()
   header_units("${headers}" header_tus)
   list(APPEND units ${header_tus})
   check_all("${units}")
@@ -217,11 +236,20 @@ elseif(MODE STREQUAL "run")
   file(GLOB units "${OUT}/*/MTG*.mm")
   list(APPEND units "${OUT}/support/mtlgen_runtime.mm" ${RUN_SOURCES})  # the glob has MTGKernelLibrary.mm
   set(objects "")
+  if(PRELUDE)
+    set(prelude_support_headers mtlgen_objc.h mtlgen_runtime.h)
+    build_prelude()
+  endif()
   foreach(source IN LISTS units RUNTIME)
     get_filename_component(name "${source}" NAME_WE)
     set(flags ${FLAGS})
     if(source STREQUAL RUNTIME)
       set(flags ${RUNTIME_FLAGS})
+    elseif(PRELUDE)
+      uses_prelude("${source}" with_prelude)
+      if(with_prelude)
+        list(APPEND flags -include-pch "${prelude_pch}")
+      endif()
     endif()
     execute_process(COMMAND ${CXX} ${flags} -c "${source}" -o "${dir}/${name}.o"
                     RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
