@@ -287,12 +287,17 @@ TEST(MslVersion, ConcreteBfloatBufferNeedsThreeOne) {
   EXPECT_EQ(r.kernel->msl_version, "3.1");
 }
 
-TEST(Variants, EntryPointsFollowTypeThenTunableOrder) {
+// kMinimalSpec with two type parameters and two tunables: 2 x 2 x 2 variants.
+std::string two_types_two_tunables() {
   std::string text = kMinimalSpec;
   text.replace(text.find("dims:"), 5, "types:\n  T: [half, int8]\n  U: [uint32]\ndims:");
   text.replace(text.find("  TG: {values: [32, 64], default: 32}"), 37,
                "  TG: {values: [32, 64], default: 64}\n  Rows_Per: {values: [1, 4], default: 4}");
-  auto r = load_text(text);
+  return text;
+}
+
+TEST(Variants, EntryPointsFollowTypeThenTunableOrder) {
+  auto r = load_text(two_types_two_tunables());
   ASSERT_TRUE(r.kernel) << r.diags.format_all();
   std::vector<std::string> names;
   for (const auto& v : r.kernel->variants) names.push_back(v.entry_point);
@@ -309,11 +314,7 @@ TEST(Variants, EntryPointsFollowTypeThenTunableOrder) {
 
 // `verify --variant each`: every tuning at the first types, every type at its default tuning.
 TEST(Variants, EachSelectsEveryTuningOnceAndEveryTypeOnce) {
-  std::string text = kMinimalSpec;
-  text.replace(text.find("dims:"), 5, "types:\n  T: [half, int8]\ndims:");
-  text.replace(text.find("  TG: {values: [32, 64], default: 32}"), 37,
-               "  TG: {values: [32, 64], default: 64}\n  Rows_Per: {values: [1, 4], default: 4}");
-  auto r = load_text(text);
+  auto r = load_text(two_types_two_tunables());
   ASSERT_TRUE(r.kernel) << r.diags.format_all();
   auto selected = [&](ir::VariantSelection s) {
     std::vector<std::string> names;
@@ -323,10 +324,11 @@ TEST(Variants, EachSelectsEveryTuningOnceAndEveryTypeOnce) {
     return names;
   };
   EXPECT_EQ(selected(ir::VariantSelection::each),
-            (std::vector<std::string>{"scale_f16_tg32_rows_per1", "scale_f16_tg32_rows_per4", "scale_f16_tg64_rows_per1",
-                                      "scale_f16_tg64_rows_per4", "scale_i8_tg64_rows_per4"}));
+            (std::vector<std::string>{"scale_f16_u32_tg32_rows_per1", "scale_f16_u32_tg32_rows_per4",
+                                      "scale_f16_u32_tg64_rows_per1", "scale_f16_u32_tg64_rows_per4",
+                                      "scale_i8_u32_tg64_rows_per4"}));
   EXPECT_EQ(selected(ir::VariantSelection::defaults),
-            (std::vector<std::string>{"scale_f16_tg64_rows_per4", "scale_i8_tg64_rows_per4"}));
+            (std::vector<std::string>{"scale_f16_u32_tg64_rows_per4", "scale_i8_u32_tg64_rows_per4"}));
   EXPECT_EQ(selected(ir::VariantSelection::all).size(), 8u);
 }
 
