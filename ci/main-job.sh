@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 ci/install-deps.sh
 ci/build.sh mtlgen  # only what the main job runs
 # One cache for both steps, in the build tree: `generate` keeps libclang's verdicts on the library
-# (a minute and a half on two cores) and `verify` reads them instead of parsing every kernel again;
+# (over a minute on two cores) and `verify` reads them instead of parsing every kernel again;
 # the simulator's modules stay there for the next run.
 export MTLGEN_CACHE_DIR="$PWD/build/mtlgen-cache"
 build/generator/cli/mtlgen generate specs -o out
