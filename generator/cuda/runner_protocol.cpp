@@ -86,7 +86,7 @@ std::string family_dispatches(const GpuCase& c, const std::vector<verify::HostBu
     const ir::FamilyDispatch& d = f.dispatches[i];
     const ir::Kernel& member = f.kernel_of(d);
     const auto dims = f.member_dims(d, c.test->dims, *c.variant);
-    const ir::Variant& v = member.serving_variant(dims, f.member_types(d, *c.variant));
+    const ir::Variant& v = f.member_variant(d, dims, *c.variant);
     std::string problem = member.dims_violation(dims);
     if (problem.empty()) problem = member.variant_violation(dims, v);
     if (!problem.empty())

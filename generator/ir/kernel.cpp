@@ -152,6 +152,11 @@ std::map<std::string, ScalarType> Family::member_types(const FamilyDispatch& d, 
   return out;
 }
 
+const Variant& Family::member_variant(const FamilyDispatch& d, const std::map<std::string, int64_t>& member_dims,
+                                      const Variant& family_variant) const {
+  return kernel_of(d).serving_variant(member_dims, member_types(d, family_variant));
+}
+
 const std::string& Family::bound(const std::vector<FamilyBinding>& list, const std::string& member) {
   for (const auto& b : list) {
     if (b.member == member) return b.family;

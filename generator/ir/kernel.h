@@ -429,6 +429,10 @@ struct Family {
                                              const Variant& family_variant) const;
   // The member's type parameters at the family's variant.
   std::map<std::string, ScalarType> member_types(const FamilyDispatch& d, const Variant& family_variant) const;
+  // The member's variant dispatch `d` runs, as the family's glue picks it: the one serving the
+  // member's dims (member_dims) at its types. Verify plans modules and runs dispatches by it.
+  const Variant& member_variant(const FamilyDispatch& d, const std::map<std::string, int64_t>& member_dims,
+                                const Variant& family_variant) const;
   // The family buffer / scalar bound to the member's `name` at `d`.
   static const std::string& bound(const std::vector<FamilyBinding>& list, const std::string& member);
 };

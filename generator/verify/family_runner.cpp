@@ -82,7 +82,7 @@ class FamilyRun {
       p.kernel = &f_.kernel_of(d);
       p.module = members_[d.member].get();
       p.dims = f_.member_dims(d, t_.dims, v_);
-      p.variant = &p.kernel->serving_variant(p.dims, f_.member_types(d, v_));  // as the family glue picks it
+      p.variant = &f_.member_variant(d, p.dims, v_);
       std::string where = fmt::format("dispatch {} (`{}`)", i + 1, p.kernel->name);
       std::string problem = p.kernel->dims_violation(p.dims);
       if (problem.empty()) problem = p.kernel->variant_violation(p.dims, *p.variant);

@@ -61,16 +61,19 @@ CaseResult skipped(const std::string& reason) {
   return r;
 }
 
-// A family's kernels are kernels of the library (spec::load_library lists them): their modules.
+// A family's kernels are kernels of the library (spec::load_library lists them): where they are in the run.
+size_t kernel_index_of(const std::vector<ir::Kernel>& kernels, const std::string& name) {
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (kernels[i].name == name) return i;
+  }
+  throw std::logic_error("a family member is not in the run: " + name);
+}
+
 std::vector<const SimModule*> member_modules(const std::vector<ir::Kernel>& kernels,
                                             const std::vector<std::unique_ptr<SimModule>>& modules, const ir::Kernel& k) {
   std::vector<const SimModule*> out;
   if (!k.is_family()) return out;
-  for (const auto& m : k.family->kernels) {
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      if (kernels[i].name == m.name) out.push_back(modules[i].get());
-    }
-  }
+  for (const auto& m : k.family->kernels) out.push_back(modules[kernel_index_of(kernels, m.name)].get());
   return out;
 }
 
@@ -114,20 +117,12 @@ struct ModulePlan {
   }
 };
 
-size_t kernel_index_of(const std::vector<ir::Kernel>& kernels, const std::string& name) {
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    if (kernels[i].name == name) return i;
-  }
-  throw std::logic_error("a family member is not in the run: " + name);
-}
-
 void plan_family_members(const std::vector<ir::Kernel>& kernels, const WorkItem& w, std::vector<ModulePlan>& plans) {
   const ir::Family& f = *w.kernel->family;
   for (const auto& d : f.dispatches) {
     ModulePlan& member = plans[kernel_index_of(kernels, f.kernel_of(d).name)];
     try {
-      auto dims = f.member_dims(d, w.test->dims, *w.variant);
-      member.add(f.kernel_of(d).serving_variant(dims, f.member_types(d, *w.variant)).entry_point);
+      member.add(f.member_variant(d, f.member_dims(d, w.test->dims, *w.variant), *w.variant).entry_point);
     } catch (const expr::EvalError&) {
       member.needed = member.every_variant = true;
     }
