@@ -154,6 +154,8 @@ void add_cuda_sources(const ir::Kernel& k, support::OutputSet& out) {
   if (k.is_source()) {
     options.file = k.source->file;
     options.include_dirs.assign(k.source->include_paths.begin(), k.source->include_paths.end());
+    std::set<std::string>& needed = options.needed_entry_points.emplace();
+    for (const auto& e : k.source->entries) needed.insert(e.host_name);
   } else {
     options.file = k.name + ".metal";
     options.text = msl_source(k);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "msl/msl_internal.h"
@@ -96,17 +97,31 @@ bool on_lines_of_its_own(const UserFile& f, const Span& s) {
   return alone_before && (line_comment || has_newline(f, end, next.begin));
 }
 
-int line_of(const UserFile& f, unsigned offset) {
-  return 1 + static_cast<int>(std::count(f.text.begin(), f.text.begin() + std::min<size_t>(offset, f.text.size()), '\n'));
-}
+// Line numbers of offsets in one file, from a table of its newlines built once.
+class LineIndex {
+ public:
+  explicit LineIndex(const std::string& text) {
+    for (size_t i = 0; i < text.size(); ++i)
+      if (text[i] == '\n') newlines_.push_back(i);
+  }
+  int line_of(unsigned offset) const {
+    return 1 + static_cast<int>(std::lower_bound(newlines_.begin(), newlines_.end(), size_t{offset}) - newlines_.begin());
+  }
+
+ private:
+  std::vector<size_t> newlines_;
+};
+
+std::string host_name_of(CXCursor attribute) { return spelling(attribute).substr(std::string_view("mtl_host_name=").size()); }
 
 }  // namespace
 
-std::vector<InstantiationLines> find_instantiation_lines(Context& ctx) {
+std::vector<InstantiationSite> find_instantiation_sites(Context& ctx) {
   struct Site {
     const UserFile* file = nullptr;
     Span span;
     bool droppable = true;
+    std::set<std::string> host_names;
   };
   std::map<std::pair<std::string, size_t>, Site> sites;  // by file and first token
   std::vector<FilePos> others;                           // where every other declaration begins
@@ -127,6 +142,7 @@ std::vector<InstantiationLines> find_instantiation_lines(Context& ctx) {
     Site& site = sites[{p.file->path, span->first}];
     site.file = p.file;
     site.span = *span;
+    site.host_names.insert(host_name_of(*at));
     if (!on_lines_of_its_own(*p.file, *span)) site.droppable = false;
   });
   // A macro invocation that declares anything else (a kernel it defines) stays whole.
@@ -138,12 +154,20 @@ std::vector<InstantiationLines> find_instantiation_lines(Context& ctx) {
     if (s.file == o.file && o.offset >= s.file->tokens[s.span.first].begin && o.offset < s.file->tokens[s.span.last].end)
       it->second.droppable = false;
   }
-  std::vector<InstantiationLines> out;
-  for (const auto& [key, s] : sites) {
+  std::map<std::string, LineIndex> lines;
+  std::vector<InstantiationSite> out;
+  for (auto& [key, s] : sites) {
     if (!s.droppable) continue;
-    out.push_back({s.file->path, line_of(*s.file, s.file->tokens[s.span.first].begin),
-                   line_of(*s.file, s.file->tokens[s.span.last].end)});
+    const LineIndex& index = lines.try_emplace(s.file->path, s.file->text).first->second;
+    const unsigned begin = s.file->tokens[s.span.first].begin, end = s.file->tokens[s.span.last].end;
+    out.push_back({{s.file->path, index.line_of(begin), index.line_of(end)}, begin, end, std::move(s.host_names)});
   }
+  return out;
+}
+
+std::vector<InstantiationLines> find_instantiation_lines(Context& ctx) {
+  std::vector<InstantiationLines> out;
+  for (const InstantiationSite& s : find_instantiation_sites(ctx)) out.push_back(s.lines);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -201,7 +202,15 @@ struct KernelErrors {
 KernelErrors split_errors_by_kernel(Context& ctx, std::vector<EntryPoint>& entries,
                                     const std::vector<support::Diagnostic>& errors);
 
-// Where they are (msl_instantiations.cpp).
+// Where they are (msl_instantiations.cpp): the droppable ones, with their byte ranges and the
+// host names they (or the macro invocation writing them) declare.
+struct InstantiationSite {
+  InstantiationLines lines;
+  unsigned begin = 0;  // byte range in the file, as parsed
+  unsigned end = 0;
+  std::set<std::string> host_names;
+};
+std::vector<InstantiationSite> find_instantiation_sites(Context& ctx);
 std::vector<InstantiationLines> find_instantiation_lines(Context& ctx);
 // The table simulator_source() ends with: one comment after the last newline; files by the key
 // of their copy (`.` for the main file), those without one left out.

@@ -142,6 +142,11 @@ struct ParseOptions {
   // simulator module writes only those it runs, so a file of a hundred kernels costs g++ one.
   // Absent: every kernel's.
   std::optional<std::set<std::string>> loop_form_entry_points;
+  // The entry points (host names) a caller needs (a spec's `entries:`): the explicit
+  // instantiations that declare none of them, on lines of their own, are left out of the parse
+  // (found first by a parse that skips function bodies), and the simulator's copy lists them with
+  // those it drops anyway. ggml's 600 instantiations are most of its parse. Absent: all are read.
+  std::optional<std::set<std::string>> needed_entry_points;
 };
 
 // A kernel function the front end could not read (ParseOptions::errors_per_kernel), with every

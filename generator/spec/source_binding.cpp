@@ -107,9 +107,20 @@ class SourceReader {
     msl::ParseOptions options;
     options.file = src.file;
     if (!resolve_include_dirs(spec_dir, options.include_dirs)) return std::nullopt;
+    // Only the instantiations of the spec's entries are read; where one of them is not found, the
+    // whole file is, so that the error lists every entry point it defines.
+    if (!src.entries.empty()) {
+      std::set<std::string>& needed = options.needed_entry_points.emplace();
+      for (const auto& e : src.entries) needed.insert(e.host_name);
+    }
     int before = diags_.error_count();
     msl::Unit unit = msl::parse(options, diags_);
     if (diags_.error_count() != before) return std::nullopt;
+    if (!defines_every_entry(unit) && options.needed_entry_points) {
+      options.needed_entry_points.reset();
+      unit = msl::parse(options, diags_);
+      if (diags_.error_count() != before) return std::nullopt;
+    }
     src.simulator_text = unit.simulator_source();
     collect_headers(unit, file.parent_path());
     if (!check_entries(unit)) return std::nullopt;
@@ -156,6 +167,11 @@ class SourceReader {
       fs::path key(h.key);
       if (!key.is_absolute() && !h.key.starts_with("..")) headers[h.key] = h.text;  // stays inside the copy
     }
+  }
+
+  bool defines_every_entry(const msl::Unit& unit) const {
+    return std::all_of(k_.source->entries.begin(), k_.source->entries.end(),
+                       [&](const ir::SourceEntry& e) { return unit.find(e.host_name) != nullptr; });
   }
 
   bool check_entries(const msl::Unit& unit) {

@@ -176,6 +176,27 @@ TEST(Import, SpecPathSpellingChangesNothing) {
   EXPECT_EQ(sources[2], sources[0]);
 }
 
+// A spec's load reads only its entries' instantiations; an entry the file does not declare is still
+// told with every entry point the file has (the whole file read again for the hint).
+TEST(Import, AMisspeltEntryIsToldWithTheNearestOfAllTheFilesEntries) {
+  fs::path dir = fs::temp_directory_path() / ("mtlgen-import-entry-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string spec = read("tests/import/specs/transpose_tiles.yaml");
+  spec.replace(spec.find("source: ../"), std::string("source: ../").size(),
+               "source: " + fs::absolute("tests/import").string() + "/");
+  spec.replace(spec.find("transpose_float16:"), std::string("transpose_float16:").size(), "transpose_floot16:");
+  std::ofstream(dir / "s.yaml") << spec;
+  support::Diagnostics diags;
+  EXPECT_FALSE(spec::load_spec((dir / "s.yaml").string(), "s.yaml", diags));
+  ASSERT_EQ(diags.error_count(), 1) << diags.format_all();
+  EXPECT_EQ(diags.all()[0].loc.line, 9);
+  EXPECT_NE(diags.all()[0].message.find("`transpose_floot16` is not an entry point"), std::string::npos)
+      << diags.all()[0].message;
+  EXPECT_EQ(diags.all()[0].hint, "did you mean `transpose_float16`?");
+  fs::remove_all(dir);
+}
+
 // Headers below an include root reach the simulator under the path their #includes name, rewritten.
 TEST(Import, HeadersUnderAnIncludeRootAreRewrittenWhereTheyAre) {
   support::Diagnostics diags;

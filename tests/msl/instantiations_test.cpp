@@ -1,5 +1,6 @@
 // The explicit instantiations a simulator module goes without (msl_instantiations.cpp): the table
 // simulator_source() ends with, and drop_explicit_instantiations() blanking their lines.
+#include <set>
 #include <sstream>
 
 #include "msl_test_util.h"
@@ -73,6 +74,43 @@ TEST(MslInstantiations, NestedMacroInvocationsGoWhole) {
   std::map<std::string, std::string> headers;
   drop_explicit_instantiations(sim, headers);
   for (size_t n : {31, 32, 33, 34}) EXPECT_EQ(line(sim, n), "") << n;
+}
+
+Parsed parse_for(const std::set<std::string>& needed) {
+  support::Diagnostics diags;
+  ParseOptions options;
+  options.file = "k.metal";
+  options.text = kKernels;
+  options.conformance = false;
+  options.needed_entry_points = needed;
+  Unit unit = parse(options, diags);
+  return {std::move(diags), std::move(unit)};
+}
+
+std::set<std::string> host_names(const Unit& unit) {
+  std::set<std::string> names;
+  for (const auto& e : unit.entry_points()) names.insert(e.host_name);
+  return names;
+}
+
+// A spec names its entries: the instantiations that declare none of them are not read (ggml's
+// 600 are most of its parse), but those not on lines of their own and macro invocations that
+// declare a needed one (with its neighbours) are; and the simulator's copy is the same.
+TEST(MslInstantiations, OnlyThoseOfTheNeededEntriesAreRead) {
+  Parsed all = parse_text(kKernels);
+  Parsed some = parse_for({"scale_h", "add2_half"});
+  ASSERT_EQ(some.diags.error_count(), 0) << some.diags.format_all();
+  EXPECT_EQ(host_names(some.unit), (std::set<std::string>{"scale_h", "add1_half", "add2_half", "scale_s", "plain"}));
+  EXPECT_EQ(host_names(all.unit).size(), 10u);
+  EXPECT_EQ(some.unit.simulator_source(), all.unit.simulator_source());
+}
+
+// A name no instantiation declares leaves every droppable one out; the caller (a spec's entries)
+// parses again in full to say which entries the file has.
+TEST(MslInstantiations, AnUnknownNeededNameLeavesOnlyTheUndroppable) {
+  Parsed p = parse_for({"no_such_kernel"});
+  ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
+  EXPECT_EQ(host_names(p.unit), (std::set<std::string>{"scale_s", "plain"}));
 }
 
 }  // namespace instantiations_test
