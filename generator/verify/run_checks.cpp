@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "verify/compare.h"
@@ -36,12 +37,17 @@ std::vector<bool> written_elements(const OutputRuns& o) {
   return written;
 }
 
+bool same_outcome(ir::ScalarType type, const uint8_t* a, const uint8_t* b, size_t i) {
+  const size_t size = static_cast<size_t>(ir::info(type).size);
+  if (std::memcmp(a + i * size, b + i * size, size) == 0) return true;
+  return ir::info(type).is_float && std::isnan(load_element(type, a, i)) && std::isnan(load_element(type, b, i));
+}
+
 ElementFinding run_difference(const OutputRuns& o, size_t run) {
-  const size_t size = static_cast<size_t>(ir::info(o.type).size);
   const auto& runs = *o.snapshots;
   ElementFinding f;
   for (size_t i = 0; i < o.elements; ++i) {
-    if (std::memcmp(runs[0].data() + i * size, runs[run].data() + i * size, size) == 0 || is_unwritten(o, i)) continue;
+    if (same_outcome(o.type, runs[0].data(), runs[run].data(), i) || is_unwritten(o, i)) continue;
     if (f.count++ < 3) {
       f.examples.push_back(fmt::format("{} = {:.9g} ({}) but {:.9g} ({})", element_name(o.name, o.shape, i),
                                        load_element(o.type, runs[0].data(), i), kRuns[0].label,

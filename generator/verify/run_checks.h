@@ -35,4 +35,9 @@ std::vector<bool> written_elements(const OutputRuns& o);
 // Elements (other than never-written ones) whose bytes after run `run` differ from the baseline's.
 ElementFinding run_difference(const OutputRuns& o, size_t run);
 
+// Whether element `i` of two snapshots of a `type` buffer holds the same outcome: the same bytes, or
+// NaN in both (g++ may give a NaN either sign in two builds of one kernel: race-instrumented and
+// plain, pattern- and zero-filled; Metal does not specify it either).
+bool same_outcome(ir::ScalarType type, const uint8_t* a, const uint8_t* b, size_t i);
+
 }  // namespace mtlgen::verify

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "verify/compare.h"
+#include "verify/run_checks.h"
 
 namespace mtlgen::verify {
 namespace {
@@ -60,6 +61,23 @@ TEST(CompareOutput, InfinityMustMatchExactly) {
   OutputStats s = compare({inf}, {-inf});
   EXPECT_EQ(s.mismatches, 1u);
   EXPECT_EQ(s.nonfinite_mismatches, 1u);
+}
+
+// Two builds of a kernel (race-instrumented and plain, pattern- and zero-filled) may give a NaN
+// either sign: the lane-order comparison takes any two NaNs as one outcome, and nothing else.
+TEST(RunDifference, NaNsOfEitherSignAreOneOutcome) {
+  const std::vector<float> baseline = {kNaN, 1.0f, 2.0f}, other = {-kNaN, 1.0f, -2.0f};
+  auto bytes = [](const std::vector<float>& v) {
+    const auto* p = reinterpret_cast<const uint8_t*>(v.data());
+    return std::vector<uint8_t>(p, p + v.size() * sizeof(float));
+  };
+  const std::vector<std::vector<uint8_t>> runs = {bytes(baseline), bytes(other)};
+  const OutputRuns o{"y", ir::ScalarType::f32, {3}, 3, false, &runs};
+  const ElementFinding f = run_difference(o, 1);
+  EXPECT_EQ(f.count, 1u);
+  ASSERT_EQ(f.examples.size(), 1u);
+  EXPECT_EQ(f.examples[0].rfind("y[2] = 2", 0), 0u) << f.examples[0];
+  EXPECT_FALSE(same_outcome(ir::ScalarType::i32, runs[0].data(), runs[1].data(), 0));  // bits of an int
 }
 
 }  // namespace
