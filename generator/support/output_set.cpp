@@ -65,13 +65,20 @@ void write_temp(const fs::path& tmp, const std::string& content) {
 
 }  // namespace
 
+std::optional<std::string> read_file(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) return std::nullopt;
+  return text.str();
+}
+
 bool has_content(const fs::path& path, const std::string& content) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) != content.size()) return false;
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream existing;
-  existing << in.rdbuf();
-  return existing.str() == content;
+  return read_file(path) == content;
 }
 
 bool write_file_atomically(const fs::path& path, const std::string& content) {

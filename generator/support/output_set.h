@@ -4,6 +4,7 @@
 // whose bytes are already on disk.
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace mtlgen::support {
@@ -31,6 +32,9 @@ WriteStats write_outputs(const OutputSet& outputs, const std::filesystem::path& 
 
 // Removes `<name>.tmp.<pid>` regular files in `dir` whose pid is not a live process.
 void remove_stale_temp_files(const std::filesystem::path& dir);
+
+// The bytes of a regular file; nullopt where there is none or it cannot be read.
+std::optional<std::string> read_file(const std::filesystem::path& path);
 
 // Whether `path` is a regular file holding exactly `content` (how unchanged files are skipped).
 bool has_content(const std::filesystem::path& path, const std::string& content);

@@ -269,12 +269,16 @@ void compile(const ir::Kernel& kernel, const support::OutputSet& keyed, const fs
   const fs::path shim = shared_shim(cache_dir(o));
   std::vector<std::string> cxx = words(o.compiler);
   for (const auto& f : words(kFlags)) cxx.push_back(f);
-  cxx.push_back(private_init_flag(o));
   // A hand-written kernel's headers sit where its includes find them from the copy of its file.
   for (const std::string& d : {shim.string(), std::string(".")}) cxx.insert(cxx.end(), {"-I", d});
   if (kernel.is_source()) cxx.insert(cxx.end(), {"-I", emit::sim_dir(kernel)});
   ModuleCompiler compiler(dir, o);
-  const fs::path host = host_object(kernel, keyed, dir, shim, cxx, o, compiler);
+  // What private variables hold before they are written is the kernel's question: the host side is
+  // one object for both fills.
+  std::vector<std::string> host_cxx = cxx;
+  host_cxx.push_back(private_init_flag(ModuleOptions{}));
+  const fs::path host = host_object(kernel, keyed, dir, shim, host_cxx, o, compiler);
+  cxx.push_back(private_init_flag(o));
   // The launchers (which include the kernel) in an object file of their own, linked apart:
   // linking with -fsanitize=thread would pull in libtsan.
   const std::string launcher = fmt::format("launcher.tmp.{}.o", ::getpid());
@@ -368,31 +372,65 @@ void check_includes(const ir::Kernel& k) {
   if (!error.empty()) throw RefusedSpecCode(error);
 }
 
-// The kernel's loop form (msl/msl_loop_rewrite.cpp), appended to the simulator's copy of the
-// .metal once it is written (so that its local headers resolve): the launchers' group entry
-// points compile only where the front end made one. Parsed only for a module being compiled.
-// Which kernel functions run as loops, and why the others do not, goes to loop_form.txt in the
-// module's directory (and to stderr with ModuleOptions::verbose).
-bool append_loop_form(const ir::Kernel& kernel, const fs::path& dir, const ModuleOptions& o) {
-  fs::path metal = dir / emit::sim_dir(kernel) / (kernel.name + ".metal");
+// The front end's loop form of a module's kernels, and why a kernel has none (loop_form.txt).
+struct LoopFormNotes {
+  std::string text;   // to append to the simulator's copy of the .metal; empty: none
+  std::string notes;  // a line per kernel function
+};
+
+// Parses the simulator's copy of the .metal (written in `dir`, so that its local headers resolve);
+// nullopt where the front end cannot read it (the compile reports what is wrong).
+std::optional<LoopFormNotes> parse_loop_form(const ir::Kernel& kernel, const fs::path& dir, const ModuleOptions& o) {
   msl::ParseOptions po;
-  po.file = metal;
+  po.file = dir / emit::sim_dir(kernel) / (kernel.name + ".metal");
   po.conformance = false;
   if (!o.entry_points.empty()) po.loop_form_entry_points = o.entry_points;
   support::Diagnostics diags;
   msl::Unit unit = msl::parse(po, diags);
-  if (diags.error_count() != 0) return false;  // the compile reports what is wrong
-  const msl::LoopForm& form = unit.loop_form();
-  std::string notes;
-  for (const msl::LoopFormKernel& k : form.kernels) {
-    notes += k.refusal.empty() ? fmt::format("{}: `{}` runs as loops\n", kernel.name, k.function)
-                               : fmt::format("{}: `{}` runs as fibers: {} (line {} of {}.metal)\n", kernel.name,
-                                             k.function, k.refusal, k.refusal_line, kernel.name);
+  if (diags.error_count() != 0) return std::nullopt;
+  LoopFormNotes out{unit.loop_form().text, ""};
+  for (const msl::LoopFormKernel& k : unit.loop_form().kernels) {
+    out.notes += k.refusal.empty() ? fmt::format("{}: `{}` runs as loops\n", kernel.name, k.function)
+                                   : fmt::format("{}: `{}` runs as fibers: {} (line {} of {}.metal)\n", kernel.name,
+                                                 k.function, k.refusal, k.refusal_line, kernel.name);
   }
-  std::ofstream(dir / "loop_form.txt") << notes;
-  if (o.verbose) fmt::print(stderr, "{}", notes);
-  if (form.text.empty()) return false;
-  std::ofstream(metal, std::ios::app) << "\n// ---- the loop form (mtlgen's MSL front end) ----\n" << form.text;
+  return out;
+}
+
+// The loop form is the same in every build of a kernel's module (plain, race-instrumented,
+// counted, zeroed): parsed once per sources and entry points, kept in <cache>/loop_form/ (a
+// libclang parse is most of a small module's build after g++).
+std::optional<LoopFormNotes> cached_loop_form(const ir::Kernel& kernel, const support::OutputSet& files,
+                                              const fs::path& dir, const ModuleOptions& o) {
+  std::string key = std::string(msl::LoopForm::revision()) + "\n";
+  for (const std::string& e : o.entry_points) key += e + ",";
+  for (const auto& [path, content] : files.files())
+    if (path.starts_with(emit::sim_dir(kernel))) key += "\n" + path + "\n" + support::hash_hex(content);
+  const fs::path at = fs::absolute(cache_dir(o)) / "loop_form" / (kernel.name + "-" + support::hash_hex(key));
+  const fs::path text = fs::path(at) += ".cpp", notes = fs::path(at) += ".txt";
+  if (fs::exists(notes)) return LoopFormNotes{support::read_file(text).value_or(""), support::read_file(notes).value_or("")};
+  std::optional<LoopFormNotes> parsed = parse_loop_form(kernel, dir, o);
+  if (!parsed) return parsed;
+  support::OutputSet out;
+  out.add(text.filename().string(), parsed->text);
+  out.add(notes.filename().string(), parsed->notes);  // written after the .cpp (path order): it says both are there
+  support::write_outputs(out, at.parent_path());
+  return parsed;
+}
+
+// The kernel's loop form (msl/msl_loop_rewrite.cpp), appended to the simulator's copy of the
+// .metal once it is written: the launchers' group entry points compile only where the front end
+// made one. Which kernel functions run as loops, and why the others do not, goes to loop_form.txt
+// in the module's directory (and to stderr with ModuleOptions::verbose).
+bool append_loop_form(const ir::Kernel& kernel, const support::OutputSet& files, const fs::path& dir,
+                      const ModuleOptions& o) {
+  std::optional<LoopFormNotes> form = cached_loop_form(kernel, files, dir, o);
+  if (!form) return false;
+  std::ofstream(dir / "loop_form.txt") << form->notes;
+  if (o.verbose) fmt::print(stderr, "{}", form->notes);
+  if (form->text.empty()) return false;
+  std::ofstream(dir / emit::sim_dir(kernel) / (kernel.name + ".metal"), std::ios::app)
+      << "\n// ---- the loop form (mtlgen's MSL front end) ----\n" << form->text;
   return true;
 }
 
@@ -400,7 +438,7 @@ bool append_loop_form(const ir::Kernel& kernel, const fs::path& dir, const Modul
 // verification: the module is compiled again without it, and the kernel runs as fibers.
 void compile_with_loop_form(const ir::Kernel& kernel, const support::OutputSet& files, const support::OutputSet& keyed,
                             const fs::path& dir, const fs::path& target, const ModuleOptions& o) {
-  if (kernel.is_family() || !append_loop_form(kernel, dir, o)) return compile(kernel, keyed, dir, target, o);
+  if (kernel.is_family() || !append_loop_form(kernel, files, dir, o)) return compile(kernel, keyed, dir, target, o);
   try {
     compile(kernel, keyed, dir, target, o);
   } catch (const std::runtime_error& e) {
