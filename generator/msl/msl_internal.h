@@ -143,6 +143,15 @@ std::vector<std::string> prepass_macro_definitions();
 // What the parse includes before the user's file (-include), under kShimDir.
 inline constexpr std::string_view kParsePrelude = "mtlgen_parse_prelude.h";
 std::string parse_prelude();
+// `header` (text) precompiled by libclang with `args` into a temporary file, once per process and
+// header and arguments (msl_precompiled_headers.cpp): its path, "" where libclang could not save it.
+std::string precompiled_header(const std::string& header, const std::vector<std::string>& args,
+                               const std::vector<CXUnsavedFile>& files);
+// `args` with the `-include` of the parse prelude replaced by `-include-pch` of its precompiled
+// form, made once per process and set of arguments that shape it (msl_precompiled_headers.cpp);
+// `args` as they are where libclang could not save one. `files`: the shim, in memory.
+std::vector<std::string> with_precompiled_prelude(const std::vector<std::string>& args,
+                                                  const std::vector<CXUnsavedFile>& files);
 
 struct SourceRange {
   std::string file;

@@ -235,7 +235,7 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
   for (const auto& [name, header] : headers) refuse(name, header.text);
   if (refused) return unit;
 
-  const std::vector<std::string> args = clang_arguments(options, path, *version);
+  const std::vector<std::string> args = with_precompiled_prelude(clang_arguments(options, path, *version), memory.unsaved());
   std::vector<InstantiationLines> left_out;
   if (options.needed_entry_points) left_out = leave_out_instantiations(path, args, memory, *options.needed_entry_points);
   ClangSession session;
