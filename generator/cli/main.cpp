@@ -145,7 +145,7 @@ Subcommand check_command(CLI::App& app) {
     std::vector<std::string> inputs, include_dirs;
   };
   auto o = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("check", "Validate specs; writes nothing but libclang's verdicts under $MTLGEN_CACHE_DIR when that is set");
+  auto* cmd = app.add_subcommand("check", "Validate specs; writes nothing but libclang's verdicts and precompiled headers under $MTLGEN_CACHE_DIR when that is set");
   cmd->add_option("specs", o->inputs, "Spec files or directories of *.yaml")->required();
   add_include_option(cmd, o->include_dirs);
   return {cmd, [o] { return mtlgen::driver::run_check(o->inputs, std::cout, std::cerr, o->include_dirs); }};

@@ -1,12 +1,16 @@
 // Headers precompiled by libclang. Every MSL parse starts with the shim's <metal_stdlib>
 // (parse_prelude), and every check of a C++ reference with the standard library: most of a small
-// kernel's parse (0.6 of 0.65 s with clang 14). Each is saved once per process and set of arguments,
-// and each parse loads it with -include-pch.
+// kernel's parse (0.6 of 0.65 s with clang 14). Each is saved once (per cache directory, else per
+// process) and set of arguments, and each parse loads it with -include-pch.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -26,10 +30,12 @@ class PrecompiledFiles {
   ~PrecompiledFiles() {
     if (::getpid() != owner_) return;
     std::error_code ignored;
-    for (const auto& [key, path] : paths) fs::remove(path, ignored);
+    for (const auto& [key, path] : paths)
+      if (!shared.count(path)) fs::remove(path, ignored);
   }
   std::mutex mutex;
-  std::map<std::string, std::string> paths;  // by arguments; "" where saving failed
+  std::map<std::string, std::string> paths;  // by header and arguments; "" where saving failed
+  std::set<std::string> shared;              // those kept for other processes (shared_dir)
 
  private:
   pid_t owner_ = ::getpid();
@@ -58,6 +64,65 @@ bool save_header(const std::string& header, const std::vector<std::string>& args
   return saved;
 }
 
+// Whether libclang takes `pch` for a parse with `args`: one kept from another process is refused
+// where a file it read has changed since (a system header after an upgrade). An empty file is parsed
+// with it, once per process.
+bool loads(const std::string& pch, const std::vector<std::string>& args, std::vector<CXUnsavedFile> files) {
+  const std::string main = std::string(kShimDir) + "/mtlgen_probe.cpp";
+  files.push_back({main.c_str(), "", 0});
+  std::vector<const char*> argv = {"-x", "c++"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  argv.insert(argv.end(), {"-include-pch", pch.c_str()});
+  CXIndex index = clang_createIndex(1, 0);
+  CXTranslationUnit tu = nullptr;
+  CXErrorCode status = clang_parseTranslationUnit2(index, main.c_str(), argv.data(), static_cast<int>(argv.size()),
+                                                   files.data(), static_cast<unsigned>(files.size()), 0, &tu);
+  bool ok = status == CXError_Success && tu;
+  for (unsigned i = 0, n = ok ? clang_getNumDiagnostics(tu) : 0; i < n; ++i) {
+    CXDiagnostic d = clang_getDiagnostic(tu, i);
+    if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) ok = false;
+    clang_disposeDiagnostic(d);
+  }
+  if (tu) clang_disposeTranslationUnit(tu);
+  clang_disposeIndex(index);
+  return ok;
+}
+
+// Where precompiled headers are kept for every process: <$MTLGEN_CACHE_DIR>/libclang/, beside
+// check's verdicts; none without it (each process then makes its own and removes it at its end).
+std::optional<fs::path> shared_dir() {
+  const char* dir = std::getenv("MTLGEN_CACHE_DIR");
+  if (!dir || !*dir) return std::nullopt;
+  return fs::path(dir) / "libclang";
+}
+
+// `header` precompiled in `dir`, named by everything it depends on: libclang's version, the header,
+// the arguments and the files in memory it may read (the shim), so that a changed shim is another
+// file. Written under a temporary name and renamed: processes that make it at once agree.
+std::string shared_header(const fs::path& dir, const std::string& header, const std::vector<std::string>& args,
+                          const std::vector<CXUnsavedFile>& files, std::string key) {
+  key += str(clang_getClangVersion()) + "\n";
+  for (const CXUnsavedFile& f : files) {
+    if (std::string_view(f.Filename).rfind(kShimDir, 0) != 0) continue;  // the user's files are not in it
+    key += std::string(f.Filename) + "\n" + support::hash_hex(std::string_view(f.Contents, f.Length)) + "\n";
+  }
+  const fs::path path = dir / (support::hash_hex(key) + ".pch");
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    if (loads(path.string(), args, files)) return path.string();
+    fs::remove(path, ec);  // made again below
+  }
+  fs::create_directories(dir, ec);
+  const fs::path tmp = fs::path(path) += fmt::format(".tmp.{}", ::getpid());
+  if (!save_header(header, args, files, tmp.string())) {
+    fs::remove(tmp, ec);
+    return "";
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) fs::remove(tmp, ec);
+  return ec ? "" : path.string();
+}
+
 }  // namespace
 
 std::string precompiled_header(const std::string& header, const std::vector<std::string>& args,
@@ -67,10 +132,17 @@ std::string precompiled_header(const std::string& header, const std::vector<std:
   PrecompiledFiles& made = precompiled_files();
   std::lock_guard lock(made.mutex);
   auto [at, added] = made.paths.try_emplace(key);
-  if (added) {
-    const fs::path path = fs::temp_directory_path() / fmt::format("mtlgen-{}-{}.pch", ::getpid(), support::hash_hex(key));
-    if (save_header(header, args, files, path.string())) at->second = path.string();
+  if (!added) return at->second;
+  if (std::optional<fs::path> dir = shared_dir()) {
+    at->second = shared_header(*dir, header, args, files, key);
+    if (!at->second.empty()) made.shared.insert(at->second);
+    return at->second;
   }
+  std::error_code ec;
+  const fs::path tmp = fs::temp_directory_path(ec);
+  if (ec) return at->second;  // no precompiled header: each parse reads the header itself
+  const fs::path path = tmp / fmt::format("mtlgen-{}-{}.pch", ::getpid(), support::hash_hex(key));
+  if (save_header(header, args, files, path.string())) at->second = path.string();
   return at->second;
 }
 
