@@ -119,8 +119,9 @@ std::string shared_header(const fs::path& dir, const std::string& header, const 
     return "";
   }
   fs::rename(tmp, path, ec);
-  if (ec) fs::remove(tmp, ec);
-  return ec ? "" : path.string();
+  if (!ec) return path.string();
+  fs::remove(tmp, ec);  // (clears `ec`: the rename's failure is what counts)
+  return "";
 }
 
 }  // namespace
