@@ -404,8 +404,11 @@ std::optional<LoopFormNotes> cached_loop_form(const ir::Kernel& kernel, const su
                                               const fs::path& dir, const ModuleOptions& o) {
   std::string key = std::string(msl::LoopForm::revision()) + "\n";
   for (const std::string& e : o.entry_points) key += e + ",";
-  for (const auto& [path, content] : files.files())
-    if (path.starts_with(emit::sim_dir(kernel))) key += "\n" + path + "\n" + support::hash_hex(content);
+  for (const auto& [path, content] : files.files()) {  // what the parse reads: the .metal and its headers
+    const bool read = path.starts_with(emit::sim_dir(kernel)) && path != emit::sim_launcher_path(kernel) &&
+                      path != emit::sim_bridge_path(kernel);
+    if (read) key += "\n" + path + "\n" + support::hash_hex(content);
+  }
   const fs::path at = fs::absolute(cache_dir(o)) / "loop_form" / (kernel.name + "-" + support::hash_hex(key));
   const fs::path text = fs::path(at) += ".cpp", notes = fs::path(at) += ".txt";
   if (fs::exists(notes)) return LoopFormNotes{support::read_file(text).value_or(""), support::read_file(notes).value_or("")};
