@@ -37,10 +37,14 @@ std::vector<bool> written_elements(const OutputRuns& o) {
   return written;
 }
 
+bool is_nan_element(ir::ScalarType type, const uint8_t* data, size_t i) {
+  return ir::info(type).is_float && std::isnan(load_element(type, data, i));
+}
+
 bool same_outcome(ir::ScalarType type, const uint8_t* a, const uint8_t* b, size_t i) {
   const size_t size = static_cast<size_t>(ir::info(type).size);
   if (std::memcmp(a + i * size, b + i * size, size) == 0) return true;
-  return ir::info(type).is_float && std::isnan(load_element(type, a, i)) && std::isnan(load_element(type, b, i));
+  return is_nan_element(type, a, i) && is_nan_element(type, b, i);
 }
 
 ElementFinding run_difference(const OutputRuns& o, size_t run) {

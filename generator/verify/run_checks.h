@@ -35,6 +35,9 @@ std::vector<bool> written_elements(const OutputRuns& o);
 // Elements (other than never-written ones) whose bytes after run `run` differ from the baseline's.
 ElementFinding run_difference(const OutputRuns& o, size_t run);
 
+// Whether element `i` of a `type` buffer is a NaN (of either sign: one outcome, see below).
+bool is_nan_element(ir::ScalarType type, const uint8_t* data, size_t i);
+
 // Whether element `i` of two snapshots of a `type` buffer holds the same outcome: the same bytes, or
 // NaN in both (g++ may give a NaN either sign in two builds of one kernel: race-instrumented and
 // plain, pattern- and zero-filled; Metal does not specify it either).
