@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -180,51 +181,60 @@ std::string bridge_source(const ir::Kernel& k) {
   return support::render_template("sim/reference_bridge.cpp.mustache", d);
 }
 
-// ---- hand-written kernels (`source:`): the launcher calls the file's own function ----
+// ---- hand-written kernels (`source:`): the kernel object calls the file's own functions ----
 
-// C++ for the value a source kernel's parameter receives. Buffers sit in slot[ref], the argument
-// blobs after the buffers and the reference's parameter struct.
-std::string source_arg(const ir::Kernel& k, const ir::KernelParam& p) {
+// C++ for the value a parameter of the file's function receives, bound by its Metal index: the
+// host puts buffers and argument blobs in slot[n] for [[buffer(n)]], threadgroup memory at
+// tc.threadgroup_memory[n] for [[threadgroup(n)]].
+std::string source_arg(const ir::KernelParam& p) {
   const char* proxy = p.by_reference ? "mtlsim_ref" : "mtlsim_ptr";
   switch (p.kind) {
-    case ir::KernelParam::Kind::buffer: return fmt::format("{}{{slot[{}]}}", proxy, p.ref);
-    case ir::KernelParam::Kind::argument: return fmt::format("{}{{slot[{}]}}", proxy, k.buffers.size() + 1 + p.ref);
-    case ir::KernelParam::Kind::threadgroup_array: return fmt::format("{}{{tc.threadgroup_memory[{}]}}", proxy, p.ref);
-    case ir::KernelParam::Kind::unbound: return "mtlsim_ptr{nullptr}";
+    case ir::KernelParam::Kind::buffer: return fmt::format("{}{{slot[{}]}}", proxy, p.index);
+    case ir::KernelParam::Kind::threadgroup_array: return fmt::format("{}{{tc.threadgroup_memory[{}]}}", proxy, p.index);
     case ir::KernelParam::Kind::builtin:
       return fmt::format("mtlsim::as_builtin<{}>(tc.{})", p.builtin_type, ir::info(p.builtin).attribute);
-    case ir::KernelParam::Kind::params: break;
+    default: break;
   }
-  throw std::logic_error("a hand-written kernel has no generated parameter struct");
+  throw std::logic_error("a kernel object's launcher binds buffers, threadgroup memory and builtins");
 }
 
-std::string source_launcher_source(const ir::Kernel& k) {
-  TemplateData variants{TemplateData::type::list};
-  for (const auto& v : k.variants) {
+// `name = <values[index] converted to its type>` for each function constant the file declares.
+TemplateData file_constant_assignments(const ir::SourceKernel& source) {
+  TemplateData list{TemplateData::type::list};
+  for (const auto& f : source.file_constants) {
+    TemplateData item;
+    item.set("name", f.name);
+    item.set("value", converted(f.type, static_cast<size_t>(f.index), Spelling::msl_kernel));
+    list.push_back(item);
+  }
+  return list;
+}
+
+std::string source_launcher_source(const ir::Kernel& k, const std::vector<ir::SourceLauncher>& launchers) {
+  TemplateData entries{TemplateData::type::list};
+  for (const auto& l : launchers) {
     std::vector<std::string> args;
-    for (const auto& p : v.source_params) args.push_back(source_arg(k, p));
+    for (const auto& p : l.params) args.push_back(source_arg(p));
     for (size_t i = 0; i + 1 < args.size(); ++i) args[i] += ",";
     TemplateData item;
-    item.set("symbol", launcher_symbol(v));
-    item.set("group_symbol", group_symbol(v));
-    item.set("call", v.source_call);
-    item.set("function", v.source_call.substr(0, v.source_call.find('<')));
+    item.set("symbol", "mtlsim_thread_" + l.host_name);
+    item.set("group_symbol", "mtlsim_group_" + l.host_name);
+    item.set("call", l.call);
+    item.set("function", l.call.substr(0, l.call.find('<')));
     item.set("args", support::string_list(args));
-    variants.push_back(item);
+    entries.push_back(item);
   }
   TemplateData d;
-  d.set("kernel", k.name);
-  d.set("spec_path", k.spec_path);
-  d.set("source_path", k.source->path);
-  d.set("variants", variants);
-  d.set("constants", constant_assignments(k, Spelling::msl_kernel));
+  d.set("source", source_object_file_name(k));
+  d.set("entries", entries);
+  d.set("constants", file_constant_assignments(*k.source));
   return support::render_template("sim/source_launcher.cpp.mustache", d);
 }
 
 // The launchers include the kernel's .metal between kernel_source_begin.h and kernel_source_end.h
 // (shim/mtlsim/), which mark the lines of the `return`s it executes for reports.
-std::string with_return_marks(std::string launcher, const std::string& kernel) {
-  const std::string include = fmt::format("#include \"{}.metal\"\n", kernel);
+std::string with_return_marks(std::string launcher, const std::string& metal_file) {
+  const std::string include = fmt::format("#include \"{}\"\n", metal_file);
   size_t at = launcher.find(include);
   if (at == std::string::npos) throw std::logic_error("a simulator launcher does not include its kernel");
   launcher.replace(at, include.size(),
@@ -256,8 +266,15 @@ std::string sim_dir(const ir::Kernel& k) { return "sim/" + k.name + "/"; }
 std::string sim_launcher_path(const ir::Kernel& k) { return sim_dir(k) + "launcher.cpp"; }
 std::string sim_bridge_path(const ir::Kernel& k) { return sim_dir(k) + "reference_bridge.cpp"; }
 
-std::string launcher_symbol(const ir::Variant& v) { return "mtlsim_thread_" + v.entry_point; }
-std::string group_symbol(const ir::Variant& v) { return "mtlsim_group_" + v.entry_point; }
+namespace {
+// A hand-written kernel's launcher is its entry point's (one per host name, any tune point).
+const std::string& launched_name(const ir::Variant& v) {
+  return v.source_host_name.empty() ? v.entry_point : v.source_host_name;
+}
+}  // namespace
+
+std::string launcher_symbol(const ir::Variant& v) { return "mtlsim_thread_" + launched_name(v); }
+std::string group_symbol(const ir::Variant& v) { return "mtlsim_group_" + launched_name(v); }
 
 std::string reference_symbol(const ir::Kernel& k, const ir::Variant& v) {
   std::string symbol = k.name;
@@ -274,22 +291,34 @@ void emit_sim_variants(const ir::Kernel& k, const std::set<std::string>& entry_p
   const std::string dir = sim_dir(k);
   const ir::Kernel run = with_variants(k, entry_points);
   if (k.is_source()) {
-    std::string text = k.source->simulator_text;
-    std::map<std::string, std::string> headers = k.source->simulator_headers;
-    msl::drop_explicit_instantiations(text, headers);
-    for (const auto& [name, header] : headers) {
-      // Files beside the source may include the source itself, when it is named <kernel>.metal.
-      if (name != k.name + ".metal") out.add(dir + name, header);
-    }
-    out.add(dir + k.name + ".metal", text);
-    out.add(sim_launcher_path(k), with_return_marks(source_launcher_source(run), k.name));
+    // The kernel is an object of its own (emit_sim_source_object); the module adds the bridge.
   } else if (k.is_family()) {
     out.add(sim_launcher_path(k), "// A kernel family: each of its kernels is a module of its own; this one holds the reference.\n");
   } else {
     out.add(dir + k.name + ".metal", simulator_msl(run));
-    out.add(sim_launcher_path(k), with_return_marks(launcher_source(run), k.name));
+    out.add(sim_launcher_path(k), with_return_marks(launcher_source(run), k.name + ".metal"));
   }
   out.add(sim_bridge_path(k), bridge_source(k));
+}
+
+std::string source_object_file_name(const ir::Kernel& k) {
+  const std::string name = std::filesystem::path(k.source->file).filename().string();
+  return name.ends_with(".metal") ? name : name + ".metal";  // reports know kernel lines by it
+}
+
+std::string source_object_launcher_path() { return std::string(kSourceObjectDir) + "launcher.cpp"; }
+
+void emit_sim_source_object(const ir::Kernel& k, const std::vector<ir::SourceLauncher>& launchers,
+                            support::OutputSet& out) {
+  const std::string file = source_object_file_name(k);
+  std::string text = k.source->simulator_text;
+  std::map<std::string, std::string> headers = k.source->simulator_headers;
+  msl::drop_explicit_instantiations(text, headers);
+  for (const auto& [name, header] : headers) {
+    if (name != file) out.add(kSourceObjectDir + name, header);  // files beside it: the source itself too
+  }
+  out.add(kSourceObjectDir + file, text);
+  out.add(source_object_launcher_path(), with_return_marks(source_launcher_source(k, launchers), file));
 }
 
 }  // namespace mtlgen::emit

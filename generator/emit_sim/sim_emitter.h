@@ -7,6 +7,7 @@
 // does not write these files; verify asks for this emitter by name.
 #include <set>
 #include <string>
+#include <vector>
 
 #include "ir/kernel.h"
 #include "support/output_set.h"
@@ -22,6 +23,18 @@ void emit_sim(const ir::Kernel& kernel, support::OutputSet& out);
 // of its file and headers lose their explicit instantiations, whichever variants run, their lines
 // blanked (msl::drop_explicit_instantiations): the launchers' calls instantiate what runs.
 void emit_sim_variants(const ir::Kernel& kernel, const std::set<std::string>& entry_points, support::OutputSet& out);
+
+// A hand-written kernel's simulator kernel object: its file and headers as the simulator compiles
+// them (explicit instantiations blanked) and one launcher per entry of `launchers`
+// (ir::SourceKernel::launchers), under kSourceObjectDir. Nothing in it names the spec or the
+// kernel: verify caches the object by content, so every spec and kernel of the file shares it.
+// emit_sim writes only the bridge for such a kernel.
+inline constexpr const char* kSourceObjectDir = "sim/source/";
+void emit_sim_source_object(const ir::Kernel& kernel, const std::vector<ir::SourceLauncher>& launchers,
+                            support::OutputSet& out);
+// The copy of the file in it (its own file name, ending in .metal), and the launchers' unit.
+std::string source_object_file_name(const ir::Kernel& kernel);
+std::string source_object_launcher_path();
 
 // Where emit_sim puts `kernel`'s files, relative to the module's root.
 std::string sim_dir(const ir::Kernel& kernel);

@@ -321,6 +321,16 @@ struct ArgumentValue {
   SourceLoc loc;
 };
 
+// One entry point of a hand-written file as the simulator's kernel object calls it, from the
+// file alone: its parameters by [[buffer(n)]] (kind buffer, pointers and `constant` references
+// alike), [[threadgroup(n)]] (threadgroup_array) and builtin. Naming no spec, one kernel object
+// serves every spec of the file.
+struct SourceLauncher {
+  std::string host_name;
+  std::string call;                 // `rms<float, 4>`
+  std::vector<KernelParam> params;  // in declaration order
+};
+
 struct SourceKernel {
   std::string path;  // as written in the spec, relative to it
   std::string file;  // as opened
@@ -338,6 +348,11 @@ struct SourceKernel {
   // the tree beside the file's copy finds them (given that directory with -I): relative to the
   // file's directory, or as spelled when an include directory held them.
   std::map<std::string, std::string> simulator_headers;
+  // The simulator's kernel object: every entry point of the file where it has few (all of them are
+  // compiled once and shared), else the spec's entries; and the file's function constants (name,
+  // type, index), which its launchers set by index.
+  std::vector<SourceLauncher> launchers;
+  std::vector<FunctionConstant> file_constants;
 };
 
 // Where one value goes in the bytes of an argument parameter (Metal layout, from the front end).
@@ -372,6 +387,7 @@ struct Variant {
   // Hand-written kernels: the function the entry point instantiates (`rms<float, 4>`), its
   // parameters bound to the spec, and the bytes of each argument parameter.
   std::string source_call;
+  std::string source_host_name;  // the entry point's host name (entry_point may add a tune point)
   std::vector<KernelParam> source_params;
   std::vector<ArgumentBlob> arguments;
 };

@@ -149,16 +149,22 @@ std::vector<SourceRange> address_space_twins_of(CXTranslationUnit tu, const std:
 }
 
 // The explicit instantiations that declare none of `needed` (ParseOptions::needed_entry_points),
-// found by a parse that skips function bodies (ggml: 0.5 s against 3.6 s), blanked in `memory`.
-// Returns their lines, for the table of those the simulator's copy leaves out.
+// found by a parse that skips function bodies (ggml: 0.5 s against 3.6 s), blanked in `memory`;
+// none where all of them declare at most `read_whole_up_to` host names. Returns their lines, for
+// the table of those the simulator's copy leaves out.
 std::vector<InstantiationLines> leave_out_instantiations(const std::string& path, const std::vector<std::string>& args,
-                                                         MemoryFiles& memory, const std::set<std::string>& needed) {
+                                                         MemoryFiles& memory, const std::set<std::string>& needed,
+                                                         size_t read_whole_up_to) {
   ClangSession outline;
   if (outline.parse(path, args, memory, CXTranslationUnit_SkipFunctionBodies) != CXError_Success || !outline.tu) return {};
   Context ctx(outline.tu, path, path);
+  const std::vector<InstantiationSite> sites = find_instantiation_sites(ctx);
+  size_t host_names = 0;
+  for (const InstantiationSite& s : sites) host_names += s.host_names.size();
+  if (host_names <= read_whole_up_to) return {};
   std::vector<SourceRange> ranges;
   std::vector<InstantiationLines> lines;
-  for (const InstantiationSite& s : find_instantiation_sites(ctx)) {
+  for (const InstantiationSite& s : sites) {
     const bool wanted = std::any_of(s.host_names.begin(), s.host_names.end(), [&](const std::string& n) { return needed.count(n) > 0; });
     if (wanted) continue;
     ranges.push_back({s.lines.file, s.begin, s.end});
@@ -237,7 +243,9 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
 
   const std::vector<std::string> args = with_precompiled_prelude(clang_arguments(options, path, *version), memory.unsaved());
   std::vector<InstantiationLines> left_out;
-  if (options.needed_entry_points) left_out = leave_out_instantiations(path, args, memory, *options.needed_entry_points);
+  if (options.needed_entry_points)
+    left_out = leave_out_instantiations(path, args, memory, *options.needed_entry_points, options.read_whole_up_to);
+  unit.instantiations_left_out_ = left_out.size();
   ClangSession session;
   CXErrorCode status = session.parse(path, args, memory);
   std::vector<SourceRange> twins;

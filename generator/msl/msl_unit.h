@@ -147,6 +147,10 @@ struct ParseOptions {
   // (found first by a parse that skips function bodies), and the simulator's copy lists them with
   // those it drops anyway. ggml's 600 instantiations are most of its parse. Absent: all are read.
   std::optional<std::set<std::string>> needed_entry_points;
+  // With needed_entry_points: a file whose droppable instantiations declare at most this many
+  // host names is read whole all the same, so that its Unit lists every entry point (a simulator
+  // kernel object holding them all then serves every spec of the file). 0: never.
+  size_t read_whole_up_to = 0;
 };
 
 // A kernel function the front end could not read (ParseOptions::errors_per_kernel), with every
@@ -196,6 +200,9 @@ class Unit {
   const std::vector<ThreadgroupVariable>& threadgroup_variables() const { return threadgroup_variables_; }
   const std::string& text() const { return text_; }  // as read (before the front end's rewrites)
   const std::vector<UnreadableKernel>& unreadable_kernels() const { return unreadable_kernels_; }
+  // Explicit instantiations left out of the parse (ParseOptions::needed_entry_points): 0 when
+  // entry_points() lists every entry point of the file.
+  size_t instantiations_left_out() const { return instantiations_left_out_; }
 
   // The source the simulator compiles with g++ against the shim, same lines as the original:
   //  * `[[threadgroup(n)]]` respelled `[[mtlsim_tgrp(n)]]` (the shim's `threadgroup` is a macro);
@@ -242,6 +249,7 @@ class Unit {
   std::vector<FunctionConstant> function_constants_;
   std::vector<ThreadgroupVariable> threadgroup_variables_;
   std::vector<UnreadableKernel> unreadable_kernels_;
+  size_t instantiations_left_out_ = 0;
   std::string text_;
 };
 

@@ -86,6 +86,13 @@ std::vector<std::string> param_names(const msl::EntryPoint& ep) {
   return names;
 }
 
+// A file declaring at most this many entry points is read whole, and the simulator's kernel
+// object holds every one of them: compiled once, it serves every spec and kernel of the file
+// (MLX's rms_norm, layer_norm, softmax: 10-12). A larger one holds the entries a module runs: its
+// whole object would cost the first verify more than the later ones save (MLX's arg_reduce, 24:
+// 3.2 -> 9.6 s; scaled_dot_product_attention, 57: 4.6 -> 12 s; ggml: ~600).
+constexpr size_t kSharedKernelObjectEntries = 16;
+
 // ---- phase 1: what the source says about the spec's buffers and constants ----
 
 class SourceReader {
@@ -112,6 +119,7 @@ class SourceReader {
     if (!src.entries.empty()) {
       std::set<std::string>& needed = options.needed_entry_points.emplace();
       for (const auto& e : src.entries) needed.insert(e.host_name);
+      options.read_whole_up_to = kSharedKernelObjectEntries;
     }
     int before = diags_.error_count();
     msl::Unit unit = msl::parse(options, diags_);
@@ -289,14 +297,20 @@ class SourceReader {
         }
         continue;
       }
-      auto info = c_type_info(fc.type);
-      ir::FunctionConstant f;
-      f.name = fc.name;
-      f.type = info && info->scalar ? *info->scalar : ir::ScalarType::boolean;
-      f.index = fc.index;
-      f.loc = f.index_loc = f.default_loc = fc.loc;
-      k_.function_constants.push_back(std::move(f));
+      k_.function_constants.push_back(file_constant(fc));
     }
+    k_.source->file_constants.clear();
+    for (const auto& fc : unit.function_constants()) k_.source->file_constants.push_back(file_constant(fc));
+  }
+
+  static ir::FunctionConstant file_constant(const msl::FunctionConstant& fc) {
+    auto info = c_type_info(fc.type);
+    ir::FunctionConstant f;
+    f.name = fc.name;
+    f.type = info && info->scalar ? *info->scalar : ir::ScalarType::boolean;
+    f.index = fc.index;
+    f.loc = f.index_loc = f.default_loc = fc.loc;
+    return f;
   }
 
   ir::Kernel& k_;
@@ -326,12 +340,52 @@ class EntryBinder {
       name_variant(v, *e, per_entry.at(e->host_name));
       k_.variants.push_back(std::move(v));
     }
+    set_launchers();
     for (const auto& e : k_.source->entries) {
       if (!per_entry.count(e.host_name)) {
         diags_.error(ErrorKind::bad_value, e.loc, fmt::format("entry `{}` matches no variant", e.host_name),
                      "its types must be among `types:` and its tunable values among the tunables' values");
       }
     }
+  }
+
+  // The simulator's kernel object: every entry point of a file read whole (one with at most
+  // kSharedKernelObjectEntries), else the spec's entries.
+  void set_launchers() {
+    k_.source->launchers.clear();
+    const bool whole = unit_.instantiations_left_out() == 0 && unit_.entry_points().size() <= kSharedKernelObjectEntries;
+    for (const auto& ep : unit_.entry_points()) {
+      const bool spec_entry = std::any_of(k_.source->entries.begin(), k_.source->entries.end(),
+                                          [&](const ir::SourceEntry& e) { return e.host_name == ep.host_name; });
+      if (!whole && !spec_entry) continue;
+      if (auto launcher = launcher_of(ep)) k_.source->launchers.push_back(std::move(*launcher));
+    }
+  }
+
+  // How the kernel object calls `ep`, from the file alone; nullopt where a parameter is nothing the
+  // simulator binds (a spec entry's is an error already).
+  static std::optional<ir::SourceLauncher> launcher_of(const msl::EntryPoint& ep) {
+    ir::SourceLauncher launcher{ep.host_name, call_of(ep), {}};
+    using Kind = ir::KernelParam::Kind;
+    for (const auto& p : ep.params) {
+      ir::KernelParam out;
+      out.name = p.name;
+      out.index = p.index;
+      out.by_reference = p.is_reference;
+      if (p.builtin) {
+        out.kind = Kind::builtin;
+        out.builtin = *p.builtin;
+        out.builtin_type = p.builtin_type;
+      } else if (p.kind == msl::ParamKind::threadgroup) {
+        out.kind = Kind::threadgroup_array;
+      } else if (p.kind == msl::ParamKind::buffer) {
+        out.kind = Kind::buffer;
+      } else {
+        return std::nullopt;
+      }
+      launcher.params.push_back(std::move(out));
+    }
+    return launcher;
   }
 
  private:
@@ -371,6 +425,7 @@ class EntryBinder {
   void bind(ir::Variant& v, const ir::SourceEntry& e) {
     const msl::EntryPoint& ep = *unit_.find(e.host_name);
     v.source_call = call_of(ep);
+    v.source_host_name = e.host_name;
     v.source_params.clear();
     v.arguments.clear();
     for (const auto& p : ep.params) v.source_params.push_back(bind_param(v, ep, p));

@@ -154,17 +154,17 @@ class CaseRun {
 
   // Returns false when the simulator reported issues (the outputs are then meaningless).
   bool simulate(const RunSpec& run, bool baseline) {
-    std::vector<void*> slots;
+    std::vector<void*> buffers, arguments;
     for (auto& b : buffers_) {
       b.start_run(run.placement, run.output_poison);
-      slots.push_back(b.sim->data());
+      buffers.push_back(b.sim->data());
     }
-    slots.push_back(params_.data());
-    for (auto& blob : arguments_) slots.push_back(blob.data());
+    for (auto& blob : arguments_) arguments.push_back(blob.data());
+    std::vector<void*> slots = launcher_slots(k_, v_, buffers, params_.data(), arguments);
     mtlsim::DispatchOptions options = dispatch_options(run);
     if (baseline && r_.exact_races) watch_for_races(options);
     enter_spec_code(kPhaseKernel);
-    m_.function_constants_fn()(constants_.data());
+    m_.set_function_constants(k_, constants_);
     remember_kernel_code(reinterpret_cast<const void*>(m_.thread_fn(v_)));  // a crash names its line
     if (baseline && r_.count_accesses) start_counting(counted_buffers());
     double start = monotonic_seconds();
@@ -357,7 +357,7 @@ class CaseRun {
       const std::vector<uint8_t>& bytes = b.snapshots[0];
       const size_t size = static_cast<size_t>(ir::info(b.type).size);
       for (size_t i = 0; i * size < bytes.size(); ++i) {
-        const bool nan = ir::info(b.type).is_float && std::isnan(load_element(b.type, bytes.data(), i));
+        const bool nan = is_nan_element(b.type, bytes.data(), i);
         for (size_t j = 0; j < size && i * size + j < bytes.size(); ++j) add(nan ? 0xff : bytes[i * size + j]);
       }
     }

@@ -106,6 +106,41 @@ std::vector<uint8_t> params_bytes(const mtlsim::HostDispatch& host) {
   return std::vector<uint8_t>(host.params, host.params + host.params_size);
 }
 
+std::vector<void*> launcher_slots(const ir::Kernel& k, const ir::Variant& v, const std::vector<void*>& buffers,
+                                  void* params, const std::vector<void*>& arguments) {
+  std::vector<void*> slots;
+  if (!k.is_source()) {
+    slots = buffers;
+    slots.push_back(params);
+    slots.insert(slots.end(), arguments.begin(), arguments.end());
+    return slots;
+  }
+  using Kind = ir::KernelParam::Kind;
+  for (const ir::KernelParam& p : v.source_params) {
+    if (p.kind != Kind::buffer && p.kind != Kind::argument && p.kind != Kind::unbound) continue;
+    if (slots.size() <= static_cast<size_t>(p.index)) slots.resize(static_cast<size_t>(p.index) + 1, nullptr);
+    if (p.kind != Kind::unbound) slots[static_cast<size_t>(p.index)] = (p.kind == Kind::buffer ? buffers : arguments).at(p.ref);
+  }
+  return slots;
+}
+
+namespace {
+
+// A hand-written kernel's object takes threadgroup memory by [[threadgroup(n)]]: the spec's arrays
+// (`spec_order`) moved to the indices of the parameters bound to them.
+std::vector<mtlsim::ThreadgroupArraySpec> by_threadgroup_index(const ir::Variant& v,
+                                                               const std::vector<mtlsim::ThreadgroupArraySpec>& spec_order) {
+  std::vector<mtlsim::ThreadgroupArraySpec> out;
+  for (const ir::KernelParam& p : v.source_params) {
+    if (p.kind != ir::KernelParam::Kind::threadgroup_array) continue;
+    if (out.size() <= static_cast<size_t>(p.index)) out.resize(static_cast<size_t>(p.index) + 1);
+    out[static_cast<size_t>(p.index)] = spec_order.at(p.ref);
+  }
+  return out;
+}
+
+}  // namespace
+
 mtlsim::DispatchOptions dispatch_options(const ir::Kernel& k, const ir::Variant& v, const mtlsim::HostDispatch& host,
                                          const RunSpec& run, uint64_t order_seed, int workers) {
   mtlsim::DispatchOptions o;
@@ -124,6 +159,7 @@ mtlsim::DispatchOptions dispatch_options(const ir::Kernel& k, const ir::Variant&
     spec.element_size = static_cast<size_t>(ir::info(a.type.resolve(v.types)).size);
     o.threadgroup_arrays.push_back(std::move(spec));
   }
+  if (k.is_source()) o.threadgroup_arrays = by_threadgroup_index(v, o.threadgroup_arrays);
   o.zero_threadgroup_variables = run.zeroed_threadgroup_memory;  // `threadgroup` arrays declared in bodies
   o.order = run.order;
   o.seed = order_seed;

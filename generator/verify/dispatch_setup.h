@@ -57,8 +57,15 @@ std::vector<uint64_t> sample_threadgroups(const mtlsim::HostDispatch& host, uint
 // The parameter struct's bytes as the host description made them.
 std::vector<uint8_t> params_bytes(const mtlsim::HostDispatch& host);
 
+// What the launchers get as `user`: a generated kernel's buffers in the spec's order, its parameter
+// struct, then its argument blobs; a hand-written kernel's buffers and argument blobs at their
+// [[buffer(n)]] (its kernel object names no spec; a buffer its function constant leaves out is null).
+std::vector<void*> launcher_slots(const ir::Kernel& kernel, const ir::Variant& variant, const std::vector<void*>& buffers,
+                                  void* params, const std::vector<void*>& arguments);
+
 // Grid, threadgroup shape and threadgroup arrays as the host description computed them (arrays
-// poisoned or zeroed as `run` says), lane order and names, for a dispatch of `variant`.
+// poisoned or zeroed as `run` says; a hand-written kernel's at their [[threadgroup(n)]]), lane order
+// and names, for a dispatch of `variant`.
 mtlsim::DispatchOptions dispatch_options(const ir::Kernel& kernel, const ir::Variant& variant,
                                          const mtlsim::HostDispatch& host, const RunSpec& run, uint64_t order_seed,
                                          int workers);

@@ -140,7 +140,7 @@ class FamilyRun {
     options.group_fn = p.module->group_fn(*p.variant);
     options.exec = r_.exec;
     auto fn = p.module->thread_fn(*p.variant);
-    p.module->function_constants_fn()(p.kernel->default_constants().data());
+    p.module->set_function_constants(*p.kernel, p.kernel->default_constants());
     remember_kernel_code(reinterpret_cast<const void*>(fn));
     double start = monotonic_seconds();
     auto result = mtlsim::dispatch(options, fn, slots.data());

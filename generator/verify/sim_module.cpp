@@ -19,9 +19,13 @@
 #include <map>
 #include <mutex>
 #include <regex>
+#include <set>
+#include <functional>
+#include <iterator>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "emit_common/emitter.h"
 #include "emit_msl/msl_emitter.h"
@@ -71,6 +75,8 @@ std::string instrumentation(const ModuleOptions& o) {
 const char* kLinkFlags = "-Wl,--wrap=exit";
 
 const char* kHostUnit = "host.cpp";
+// In a hand-written kernel's module key: the entry points it runs (its kernel object may hold more).
+const char* kRunsEntries = "runs_entries";
 
 // Every source file of the module, by path relative to its directory: what the types, reference
 // and simulator emitters write for the kernel (the simulator's launchers include the MSL). The
@@ -228,6 +234,7 @@ class ModuleCompiler {
   }
   int status() const { return status_; }
   const std::string& output() const { return output_; }
+  void forget_output() { output_.clear(); }  // a failed attempt that another replaces
 
  private:
   fs::path dir_;
@@ -244,7 +251,8 @@ fs::path host_object(const ir::Kernel& kernel, const support::OutputSet& files, 
   std::string key = compiler_identity(o) + "\n";
   for (const auto& f : compile) key += f + "\n";
   for (const auto& [path, content] : files.files()) {
-    const bool kernel_side = path == emit::sim_launcher_path(kernel) || path.ends_with(".metal") || path == "loop_form_revision";
+    const bool kernel_side = path == emit::sim_launcher_path(kernel) || path.ends_with(".metal") ||
+                             path == "loop_form_revision" || path == kRunsEntries || path.starts_with(emit::kSourceObjectDir);
     if (!kernel_side) key += path + "\n" + support::hash_hex(content) + "\n";
   }
   // Absolute: the link runs in the module's directory, and the cache directory may be relative.
@@ -261,6 +269,9 @@ fs::path host_object(const ir::Kernel& kernel, const support::OutputSet& files, 
   return object;
 }
 
+fs::path source_kernel_object(const ir::Kernel& kernel, const std::vector<std::string>& flags,
+                              const fs::path& module_dir, const ModuleOptions& o, ModuleCompiler& compiler);
+
 // `keyed`: the module's sources as its key sees them (SimModule), for the host object's key.
 void compile(const ir::Kernel& kernel, const support::OutputSet& keyed, const fs::path& dir, const fs::path& target,
              const ModuleOptions& o) {
@@ -269,9 +280,7 @@ void compile(const ir::Kernel& kernel, const support::OutputSet& keyed, const fs
   const fs::path shim = shared_shim(cache_dir(o));
   std::vector<std::string> cxx = words(o.compiler);
   for (const auto& f : words(kFlags)) cxx.push_back(f);
-  // A hand-written kernel's headers sit where its includes find them from the copy of its file.
   for (const std::string& d : {shim.string(), std::string(".")}) cxx.insert(cxx.end(), {"-I", d});
-  if (kernel.is_source()) cxx.insert(cxx.end(), {"-I", emit::sim_dir(kernel)});
   ModuleCompiler compiler(dir, o);
   // What private variables hold before they are written is the kernel's question: the host side is
   // one object for both fills.
@@ -281,11 +290,13 @@ void compile(const ir::Kernel& kernel, const support::OutputSet& keyed, const fs
   cxx.push_back(private_init_flag(o));
   // The launchers (which include the kernel) in an object file of their own, linked apart:
   // linking with -fsanitize=thread would pull in libtsan.
-  const std::string launcher = fmt::format("launcher.tmp.{}.o", ::getpid());
-  if (compiler.status() == 0) {
-    std::vector<std::string> unit = cxx;
-    for (const auto& f : words(instrumentation(o))) unit.push_back(f);
-    unit.insert(unit.end(), {kKernelOptimization, "-Winvalid-pch"});
+  std::string launcher = fmt::format("launcher.tmp.{}.o", ::getpid());
+  std::vector<std::string> unit = cxx;
+  for (const auto& f : words(instrumentation(o))) unit.push_back(f);
+  unit.insert(unit.end(), {kKernelOptimization, "-Winvalid-pch"});
+  if (compiler.status() == 0 && kernel.is_source()) {
+    launcher = source_kernel_object(kernel, unit, dir, o, compiler).string();  // cached: not removed
+  } else if (compiler.status() == 0) {
     unit = with_precompiled_prelude(unit, PreludeKind::kernel, shim, compiler_identity(o), compiler.runner());
     compiler.run(unit, {"-c", emit::sim_launcher_path(kernel), "-o", launcher});
   }
@@ -295,7 +306,7 @@ void compile(const ir::Kernel& kernel, const support::OutputSet& keyed, const fs
     compiler.run(link, {"-shared", launcher, host.string(), "-o", fs::absolute(tmp).string()});
   }
   std::error_code ignored;
-  fs::remove(dir / launcher, ignored);
+  if (!kernel.is_source()) fs::remove(dir / launcher, ignored);
   if (compiler.status() != 0) {
     fs::remove(tmp, ignored);
     throw std::runtime_error(
@@ -378,41 +389,52 @@ struct LoopFormNotes {
   std::string notes;  // a line per kernel function
 };
 
-// Parses the simulator's copy of the .metal (written in `dir`, so that its local headers resolve);
-// nullopt where the front end cannot read it (the compile reports what is wrong).
-std::optional<LoopFormNotes> parse_loop_form(const ir::Kernel& kernel, const fs::path& dir, const ModuleOptions& o) {
+// What a loop form is made from: the simulator's copy of a .metal (written, so that its local
+// headers resolve), the entry points whose kernels get one (empty: all), `label` to start the
+// notes' lines, and `read`, the files the parse reads (the key of the cached form).
+struct LoopFormSource {
+  fs::path metal;
+  std::set<std::string> entry_points;
+  std::string label;
+  std::string read;
+};
+
+// Without a loop form where the front end cannot read the file (the notes say why).
+std::optional<LoopFormNotes> parse_loop_form(const LoopFormSource& source) {
   msl::ParseOptions po;
-  po.file = dir / emit::sim_dir(kernel) / (kernel.name + ".metal");
+  po.file = source.metal;
   po.conformance = false;
-  if (!o.entry_points.empty()) po.loop_form_entry_points = o.entry_points;
+  if (!source.entry_points.empty()) po.loop_form_entry_points = source.entry_points;
   support::Diagnostics diags;
   msl::Unit unit = msl::parse(po, diags);
-  if (diags.error_count() != 0) return std::nullopt;
+  if (diags.error_count() != 0) {  // the kernels run as fibers; the first error says why
+    const support::Diagnostic& e = *std::find_if(diags.all().begin(), diags.all().end(), [](const support::Diagnostic& d) {
+      return d.severity == support::Severity::error;
+    });
+    return LoopFormNotes{"", fmt::format("{}: no loop form, every kernel function runs as fibers: the front end "
+                                         "cannot read the simulator's copy ({}:{}: {})\n",
+                                         source.label, fs::path(e.loc.file).filename().string(), e.loc.line, e.message)};
+  }
   LoopFormNotes out{unit.loop_form().text, ""};
   for (const msl::LoopFormKernel& k : unit.loop_form().kernels) {
-    out.notes += k.refusal.empty() ? fmt::format("{}: `{}` runs as loops\n", kernel.name, k.function)
-                                   : fmt::format("{}: `{}` runs as fibers: {} (line {} of {}.metal)\n", kernel.name,
-                                                 k.function, k.refusal, k.refusal_line, kernel.name);
+    out.notes += k.refusal.empty() ? fmt::format("{}: `{}` runs as loops\n", source.label, k.function)
+                                   : fmt::format("{}: `{}` runs as fibers: {} (line {} of {})\n", source.label,
+                                                 k.function, k.refusal, k.refusal_line, source.metal.filename().string());
   }
   return out;
 }
 
-// The loop form is the same in every build of a kernel's module (plain, race-instrumented,
-// counted, zeroed): parsed once per sources and entry points, kept in <cache>/loop_form/ (a
-// libclang parse is most of a small module's build after g++).
-std::optional<LoopFormNotes> cached_loop_form(const ir::Kernel& kernel, const support::OutputSet& files,
-                                              const fs::path& dir, const ModuleOptions& o) {
+// The loop form is the same in every build of a kernel (plain, race-instrumented, counted,
+// zeroed): parsed once per file and entry points, kept in <cache>/loop_form/ (a libclang parse is
+// most of a small module's build after g++).
+std::optional<LoopFormNotes> cached_loop_form(const LoopFormSource& source, const ModuleOptions& o) {
   std::string key = std::string(msl::LoopForm::revision()) + "\n";
-  for (const std::string& e : o.entry_points) key += e + ",";
-  for (const auto& [path, content] : files.files()) {  // what the parse reads: the .metal and its headers
-    const bool read = path.starts_with(emit::sim_dir(kernel)) && path != emit::sim_launcher_path(kernel) &&
-                      path != emit::sim_bridge_path(kernel);
-    if (read) key += "\n" + path + "\n" + support::hash_hex(content);
-  }
-  const fs::path at = fs::absolute(cache_dir(o)) / "loop_form" / (kernel.name + "-" + support::hash_hex(key));
+  for (const std::string& e : source.entry_points) key += e + ",";
+  key += source.read;
+  const fs::path at = fs::absolute(cache_dir(o)) / "loop_form" / (source.label + "-" + support::hash_hex(key));
   const fs::path text = fs::path(at) += ".cpp", notes = fs::path(at) += ".txt";
   if (fs::exists(notes)) return LoopFormNotes{support::read_file(text).value_or(""), support::read_file(notes).value_or("")};
-  std::optional<LoopFormNotes> parsed = parse_loop_form(kernel, dir, o);
+  std::optional<LoopFormNotes> parsed = parse_loop_form(source);
   if (!parsed) return parsed;
   support::OutputSet out;
   out.add(text.filename().string(), parsed->text);
@@ -421,27 +443,42 @@ std::optional<LoopFormNotes> cached_loop_form(const ir::Kernel& kernel, const su
   return parsed;
 }
 
-// The kernel's loop form (msl/msl_loop_rewrite.cpp), appended to the simulator's copy of the
-// .metal once it is written: the launchers' group entry points compile only where the front end
-// made one. Which kernel functions run as loops, and why the others do not, goes to loop_form.txt
-// in the module's directory (and to stderr with ModuleOptions::verbose).
-bool append_loop_form(const ir::Kernel& kernel, const support::OutputSet& files, const fs::path& dir,
-                      const ModuleOptions& o) {
-  std::optional<LoopFormNotes> form = cached_loop_form(kernel, files, dir, o);
+// The loop form (msl/msl_loop_rewrite.cpp), appended to the simulator's copy of the .metal once it
+// is written: the launchers' group entry points compile only where the front end made one. Which
+// kernel functions run as loops, and why the others do not, goes to `notes_file` (and to stderr
+// with ModuleOptions::verbose).
+bool append_loop_form(const LoopFormSource& source, const fs::path& notes_file, const ModuleOptions& o) {
+  std::optional<LoopFormNotes> form = cached_loop_form(source, o);
   if (!form) return false;
-  std::ofstream(dir / "loop_form.txt") << form->notes;
+  std::ofstream(notes_file) << form->notes;
   if (o.verbose) fmt::print(stderr, "{}", form->notes);
   if (form->text.empty()) return false;
-  std::ofstream(dir / emit::sim_dir(kernel) / (kernel.name + ".metal"), std::ios::app)
-      << "\n// ---- the loop form (mtlgen's MSL front end) ----\n" << form->text;
+  std::ofstream(source.metal, std::ios::app) << "\n// ---- the loop form (mtlgen's MSL front end) ----\n" << form->text;
   return true;
+}
+
+// Path and hash of each file of `files` that `reads` keeps, for a key.
+std::string files_key(const support::OutputSet& files, const std::function<bool(const std::string&)>& reads) {
+  std::string key;
+  for (const auto& [path, content] : files.files())
+    if (reads(path)) key += "\n" + path + "\n" + support::hash_hex(content);
+  return key;
+}
+
+// A generated kernel's loop form: its .metal under the module's sim directory.
+LoopFormSource generated_loop_form(const ir::Kernel& kernel, const support::OutputSet& files, const fs::path& dir,
+                                   const ModuleOptions& o) {
+  const std::string metal = emit::sim_dir(kernel) + kernel.name + ".metal";
+  return {dir / metal, o.entry_points, kernel.name, files_key(files, [&](const std::string& p) { return p == metal; })};
 }
 
 // A loop form g++ refuses (a construct the rewrite mishandles) must not cost the kernel its
 // verification: the module is compiled again without it, and the kernel runs as fibers.
 void compile_with_loop_form(const ir::Kernel& kernel, const support::OutputSet& files, const support::OutputSet& keyed,
                             const fs::path& dir, const fs::path& target, const ModuleOptions& o) {
-  if (kernel.is_family() || !append_loop_form(kernel, files, dir, o)) return compile(kernel, keyed, dir, target, o);
+  if (kernel.is_family() || kernel.is_source() ||
+      !append_loop_form(generated_loop_form(kernel, files, dir, o), dir / "loop_form.txt", o))
+    return compile(kernel, keyed, dir, target, o);
   try {
     compile(kernel, keyed, dir, target, o);
   } catch (const std::runtime_error& e) {
@@ -452,6 +489,75 @@ void compile_with_loop_form(const ir::Kernel& kernel, const support::OutputSet& 
   }
 }
 
+// Compiles a hand-written kernel's object for `launchers` in <cache>/kernel/<file>-<key>/, keyed by
+// its sources and flags alone; nullopt where g++ refused it (`refusal` then keeps its output
+// there, so that the same object is not tried again).
+std::optional<fs::path> kernel_object_of(const ir::Kernel& kernel, const std::vector<ir::SourceLauncher>& launchers,
+                                         const std::vector<std::string>& flags, const ModuleOptions& o,
+                                         ModuleCompiler& compiler, bool remember_refusal) {
+  support::OutputSet files;
+  emit::emit_sim_source_object(kernel, launchers, files);
+  const std::string file = emit::source_object_file_name(kernel), launcher = emit::source_object_launcher_path();
+  std::string key = compiler_identity(o) + "\n" + msl::LoopForm::revision() + "\n" + shim_hash() + "\n";
+  for (const auto& f : flags) key += f + "\n";
+  key += files_key(files, [](const std::string&) { return true; });
+  const fs::path at = fs::absolute(cache_dir(o)) / "kernel" / (fs::path(file).stem().string() + "-" + support::hash_hex(key));
+  const fs::path object = at / "kernel.o", refusal = at / "refused.log";
+  auto built = [&]() -> std::optional<std::optional<fs::path>> {
+    if (fs::exists(object)) return std::optional<fs::path>(object);
+    if (remember_refusal && fs::exists(refusal)) return std::optional<fs::path>();
+    return std::nullopt;
+  };
+  if (auto done = built()) return *done;
+  CacheLock lock(at);
+  if (auto done = built()) return *done;
+  support::write_outputs(files, at);
+  std::set<std::string> entry_points;
+  for (const auto& l : launchers) entry_points.insert(l.host_name);
+  const LoopFormSource form{at / emit::kSourceObjectDir / file, entry_points, file,
+                            files_key(files, [&](const std::string& p) { return p != launcher; })};
+  const bool with_form = append_loop_form(form, at / "loop_form.txt", o);
+  std::vector<std::string> unit = with_precompiled_prelude(flags, PreludeKind::kernel, shared_shim(cache_dir(o)),
+                                                           compiler_identity(o), compiler.runner());
+  unit.insert(unit.end(), {"-I", emit::kSourceObjectDir, "-c", launcher, "-o", "kernel.tmp.o"});
+  if (compiler.run(unit, at) != 0 && with_form) {  // a loop form g++ refuses: the kernels run as fibers
+    support::write_outputs(files, at);
+    std::ofstream(at / "loop_form.txt", std::ios::app)
+        << file << ": the loop form did not compile, every kernel function runs as fibers:\n" << compiler.output() << "\n";
+    compiler.forget_output();
+    compiler.run(unit, at);
+  }
+  if (compiler.status() == 0) {
+    fs::rename(at / "kernel.tmp.o", object);
+    return object;
+  }
+  if (remember_refusal) std::ofstream(refusal) << compiler.output();
+  return std::nullopt;
+}
+
+// A hand-written kernel's launchers and file (emit_sim_source_object) as one object, which every
+// spec and kernel of the file links: every entry point of a small file (SourceKernel::launchers),
+// or, where one of those does not compile (or the file is large), the entries this module runs.
+// Empty where g++ refused those too (compiler.output() says why).
+fs::path source_kernel_object(const ir::Kernel& kernel, const std::vector<std::string>& flags,
+                              const fs::path& module_dir, const ModuleOptions& o, ModuleCompiler& compiler) {
+  std::set<std::string> runs;
+  for (const auto& v : kernel.variants)
+    if (o.entry_points.empty() || o.entry_points.count(v.entry_point)) runs.insert(v.source_host_name);
+  const std::vector<ir::SourceLauncher>& all = kernel.source->launchers;
+  std::vector<ir::SourceLauncher> own;
+  std::copy_if(all.begin(), all.end(), std::back_inserter(own), [&](const ir::SourceLauncher& l) { return runs.count(l.host_name); });
+  std::optional<fs::path> object;
+  if (own.size() < all.size() && all.size() > runs.size()) {
+    object = kernel_object_of(kernel, all, flags, o, compiler, true);
+    if (!object) compiler.forget_output();
+  }
+  if (!object) object = kernel_object_of(kernel, own, flags, o, compiler, false);
+  if (!object) return {};
+  std::error_code ignored;
+  fs::copy_file(object->parent_path() / "loop_form.txt", module_dir / "loop_form.txt", fs::copy_options::overwrite_existing, ignored);
+  return *object;
+}
 
 }  // namespace
 
@@ -481,6 +587,10 @@ SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
   files.add("loop_form_revision", msl::LoopForm::revision());
   support::OutputSet keyed = module_sources(anonymous(kernel), options.entry_points);
   keyed.add("loop_form_revision", msl::LoopForm::revision());
+  if (kernel.is_source()) {  // the kernel object's sources, and which of its entries this module runs
+    emit::emit_sim_source_object(kernel, kernel.source->launchers, keyed);
+    keyed.add(kRunsEntries, fmt::format("{}", fmt::join(options.entry_points, ",")));
+  }
   fs::path cache = cache_dir(options);
   fs::path dir = cache / "sim" /
                 fmt::format("{}-{}{}{}{}", kernel.name, options.race_instrumented ? "races-" : "",
@@ -518,10 +628,18 @@ mtlsim::KernelThreadFn LoadedModule::thread_fn(const ir::Variant& v) const {
   return reinterpret_cast<mtlsim::KernelThreadFn>(f);
 }
 
-FunctionConstantsFn LoadedModule::function_constants_fn() const {
+void LoadedModule::set_function_constants(const ir::Kernel& kernel, const std::vector<double>& values) const {
   void* f = ::dlsym(handle_, "mtlsim_set_function_constants");
   if (!f) throw std::runtime_error("simulator module lacks mtlsim_set_function_constants");
-  return reinterpret_cast<FunctionConstantsFn>(f);
+  auto set = reinterpret_cast<FunctionConstantsFn>(f);
+  if (!kernel.is_source()) return set(values.data());
+  std::vector<double> by_index(1, 0.0);
+  for (size_t i = 0; i < kernel.function_constants.size() && i < values.size(); ++i) {
+    const auto index = static_cast<size_t>(kernel.function_constants[i].index);
+    if (by_index.size() <= index) by_index.resize(index + 1, 0.0);
+    by_index[index] = values[i];
+  }
+  set(by_index.data());
 }
 
 MtlsimHostDispatchFn LoadedModule::host_dispatch_fn() const {

@@ -86,7 +86,9 @@ class LoadedModule {
   // The variant's loop form (docs/simulator.md, "Loops or fibers"); null where the front end made none.
   mtlsim::KernelGroupFn group_fn(const ir::Variant& variant) const;
   ReferenceFn reference_fn(const std::string& symbol) const;  // see reference_symbol()
-  FunctionConstantsFn function_constants_fn() const;
+  // Sets the kernel's function constants to `values` (one per Kernel::function_constants, in its
+  // order) before a dispatch: a hand-written kernel's object takes them by their Metal index.
+  void set_function_constants(const ir::Kernel& kernel, const std::vector<double>& values) const;
   // The kernel's generated host description (its <kernel>_types.h), as the glue runs it.
   MtlsimHostDispatchFn host_dispatch_fn() const;
 
