@@ -45,32 +45,25 @@ void check_cpp(const std::vector<CppFile>& files, size_t main, support::Diagnost
   const std::string pch = precompiled_header(standard_includes(files), args, {});
   args.insert(args.begin(), {"-x", "c++"});
   if (!pch.empty()) args.insert(args.end(), {"-include-pch", pch});
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  CXIndex index = clang_createIndex(0, 0);
-  CXTranslationUnit tu = nullptr;
-  CXErrorCode status = clang_parseTranslationUnit2(index, files[main].path.c_str(), argv.data(), static_cast<int>(argv.size()),
-                                                   unsaved.data(), static_cast<unsigned>(unsaved.size()),
-                                                   CXTranslationUnit_KeepGoing, &tu);
-  if (status != CXError_Success || !tu) {
+  ClangSession session;
+  CXErrorCode status = session.parse(files[main].path, args, unsaved, CXTranslationUnit_KeepGoing, false);
+  if (status != CXError_Success || !session.tu) {
     diags.error(support::ErrorKind::msl_syntax, {files[main].path, 1, 1},
                 fmt::format("libclang could not parse the C++ (error {})", static_cast<int>(status)),
                 "libclang failed before reading the code (not a mistake in it); run `mtlgen verify`, whose g++ "
                 "compile reports the reference's errors");
-  } else {
-    for (unsigned i = 0, n = clang_getNumDiagnostics(tu); i < n; ++i) {
-      CXDiagnostic d = clang_getDiagnostic(tu, i);
-      if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) {
-        diags.error(support::ErrorKind::msl_syntax, location_of(clang_getDiagnosticLocation(d)),
-                    str(clang_getDiagnosticSpelling(d)),
-                    "the reference is C++20 with the standard library; docs/spec-format.md#reference lists the names "
-                    "it sees");
-      }
-      clang_disposeDiagnostic(d);
-    }
-    clang_disposeTranslationUnit(tu);
+    return;
   }
-  clang_disposeIndex(index);
+  for (unsigned i = 0, n = clang_getNumDiagnostics(session.tu); i < n; ++i) {
+    CXDiagnostic d = clang_getDiagnostic(session.tu, i);
+    if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) {
+      diags.error(support::ErrorKind::msl_syntax, location_of(clang_getDiagnosticLocation(d)),
+                  str(clang_getDiagnosticSpelling(d)),
+                  "the reference is C++20 with the standard library; docs/spec-format.md#reference lists the names "
+                  "it sees");
+    }
+    clang_disposeDiagnostic(d);
+  }
 }
 
 }  // namespace mtlgen::msl

@@ -24,32 +24,22 @@ std::string macro_definitions(Context& ctx) {
 
 std::optional<long long> evaluate_with_clang(const std::string& text) {
   const char* name = "/.mtlgen-constant-expression.cpp";
-  CXUnsavedFile file{name, text.c_str(), static_cast<unsigned long>(text.size())};
-  const char* args[] = {"-x", "c++", "-std=c++20", "-w"};
-  CXIndex index = clang_createIndex(0, 0);
-  CXTranslationUnit tu = clang_parseTranslationUnit(index, name, args, 4, &file, 1, CXTranslationUnit_None);
+  ClangSession session;
+  session.parse(name, {"-x", "c++", "-std=c++20", "-w"}, {{name, text.c_str(), static_cast<unsigned long>(text.size())}},
+                CXTranslationUnit_None, false);
   std::optional<long long> value;
-  if (tu) {
-    clang_visitChildren(
-        clang_getTranslationUnitCursor(tu),
-        [](CXCursor c, CXCursor, CXClientData data) {
-          if (clang_getCursorKind(c) == CXCursor_EnumDecl) return CXChildVisit_Recurse;
-          if (clang_getCursorKind(c) == CXCursor_EnumConstantDecl && spelling(c) == "mtl_value" &&
-              !clang_isInvalidDeclaration(c))
-            *static_cast<std::optional<long long>*>(data) = clang_getEnumConstantDeclValue(c);
-          return CXChildVisit_Continue;
-        },
-        &value);
-    bool errors = false;
-    for (unsigned i = 0, n = clang_getNumDiagnostics(tu); i < n; ++i) {
-      CXDiagnostic d = clang_getDiagnostic(tu, i);
-      errors = errors || clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error;
-      clang_disposeDiagnostic(d);
-    }
-    if (errors) value.reset();
-    clang_disposeTranslationUnit(tu);
-  }
-  clang_disposeIndex(index);
+  if (!session.tu) return value;
+  clang_visitChildren(
+      clang_getTranslationUnitCursor(session.tu),
+      [](CXCursor c, CXCursor, CXClientData data) {
+        if (clang_getCursorKind(c) == CXCursor_EnumDecl) return CXChildVisit_Recurse;
+        if (clang_getCursorKind(c) == CXCursor_EnumConstantDecl && spelling(c) == "mtl_value" &&
+            !clang_isInvalidDeclaration(c))
+          *static_cast<std::optional<long long>*>(data) = clang_getEnumConstantDeclValue(c);
+        return CXChildVisit_Continue;
+      },
+      &value);
+  if (session.has_errors()) value.reset();
   return value;
 }
 

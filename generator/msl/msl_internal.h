@@ -31,6 +31,26 @@ std::string spelling(CXCursor c);
 std::string spelling(CXType t);
 
 // One token of a user file, with its byte range in that file.
+// Owns libclang's index and translation unit for one parse (the MSL parse, the precompiled
+// headers' save and probe, the reference's C++ check, constant expressions).
+class ClangSession {
+ public:
+  ClangSession() = default;
+  ClangSession(const ClangSession&) = delete;
+  ClangSession& operator=(const ClangSession&) = delete;
+  ~ClangSession();
+  // `exclude_pch_declarations`: only then are explicit function-template instantiations visited
+  // as top-level FunctionDecls (checked with clang 14).
+  CXErrorCode parse(const std::string& main_path, const std::vector<std::string>& args,
+                    const std::vector<CXUnsavedFile>& files, unsigned flags, bool exclude_pch_declarations = true);
+  CXErrorCode reparse(std::vector<CXUnsavedFile> files);
+  bool has_errors() const;  // a diagnostic of error severity (or no translation unit)
+  CXTranslationUnit tu = nullptr;
+
+ private:
+  CXIndex index_ = nullptr;
+};
+
 struct Token {
   std::string text;
   CXTokenKind kind = CXToken_Punctuation;

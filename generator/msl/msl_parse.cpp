@@ -105,32 +105,39 @@ std::vector<std::string> clang_arguments(const ParseOptions& options, const std:
   return args;
 }
 
-// Owns libclang's index and translation unit.
-struct ClangSession {
-  CXIndex index = nullptr;
-  CXTranslationUnit tu = nullptr;
-  ~ClangSession() {
-    if (tu) clang_disposeTranslationUnit(tu);
-    if (index) clang_disposeIndex(index);
+}  // namespace
+
+ClangSession::~ClangSession() {
+  if (tu) clang_disposeTranslationUnit(tu);
+  if (index_) clang_disposeIndex(index_);
+}
+
+CXErrorCode ClangSession::parse(const std::string& main_path, const std::vector<std::string>& args,
+                                const std::vector<CXUnsavedFile>& files, unsigned flags, bool exclude_pch_declarations) {
+  index_ = clang_createIndex(exclude_pch_declarations ? 1 : 0, 0);  // 0: no diagnostics on stderr
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::vector<CXUnsavedFile> unsaved = files;
+  return clang_parseTranslationUnit2(index_, main_path.c_str(), argv.data(), static_cast<int>(argv.size()),
+                                     unsaved.data(), static_cast<unsigned>(unsaved.size()), flags, &tu);
+}
+
+CXErrorCode ClangSession::reparse(std::vector<CXUnsavedFile> files) {
+  return CXErrorCode(clang_reparseTranslationUnit(tu, static_cast<unsigned>(files.size()), files.data(),
+                                                  clang_defaultReparseOptions(tu)));
+}
+
+bool ClangSession::has_errors() const {
+  bool errors = tu == nullptr;
+  for (unsigned i = 0, n = tu ? clang_getNumDiagnostics(tu) : 0; i < n; ++i) {
+    CXDiagnostic d = clang_getDiagnostic(tu, i);
+    errors = errors || clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error;
+    clang_disposeDiagnostic(d);
   }
-  CXErrorCode parse(const std::string& main_path, const std::vector<std::string>& args, const MemoryFiles& files,
-                    unsigned extra_flags = 0) {
-    // excludeDeclarationsFromPCH = 1: only then are explicit function-template instantiations
-    // visited as top-level FunctionDecls (checked with clang 14); 0: no diagnostics on stderr.
-    index = clang_createIndex(1, 0);
-    std::vector<const char*> argv;
-    for (const auto& a : args) argv.push_back(a.c_str());
-    auto unsaved = files.unsaved();
-    unsigned flags = CXTranslationUnit_KeepGoing | extra_flags;
-    return clang_parseTranslationUnit2(index, main_path.c_str(), argv.data(), static_cast<int>(argv.size()),
-                                       unsaved.data(), static_cast<unsigned>(unsaved.size()), flags, &tu);
-  }
-  CXErrorCode reparse(const MemoryFiles& files) {
-    auto unsaved = files.unsaved();
-    return CXErrorCode(clang_reparseTranslationUnit(tu, static_cast<unsigned>(unsaved.size()), unsaved.data(),
-                                                    clang_defaultReparseOptions(tu)));
-  }
-};
+  return errors;
+}
+
+namespace {
 
 // Address-space twins (msl_overloads.cpp) blanked where clang reads them, lines and columns
 // kept. In a class template a member declared twice (`complex_t() thread` beside `complex_t()
@@ -156,7 +163,8 @@ std::vector<InstantiationLines> leave_out_instantiations(const std::string& path
                                                          MemoryFiles& memory, const std::set<std::string>& needed,
                                                          size_t read_whole_up_to) {
   ClangSession outline;
-  if (outline.parse(path, args, memory, CXTranslationUnit_SkipFunctionBodies) != CXError_Success || !outline.tu) return {};
+  const unsigned flags = CXTranslationUnit_KeepGoing | CXTranslationUnit_SkipFunctionBodies;
+  if (outline.parse(path, args, memory.unsaved(), flags) != CXError_Success || !outline.tu) return {};
   Context ctx(outline.tu, path, path);
   const std::vector<InstantiationSite> sites = find_instantiation_sites(ctx);
   size_t host_names = 0;
@@ -247,12 +255,12 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
     left_out = leave_out_instantiations(path, args, memory, *options.needed_entry_points, options.read_whole_up_to);
   unit.instantiations_left_out_ = left_out.size();
   ClangSession session;
-  CXErrorCode status = session.parse(path, args, memory);
+  CXErrorCode status = session.parse(path, args, memory.unsaved(), CXTranslationUnit_KeepGoing);
   std::vector<SourceRange> twins;
   if (status == CXError_Success && session.tu) twins = address_space_twins_of(session.tu, path);
   if (!twins.empty()) {  // parsed again as the simulator's copy reads, without them
     blank_ranges(memory, twins);
-    status = session.reparse(memory);
+    status = session.reparse(memory.unsaved());
   }
   if (status != CXError_Success || !session.tu) {
     diags.error(ErrorKind::msl_syntax, {path, 1, 1},

@@ -51,17 +51,12 @@ bool save_header(const std::string& header, const std::vector<std::string>& args
                  const std::string& path) {
   const std::string main = std::string(kShimDir) + "/mtlgen_precompiled.h";
   files.push_back({main.c_str(), header.data(), static_cast<unsigned long>(header.size())});
-  std::vector<const char*> argv = {"-x", "c++-header"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  CXIndex index = clang_createIndex(1, 0);
-  CXTranslationUnit tu = nullptr;
+  std::vector<std::string> argv = {"-x", "c++-header"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ClangSession session;
   const unsigned flags = CXTranslationUnit_ForSerialization | CXTranslationUnit_Incomplete;
-  CXErrorCode status = clang_parseTranslationUnit2(index, main.c_str(), argv.data(), static_cast<int>(argv.size()),
-                                                   files.data(), static_cast<unsigned>(files.size()), flags, &tu);
-  bool saved = status == CXError_Success && tu && clang_saveTranslationUnit(tu, path.c_str(), 0) == CXSaveError_None;
-  if (tu) clang_disposeTranslationUnit(tu);
-  clang_disposeIndex(index);
-  return saved;
+  return session.parse(main, argv, files, flags) == CXError_Success && session.tu &&
+         clang_saveTranslationUnit(session.tu, path.c_str(), 0) == CXSaveError_None;
 }
 
 // Whether libclang takes `pch` for a parse with `args`: one kept from another process is refused
@@ -70,22 +65,11 @@ bool save_header(const std::string& header, const std::vector<std::string>& args
 bool loads(const std::string& pch, const std::vector<std::string>& args, std::vector<CXUnsavedFile> files) {
   const std::string main = std::string(kShimDir) + "/mtlgen_probe.cpp";
   files.push_back({main.c_str(), "", 0});
-  std::vector<const char*> argv = {"-x", "c++"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  argv.insert(argv.end(), {"-include-pch", pch.c_str()});
-  CXIndex index = clang_createIndex(1, 0);
-  CXTranslationUnit tu = nullptr;
-  CXErrorCode status = clang_parseTranslationUnit2(index, main.c_str(), argv.data(), static_cast<int>(argv.size()),
-                                                   files.data(), static_cast<unsigned>(files.size()), 0, &tu);
-  bool ok = status == CXError_Success && tu;
-  for (unsigned i = 0, n = ok ? clang_getNumDiagnostics(tu) : 0; i < n; ++i) {
-    CXDiagnostic d = clang_getDiagnostic(tu, i);
-    if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) ok = false;
-    clang_disposeDiagnostic(d);
-  }
-  if (tu) clang_disposeTranslationUnit(tu);
-  clang_disposeIndex(index);
-  return ok;
+  std::vector<std::string> argv = {"-x", "c++"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"-include-pch", pch});
+  ClangSession session;
+  return session.parse(main, argv, files, 0) == CXError_Success && !session.has_errors();
 }
 
 // Where precompiled headers are kept for every process: <$MTLGEN_CACHE_DIR>/libclang/, beside
