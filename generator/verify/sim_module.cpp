@@ -182,13 +182,21 @@ std::string compiler_identity(const ModuleOptions& o) {
   return at->second;
 }
 
+// Path and hash of each file of `files` that `reads` keeps, for a key.
+std::string files_key(const support::OutputSet& files, const std::function<bool(const std::string&)>& reads) {
+  std::string key;
+  for (const auto& [path, content] : files.files())
+    if (reads(path)) key += "\n" + path + "\n" + support::hash_hex(content);
+  return key;
+}
+
 // Exactly what goes into the module: the compiler and its version, the flags, and every source
 // file (the emitters' output for the kernel and the shim).
 std::string module_key(const support::OutputSet& files, const ModuleOptions& o) {
   std::string all = compiler_identity(o) + "\n" + kFlags + "\n" + kKernelOptimization + " " + kHostOptimization + "\n" +
                     kLinkFlags + "\n" + instrumentation(o) + "\n" +
                     private_init_flag(o) + "\n" + shim_hash() + "\n";
-  for (const auto& [path, content] : files.files()) all += path + "\n" + support::hash_hex(content) + "\n";
+  all += files_key(files, [](const std::string&) { return true; });
   return support::hash_hex(all);
 }
 
@@ -250,11 +258,11 @@ fs::path host_object(const ir::Kernel& kernel, const support::OutputSet& files, 
                      std::vector<std::string> compile, const ModuleOptions& o, ModuleCompiler& compiler) {
   std::string key = compiler_identity(o) + "\n";
   for (const auto& f : compile) key += f + "\n";
-  for (const auto& [path, content] : files.files()) {
+  key += files_key(files, [&](const std::string& path) {
     const bool kernel_side = path == emit::sim_launcher_path(kernel) || path.ends_with(".metal") ||
                              path == "loop_form_revision" || path == kRunsEntries || path.starts_with(emit::kSourceObjectDir);
-    if (!kernel_side) key += path + "\n" + support::hash_hex(content) + "\n";
-  }
+    return !kernel_side;
+  });
   // Absolute: the link runs in the module's directory, and the cache directory may be relative.
   const fs::path object = fs::absolute(cache_dir(o)) / "host" / (kernel.name + "-" + support::hash_hex(key) + ".o");
   if (fs::exists(object)) return object;
@@ -457,13 +465,6 @@ bool append_loop_form(const LoopFormSource& source, const fs::path& notes_file, 
   return true;
 }
 
-// Path and hash of each file of `files` that `reads` keeps, for a key.
-std::string files_key(const support::OutputSet& files, const std::function<bool(const std::string&)>& reads) {
-  std::string key;
-  for (const auto& [path, content] : files.files())
-    if (reads(path)) key += "\n" + path + "\n" + support::hash_hex(content);
-  return key;
-}
 
 // A generated kernel's loop form: its .metal under the module's sim directory.
 LoopFormSource generated_loop_form(const ir::Kernel& kernel, const support::OutputSet& files, const fs::path& dir,
