@@ -52,8 +52,17 @@ std::string dims_text(const ir::TestCase& t) {
 struct Timing {
   const ir::Variant* variant = nullptr;
   double median_us = 0, min_us = 0, gbps = 0;
+  std::vector<double> member_us;  // a family's: each dispatch's median within the run
   std::string error;
 };
+
+// A family's dispatches in order, each named by its kernel.
+std::vector<std::string> dispatch_names(const ir::Kernel& k) {
+  std::vector<std::string> names;
+  if (k.is_family())
+    for (const auto& d : k.family->dispatches) names.push_back(d.kernel);
+  return names;
+}
 
 Timing time_variant(const ir::Kernel& k, const ir::TestCase& t, const ir::Variant& v, const GpuModule& m,
                     const BenchOptions& o, const fs::path& dir, std::map<std::string, std::string>& device) {
@@ -76,9 +85,22 @@ Timing time_variant(const ir::Kernel& k, const ir::TestCase& t, const ir::Varian
   device["peak_gbps"] = result["peak_gbps"];
   r.median_us = std::stod(result["median_us"]);
   r.min_us = std::stod(result["min_us"]);
+  for (size_t i = 0; result.count(fmt::format("member_us_{}", i)); ++i)
+    r.member_us.push_back(std::stod(result[fmt::format("member_us_{}", i)]));
   double bytes = bytes_moved(k, t, v);
   r.gbps = bytes > 0 ? bytes / (r.median_us * 1e3) : 0;
   return r;
+}
+
+// A family's run split by dispatch: each member's median and its share of the members' sum (the
+// medians need not add up to the run's).
+void print_members(std::ostream& out, const ir::Kernel& k, const Timing& r) {
+  const std::vector<std::string> names = dispatch_names(k);
+  double sum = 0;
+  for (double us : r.member_us) sum += us;
+  for (size_t i = 0; i < r.member_us.size() && i < names.size(); ++i)
+    fmt::print(out, "      {:>2}. {:<34} {:>10.2f} us  {:>4.0f}%\n", i + 1, names[i], r.member_us[i],
+               sum > 0 ? 100 * r.member_us[i] / sum : 0.0);
 }
 
 // One line per tune point, grouped by element types, the fastest of each group marked.
@@ -103,6 +125,7 @@ void print_sweep(std::ostream& out, const ir::Kernel& k, const ir::TestCase& t, 
       std::string share = peak > 0 && r->gbps > 0 ? fmt::format(" ({:.0f}% of peak)", 100 * r->gbps / peak) : "";
       fmt::print(out, "    {:<28} {:>10.2f} us  {:>8.1f} GB/s{}{}\n", k.describe_tuning(*r->variant), r->median_us, r->gbps,
                  share, r == best ? "  <- best" : "");
+      print_members(out, k, *r);
     }
   }
   (void)t;
@@ -118,6 +141,12 @@ nlohmann::json sweep_json(const ir::Kernel& k, const ir::TestCase& t, const std:
     j["types"] = types;
     if (!r.error.empty()) j["error"] = r.error;
     else j.update({{"median_us", r.median_us}, {"min_us", r.min_us}, {"gb_per_s", r.gbps}});
+    const std::vector<std::string> names = dispatch_names(k);
+    if (!r.member_us.empty()) {
+      j["members"] = nlohmann::json::array();
+      for (size_t i = 0; i < r.member_us.size() && i < names.size(); ++i)
+        j["members"].push_back({{"dispatch", i + 1}, {"kernel", names[i]}, {"median_us", r.member_us[i]}});
+    }
     list.push_back(j);
   }
   return list;

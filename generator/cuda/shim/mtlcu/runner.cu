@@ -16,6 +16,8 @@
 //     dims <n> <values...> scalars <n> <values...> constants <n> <values...>
 //     slots <n> <buffer index per kernel buffer>
 //   mode verify | mode bench <warm-up launches> <timed launches>
+// result.txt, `key value` lines: device, peak_gbps; in bench mode median_us and min_us of a whole
+// run, and for a family member_us_<i>, the median time of dispatch i within it.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -259,8 +261,14 @@ void run_reference(const Case& c, const std::vector<std::vector<unsigned char>>&
     if (c.buffers[i].written_back()) write_file("ref_" + std::to_string(i) + ".bin", ref[i].data(), ref[i].size());
 }
 
+float median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 // Each timed run (every dispatch of the case) after a write that evicts L2, so the kernels read
-// from DRAM as on a cold call.
+// from DRAM as on a cold call. An event after each dispatch splits a family's run by member
+// (member_us_<i>: its median); the events cost nothing the stream would not wait for anyway.
 void bench(const Case& c, const std::vector<Launch>& launches) {
   int device = 0, l2 = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
@@ -269,23 +277,34 @@ void bench(const Case& c, const std::vector<Launch>& launches) {
   size_t flush_bytes = std::max<size_t>(size_t(l2) * 2, 1 << 20);
   check(cudaMalloc(&flush, flush_bytes), "cudaMalloc");
   for (int i = 0; i < c.warmups; ++i) run_all(launches);
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
+  std::vector<cudaEvent_t> marks(launches.size() + 1);
+  for (cudaEvent_t& e : marks) cudaEventCreate(&e);
+  const bool family = launches.size() > 1;
   std::vector<float> us;
+  std::vector<std::vector<float>> member_us(launches.size());
   for (int i = 0; i < c.repeats; ++i) {
     check(cudaMemsetAsync(flush, i & 0xFF, flush_bytes), "cudaMemsetAsync");
-    cudaEventRecord(start);
-    run_all(launches, launches.size() > 1);
-    cudaEventRecord(stop);
-    check(cudaEventSynchronize(stop), "the kernel");
+    cudaEventRecord(marks[0]);
+    for (size_t d = 0; d < launches.size(); ++d) {
+      check(launches[d].run(family), "launch");
+      cudaEventRecord(marks[d + 1]);
+    }
+    check(cudaEventSynchronize(marks.back()), "the kernel");
     float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
+    cudaEventElapsedTime(&ms, marks.front(), marks.back());
     us.push_back(ms * 1000);
+    for (size_t d = 0; d < launches.size(); ++d) {
+      cudaEventElapsedTime(&ms, marks[d], marks[d + 1]);
+      member_us[d].push_back(ms * 1000);
+    }
   }
+  for (cudaEvent_t e : marks) cudaEventDestroy(e);
   cudaFree(flush);
+  if (us.empty()) return;
   std::sort(us.begin(), us.end());
-  if (!us.empty()) g_result << "median_us " << us[us.size() / 2] << "\nmin_us " << us.front() << "\n";
+  g_result << "median_us " << us[us.size() / 2] << "\nmin_us " << us.front() << "\n";
+  if (family)
+    for (size_t d = 0; d < launches.size(); ++d) g_result << "member_us_" << d << " " << median(member_us[d]) << "\n";
 }
 
 void describe_device() {
