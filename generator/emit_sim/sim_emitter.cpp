@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -210,6 +212,9 @@ TemplateData file_constant_assignments(const ir::SourceKernel& source) {
   return list;
 }
 
+// The kernel function a launcher calls: `rms` of `rms<float, 4>`.
+std::string launched_function(const ir::SourceLauncher& l) { return l.call.substr(0, l.call.find('<')); }
+
 std::string source_launcher_source(const ir::Kernel& k, const std::vector<ir::SourceLauncher>& launchers) {
   TemplateData entries{TemplateData::type::list};
   for (const auto& l : launchers) {
@@ -220,7 +225,7 @@ std::string source_launcher_source(const ir::Kernel& k, const std::vector<ir::So
     item.set("symbol", "mtlsim_thread_" + l.host_name);
     item.set("group_symbol", "mtlsim_group_" + l.host_name);
     item.set("call", l.call);
-    item.set("function", l.call.substr(0, l.call.find('<')));
+    item.set("function", launched_function(l));
     item.set("args", support::string_list(args));
     entries.push_back(item);
   }
@@ -306,10 +311,19 @@ std::string source_object_file_name(const ir::Kernel& k) {
   return name.ends_with(".metal") ? name : name + ".metal";  // reports know kernel lines by it
 }
 
+std::vector<ir::LoopFormKernel> launched_loop_forms(const ir::Kernel& k, const std::vector<ir::SourceLauncher>& launchers) {
+  std::set<std::string> called;
+  for (const auto& l : launchers) called.insert(launched_function(l));
+  std::vector<ir::LoopFormKernel> out;
+  std::copy_if(k.source->loop_forms.begin(), k.source->loop_forms.end(), std::back_inserter(out),
+               [&](const ir::LoopFormKernel& f) { return called.count(f.function); });
+  return out;
+}
+
 std::string source_object_launcher_path() { return std::string(kSourceObjectDir) + "launcher.cpp"; }
 
 void emit_sim_source_object(const ir::Kernel& k, const std::vector<ir::SourceLauncher>& launchers,
-                            support::OutputSet& out) {
+                            const std::vector<ir::LoopFormKernel>& loop_forms, support::OutputSet& out) {
   const std::string file = source_object_file_name(k);
   std::string text = k.source->simulator_text;
   std::map<std::string, std::string> headers = k.source->simulator_headers;
@@ -317,7 +331,7 @@ void emit_sim_source_object(const ir::Kernel& k, const std::vector<ir::SourceLau
   for (const auto& [name, header] : headers) {
     if (name != file) out.add(kSourceObjectDir + name, header);  // files beside it: the source itself too
   }
-  out.add(kSourceObjectDir + file, text);
+  out.add(kSourceObjectDir + file, ir::with_loop_forms(std::move(text), loop_forms));
   out.add(source_object_launcher_path(), with_return_marks(source_launcher_source(k, launchers), file));
 }
 

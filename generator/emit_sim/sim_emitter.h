@@ -25,13 +25,17 @@ void emit_sim(const ir::Kernel& kernel, support::OutputSet& out);
 void emit_sim_variants(const ir::Kernel& kernel, const std::set<std::string>& entry_points, support::OutputSet& out);
 
 // A hand-written kernel's simulator kernel object: its file and headers as the simulator compiles
-// them (explicit instantiations blanked) and one launcher per entry of `launchers`
-// (ir::SourceKernel::launchers), under kSourceObjectDir. Nothing in it names the spec or the
-// kernel: verify caches the object by content, so every spec and kernel of the file shares it.
-// emit_sim writes only the bridge for such a kernel.
+// them (explicit instantiations blanked, `loop_forms` inserted into the file: ir::with_loop_forms)
+// and one launcher per entry of `launchers` (ir::SourceKernel::launchers), under kSourceObjectDir.
+// Nothing in it names the spec or the kernel: verify caches the object by content, so every spec
+// and kernel of the file shares it. emit_sim writes only the bridge for such a kernel.
 inline constexpr const char* kSourceObjectDir = "sim/source/";
 void emit_sim_source_object(const ir::Kernel& kernel, const std::vector<ir::SourceLauncher>& launchers,
-                            support::OutputSet& out);
+                            const std::vector<ir::LoopFormKernel>& loop_forms, support::OutputSet& out);
+// The loop forms (ir::SourceKernel::loop_forms) of the kernel functions `launchers` call, made or
+// refused, in the order of the file's parse.
+std::vector<ir::LoopFormKernel> launched_loop_forms(const ir::Kernel& kernel,
+                                                    const std::vector<ir::SourceLauncher>& launchers);
 // The copy of the file in it (its own file name, ending in .metal), and the launchers' unit.
 std::string source_object_file_name(const ir::Kernel& kernel);
 std::string source_object_launcher_path();

@@ -12,6 +12,7 @@
 
 #include "expr/expr.h"
 #include "ir/builtins.h"
+#include "ir/loop_form.h"
 #include "ir/names.h"
 #include "ir/types.h"
 #include "support/diagnostics.h"
@@ -353,6 +354,10 @@ struct SourceKernel {
   // type, index), which its launchers set by index.
   std::vector<SourceLauncher> launchers;
   std::vector<FunctionConstant> file_constants;
+  // The loop form of each kernel function of the spec's parse, which read the file as written,
+  // with its instantiations (the simulator's copy has them blanked, and `constant` respelled
+  // `const`, which MLX's headers do not survive): the simulator inserts those its launchers call.
+  std::vector<LoopFormKernel> loop_forms;
 };
 
 // Where one value goes in the bytes of an argument parameter (Metal layout, from the front end).

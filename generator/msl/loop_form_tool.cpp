@@ -22,6 +22,6 @@ int main(int argc, char** argv) {
   }
   for (const auto& k : unit.loop_form().kernels)
     if (!k.refusal.empty()) std::cerr << argv[1] << ": `" << k.function << "` has no loop form: " << k.refusal << "\n";
-  std::ofstream(argv[2]) << unit.loop_form().text;
+  std::ofstream(argv[2]) << unit.loop_form().text();
   return 0;
 }

@@ -130,18 +130,42 @@ bool contains(CXCursor c, CXCursorKind kind) {
   return found;
 }
 
+// The `#define`s (or `#undef`s, by `directive`) on lines of their own in [begin, end) of `text`,
+// each with its continuation lines.
+std::string directives_in(const std::string& text, unsigned begin, unsigned end, const std::string& directive) {
+  std::string out;
+  for (size_t line = text.rfind('\n', begin) == std::string::npos ? 0 : text.rfind('\n', begin) + 1; line < end;) {
+    size_t stop = text.find('\n', line);
+    while (stop != std::string::npos && stop > line && text[stop - 1] == '\\')  // continued
+      stop = text.find('\n', stop + 1);
+    stop = stop == std::string::npos ? text.size() : stop + 1;
+    const size_t hash = text.find_first_not_of(" \t", line);
+    if (hash < stop && text[hash] == '#') {
+      const size_t word = text.find_first_not_of(" \t", hash + 1);
+      if (word != std::string::npos && text.compare(word, directive.size(), directive) == 0) out += text.substr(line, stop - line);
+    }
+    line = stop;
+  }
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  return out;
+}
+
 // ---- LoopFormWriter ----
 
 // The loop form of the kernel function `name`, or why it has none.
-LoopFormKernel LoopFormWriter::write(const std::string& function, const EntryPoint& entry, std::string& text) {
+LoopFormKernel LoopFormWriter::write(const std::string& function, const EntryPoint& entry) {
   LoopFormKernel k;
   k.function = function;
   CXCursor fn = source_.definition(function);
   try {
     if (clang_Cursor_isNull(fn)) throw Refusal{"the kernel's definition is not in the main file", 0};
-    std::string out = loop_function(fn, entry);
+    // Written after the kernel: the macros its body defines for itself and undefines before its
+    // end (ggml's `#define FC_OP FC_sum_rows_op`), defined again around the form.
+    auto [begin, end] = source_.range_of(fn, false);
+    k.text = directives_in(source_.original(), begin, end, "define") + loop_function(fn, entry) +
+             directives_in(source_.original(), begin, end, "undef");
     k.loop_function = "mtlsim_loops_" + function;
-    text += out;
+    k.after_line = source_.ctx().end(fn).loc.line;
   } catch (const Refusal& r) {
     k.refusal = r.why;
     k.refusal_line = r.line;
@@ -260,6 +284,12 @@ namespace mtlgen::msl {
 
 const char* LoopForm::revision() { return kLoopFormSourceHash; }
 
+std::string LoopForm::text() const {
+  std::string all;
+  for (const LoopFormKernel& k : kernels) all += k.text;
+  return all;
+}
+
 LoopForm plan_loop_form(Context& ctx, const Description& d, const std::string& original,
                         const std::optional<std::set<std::string>>& entry_points) {
   LoopForm form;
@@ -268,7 +298,7 @@ LoopForm plan_loop_form(Context& ctx, const Description& d, const std::string& o
   for (const EntryPoint& e : d.entry_points) {
     if (entry_points && !entry_points->count(e.host_name)) continue;
     if (!done.insert(e.function).second) continue;
-    form.kernels.push_back(writer.write(e.function, e, form.text));
+    form.kernels.push_back(writer.write(e.function, e));
   }
   return form;
 }

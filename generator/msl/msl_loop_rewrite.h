@@ -279,8 +279,8 @@ class LoopFormWriter {
   LoopFormWriter(Context& ctx, const Description& d, const std::string& original)
       : source_(ctx, d, original), sync_(source_) {}
 
-  // The loop form of the kernel function `name` (appended to `text`), or why it has none.
-  LoopFormKernel write(const std::string& function, const EntryPoint& entry, std::string& text);
+  // The loop form of the kernel function `name`, or why it has none.
+  LoopFormKernel write(const std::string& function, const EntryPoint& entry);
 
  private:
   std::string loop_function(CXCursor fn, const EntryPoint& entry);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "ir/builtins.h"
+#include "ir/loop_form.h"
 #include "support/diagnostics.h"
 
 namespace mtlgen::msl {
@@ -166,25 +167,20 @@ struct UnreadableKernel {
 // The loop form of the kernels (msl_loop_rewrite.cpp, issue 17 item 2): a function per kernel
 // function that runs a whole threadgroup, each barrier-free region as a loop over its threads,
 // where the front end can prove the structure; the simulator runs the rest as fibers.
-struct LoopFormKernel {
-  std::string function;       // the kernel's C++ function (template) name
-  std::string loop_function;  // `mtlsim_loops_<function>`, same template parameters, the kernel's
-                              // parameters plus `const mtlsim::detail::LoopRun&`; empty: refused
-  std::string refusal;        // why there is none, e.g. "a barrier or simd function inside a
-                              // statement (a branch, a loop or an expression)"
-  int refusal_line = 0;       // the line that decided it (0: none)
-};
+using ir::LoopFormKernel;
 struct LoopForm {
   // Part of the key of every simulator module (its other inputs do not show what the rewrite
   // writes): a hash of msl_loop_rewrite.cpp and what it builds on, taken when mtlgen is built.
   static const char* revision();
-  std::string text;  // C++ for the simulator, to append to its copy of the main file (#line-ed)
-  std::vector<LoopFormKernel> kernels;
+  std::vector<LoopFormKernel> kernels;  // each placed by ir::with_loop_forms
   const LoopFormKernel* find(const std::string& function) const {
     for (const auto& k : kernels)
       if (k.function == function) return &k;
     return nullptr;
   }
+  // Every form, one after another: for a file whose kernels name nothing it undefines after
+  // them, to include after its simulator copy (mtlgen_loop_form).
+  std::string text() const;
 };
 
 // A parsed translation unit.

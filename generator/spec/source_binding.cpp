@@ -130,6 +130,7 @@ class SourceReader {
       if (diags_.error_count() != before) return std::nullopt;
     }
     src.simulator_text = unit.simulator_source();
+    src.loop_forms = unit.loop_form().kernels;
     collect_headers(unit, file.parent_path());
     if (!check_entries(unit)) return std::nullopt;
     for (auto& b : k_.buffers) complete_buffer(unit, b);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -391,15 +392,37 @@ void check_includes(const ir::Kernel& k) {
   if (!error.empty()) throw RefusedSpecCode(error);
 }
 
-// The front end's loop form of a module's kernels, and why a kernel has none (loop_form.txt).
+// loop_form.txt's line for each kernel function of `forms` (made of `file`): whether it runs as
+// loops, and why not.
+std::string loop_form_notes(const std::string& label, const std::vector<ir::LoopFormKernel>& forms,
+                            const std::string& file) {
+  std::string notes;
+  for (const ir::LoopFormKernel& k : forms)
+    notes += k.refusal.empty() ? fmt::format("{}: `{}` runs as loops\n", label, k.function)
+                               : fmt::format("{}: `{}` runs as fibers: {} (line {} of {})\n", label, k.function,
+                                             k.refusal, k.refusal_line, file);
+  return notes;
+}
+
+void write_loop_form_notes(const fs::path& notes_file, const std::string& notes, const ModuleOptions& o) {
+  std::ofstream(notes_file) << notes;
+  if (o.verbose) fmt::print(stderr, "{}", notes);
+}
+
+bool any_loop_form(const std::vector<ir::LoopFormKernel>& forms) {
+  return std::any_of(forms.begin(), forms.end(), [](const ir::LoopFormKernel& k) { return !k.text.empty(); });
+}
+
+// A generated kernel's .metal with the front end's loop forms inserted, and why a kernel has none
+// (loop_form.txt).
 struct LoopFormNotes {
-  std::string text;   // to append to the simulator's copy of the .metal; empty: none
+  std::string metal;  // the .metal with the forms (ir::with_loop_forms); empty: none
   std::string notes;  // a line per kernel function
 };
 
-// What a loop form is made from: the simulator's copy of a .metal (written, so that its local
-// headers resolve), the entry points whose kernels get one (empty: all), `label` to start the
-// notes' lines, and `read`, the files the parse reads (the key of the cached form).
+// What a loop form is made from: the simulator's copy of a generated .metal, the entry points
+// whose kernels get one (empty: all), `label` to start the notes' lines, and `read`, the files
+// the parse reads (the key of the cached form).
 struct LoopFormSource {
   fs::path metal;
   std::set<std::string> entry_points;
@@ -423,13 +446,9 @@ std::optional<LoopFormNotes> parse_loop_form(const LoopFormSource& source) {
                                          "cannot read the simulator's copy ({}:{}: {})\n",
                                          source.label, fs::path(e.loc.file).filename().string(), e.loc.line, e.message)};
   }
-  LoopFormNotes out{unit.loop_form().text, ""};
-  for (const msl::LoopFormKernel& k : unit.loop_form().kernels) {
-    out.notes += k.refusal.empty() ? fmt::format("{}: `{}` runs as loops\n", source.label, k.function)
-                                   : fmt::format("{}: `{}` runs as fibers: {} (line {} of {})\n", source.label,
-                                                 k.function, k.refusal, k.refusal_line, source.metal.filename().string());
-  }
-  return out;
+  const std::vector<ir::LoopFormKernel>& forms = unit.loop_form().kernels;
+  return LoopFormNotes{any_loop_form(forms) ? ir::with_loop_forms(unit.text(), forms) : "",
+                       loop_form_notes(source.label, forms, source.metal.filename().string())};
 }
 
 // The loop form is the same in every build of a kernel (plain, race-instrumented, counted,
@@ -440,31 +459,29 @@ std::optional<LoopFormNotes> cached_loop_form(const LoopFormSource& source, cons
   for (const std::string& e : source.entry_points) key += e + ",";
   key += source.read;
   const fs::path at = fs::absolute(cache_dir(o)) / "loop_form" / (source.label + "-" + support::hash_hex(key));
-  const fs::path text = fs::path(at) += ".cpp", notes = fs::path(at) += ".txt";
-  if (fs::exists(notes)) return LoopFormNotes{support::read_file(text).value_or(""), support::read_file(notes).value_or("")};
+  const fs::path metal = fs::path(at) += ".metal", notes = fs::path(at) += ".txt";
+  if (fs::exists(notes)) return LoopFormNotes{support::read_file(metal).value_or(""), support::read_file(notes).value_or("")};
   std::optional<LoopFormNotes> parsed = parse_loop_form(source);
   if (!parsed) return parsed;
   support::OutputSet out;
-  out.add(text.filename().string(), parsed->text);
-  out.add(notes.filename().string(), parsed->notes);  // written after the .cpp (path order): it says both are there
+  out.add(metal.filename().string(), parsed->metal);
+  out.add(notes.filename().string(), parsed->notes);  // written after the .metal (path order): it says both are there
   support::write_outputs(out, at.parent_path());
   return parsed;
 }
 
-// The loop form (msl/msl_loop_rewrite.cpp), appended to the simulator's copy of the .metal once it
-// is written: the launchers' group entry points compile only where the front end made one. Which
-// kernel functions run as loops, and why the others do not, goes to `notes_file` (and to stderr
-// with ModuleOptions::verbose).
-bool append_loop_form(const LoopFormSource& source, const fs::path& notes_file, const ModuleOptions& o) {
+// The loop form (msl/msl_loop_rewrite.cpp), inserted into the simulator's copy of a generated
+// .metal once it is written: the launchers' group entry points compile only where the front end
+// made one. Which kernel functions run as loops, and why the others do not, goes to `notes_file`
+// (and to stderr with ModuleOptions::verbose).
+bool insert_loop_form(const LoopFormSource& source, const fs::path& notes_file, const ModuleOptions& o) {
   std::optional<LoopFormNotes> form = cached_loop_form(source, o);
   if (!form) return false;
-  std::ofstream(notes_file) << form->notes;
-  if (o.verbose) fmt::print(stderr, "{}", form->notes);
-  if (form->text.empty()) return false;
-  std::ofstream(source.metal, std::ios::app) << "\n// ---- the loop form (mtlgen's MSL front end) ----\n" << form->text;
+  write_loop_form_notes(notes_file, form->notes, o);
+  if (form->metal.empty()) return false;
+  std::ofstream(source.metal, std::ios::binary) << form->metal;
   return true;
 }
-
 
 // A generated kernel's loop form: its .metal under the module's sim directory.
 LoopFormSource generated_loop_form(const ir::Kernel& kernel, const support::OutputSet& files, const fs::path& dir,
@@ -478,7 +495,7 @@ LoopFormSource generated_loop_form(const ir::Kernel& kernel, const support::Outp
 void compile_with_loop_form(const ir::Kernel& kernel, const support::OutputSet& files, const support::OutputSet& keyed,
                             const fs::path& dir, const fs::path& target, const ModuleOptions& o) {
   if (kernel.is_family() || kernel.is_source() ||
-      !append_loop_form(generated_loop_form(kernel, files, dir, o), dir / "loop_form.txt", o))
+      !insert_loop_form(generated_loop_form(kernel, files, dir, o), dir / "loop_form.txt", o))
     return compile(kernel, keyed, dir, target, o);
   try {
     compile(kernel, keyed, dir, target, o);
@@ -496,8 +513,9 @@ void compile_with_loop_form(const ir::Kernel& kernel, const support::OutputSet& 
 std::optional<fs::path> kernel_object_of(const ir::Kernel& kernel, const std::vector<ir::SourceLauncher>& launchers,
                                          const std::vector<std::string>& flags, const ModuleOptions& o,
                                          ModuleCompiler& compiler, bool remember_refusal) {
+  const std::vector<ir::LoopFormKernel> forms = emit::launched_loop_forms(kernel, launchers);
   support::OutputSet files;
-  emit::emit_sim_source_object(kernel, launchers, files);
+  emit::emit_sim_source_object(kernel, launchers, forms, files);
   const std::string file = emit::source_object_file_name(kernel), launcher = emit::source_object_launcher_path();
   std::string key = compiler_identity(o) + "\n" + msl::LoopForm::revision() + "\n" + shim_hash() + "\n";
   for (const auto& f : flags) key += f + "\n";
@@ -513,16 +531,15 @@ std::optional<fs::path> kernel_object_of(const ir::Kernel& kernel, const std::ve
   CacheLock lock(at);
   if (auto done = built()) return *done;
   support::write_outputs(files, at);
-  std::set<std::string> entry_points;
-  for (const auto& l : launchers) entry_points.insert(l.host_name);
-  const LoopFormSource form{at / emit::kSourceObjectDir / file, entry_points, file,
-                            files_key(files, [&](const std::string& p) { return p != launcher; })};
-  const bool with_form = append_loop_form(form, at / "loop_form.txt", o);
+  write_loop_form_notes(at / "loop_form.txt", loop_form_notes(file, forms, file), o);
+  const bool with_form = any_loop_form(forms);
   std::vector<std::string> unit = with_precompiled_prelude(flags, PreludeKind::kernel, shared_shim(cache_dir(o)),
                                                            compiler_identity(o), compiler.runner());
   unit.insert(unit.end(), {"-I", emit::kSourceObjectDir, "-c", launcher, "-o", "kernel.tmp.o"});
   if (compiler.run(unit, at) != 0 && with_form) {  // a loop form g++ refuses: the kernels run as fibers
-    support::write_outputs(files, at);
+    support::OutputSet plain;
+    emit::emit_sim_source_object(kernel, launchers, {}, plain);
+    support::write_outputs(plain, at);
     std::ofstream(at / "loop_form.txt", std::ios::app)
         << file << ": the loop form did not compile, every kernel function runs as fibers:\n" << compiler.output() << "\n";
     compiler.forget_output();
@@ -589,7 +606,8 @@ SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
   support::OutputSet keyed = module_sources(anonymous(kernel), options.entry_points);
   keyed.add("loop_form_revision", msl::LoopForm::revision());
   if (kernel.is_source()) {  // the kernel object's sources, and which of its entries this module runs
-    emit::emit_sim_source_object(kernel, kernel.source->launchers, keyed);
+    emit::emit_sim_source_object(kernel, kernel.source->launchers,
+                                 emit::launched_loop_forms(kernel, kernel.source->launchers), keyed);
     keyed.add(kRunsEntries, fmt::format("{}", fmt::join(options.entry_points, ",")));
   }
   fs::path cache = cache_dir(options);

@@ -51,7 +51,7 @@ TEST(LoopForm, SyncCallsInsideExpressionsGoToTemporaries) {
   Parsed p = parse_text(kernel_text("  float v = out[lid];\n  v += simd_sum(v);\n  out[lid] = 1.0f / simd_max(v) + v;\n"));
   ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
   EXPECT_EQ(kernel(p, "k").refusal, "");
-  const std::string& text = p.unit.loop_form().text;
+  const std::string text = p.unit.loop_form().text();
   EXPECT_NE(text.find("auto mtlsim_s1 = ::mtlsim::loops::result<decltype(simd_sum(v))>();"), std::string::npos) << text;
   EXPECT_NE(text.find("v += mtlsim_s1;"), std::string::npos) << text;
   EXPECT_NE(text.find("out[lid] = 1.0f / mtlsim_s2 + v;"), std::string::npos) << text;
@@ -80,7 +80,7 @@ TEST(LoopForm, HelpersAreInlinedWithFreshNames) {
   Parsed p = parse_text(kernel_text("  float value = out[lid];\n  float s = total<4>(value, tg, lane, sg);\n  out[lid] = s;\n", helper));
   ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
   EXPECT_EQ(kernel(p, "k").refusal, "");
-  const std::string& text = p.unit.loop_form().text;
+  const std::string text = p.unit.loop_form().text();
   EXPECT_NE(text.find("using mtlsim_h1_T = std::remove_cvref_t<float>;"), std::string::npos) << text;
   EXPECT_NE(text.find("constexpr uint mtlsim_h1_N = 4;"), std::string::npos) << text;
   EXPECT_NE(text.find("mtlsim_h1_value"), std::string::npos) << text;
@@ -102,7 +102,7 @@ TEST(LoopForm, UniformLoopAroundASimdFunctionKeepsItsHeader) {
       "  out[lid] = tg[lid % 8];\n"));
   ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
   EXPECT_EQ(kernel(p, "k").refusal, "");
-  const std::string& text = p.unit.loop_form().text;
+  const std::string text = p.unit.loop_form().text();
   EXPECT_NE(text.find("#line 7\nfor (uint mtlsim_b1_r = 0; mtlsim_b1_r < 4; ++mtlsim_b1_r) {\n::mtlsim::loops::segment("),
             std::string::npos) << text;
   EXPECT_NE(text.find("#line 8\nsimd_sum(acc[mtlsim_b1_r]);\n},"), std::string::npos) << text;
@@ -133,7 +133,7 @@ TEST(LoopForm, HelperLoopsWithBarriersAndTemporaries) {
   Parsed p = parse_text(kernel_text("  out[lid] = best(out[lid], tg, lane, sg);\n", helper));
   ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
   EXPECT_EQ(kernel(p, "k").refusal, "");
-  const std::string& text = p.unit.loop_form().text;
+  const std::string text = p.unit.loop_form().text();
   EXPECT_NE(text.find("auto* mtlsim_f_mtlsim_s1 = ::mtlsim::loops::frame<float>(mtlsim_run, false);"), std::string::npos) << text;
   EXPECT_NE(text.find("for (ushort mtlsim_b1_mtlsim_h1_o = W / 2;"), std::string::npos) << text;
   EXPECT_NE(text.find("mtlsim_b2_mtlsim_h1_other"), std::string::npos) << text;
@@ -162,7 +162,7 @@ TEST(LoopForm, UniformBranchInsideAUniformLoop) {
       "template [[host_name(\"k64\")]] kernel void k<64>(device float*, threadgroup float*, uint);\n");
   ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
   EXPECT_EQ(kernel(p, "k").refusal, "");
-  const std::string& text = p.unit.loop_form().text;
+  const std::string text = p.unit.loop_form().text();
   EXPECT_NE(text.find("#line 8\nif (mtlsim_b1_stage == 1 && TG > 32) {\n"), std::string::npos) << text;
   EXPECT_NE(text.find("#line 12\n} else {\n"), std::string::npos) << text;
 }
@@ -229,7 +229,7 @@ TEST(LoopForm, ShippedRmsNormQualifies) {
   const LoopFormKernel& k = kernel(p, "rms_norm");
   EXPECT_EQ(k.refusal, "");
   EXPECT_EQ(k.loop_function, "mtlsim_loops_rms_norm");
-  if (getenv("MTLGEN_SHOW_LOOP_FORM")) std::cout << p.unit.loop_form().text;
+  if (getenv("MTLGEN_SHOW_LOOP_FORM")) std::cout << p.unit.loop_form().text();
 }
 
 }  // namespace

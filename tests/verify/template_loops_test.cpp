@@ -1,0 +1,94 @@
+// A hand-written template kernel in ggml's pattern runs as loops (tests/verify/template_loops/):
+// its loop form comes from the spec's parse of the file as written (instantiations kept), and is
+// inserted into the kernel object's copy right after the kernel, before the `#undef` of the macro
+// its body names; the lines after it keep their numbers, so findings name the user's lines on
+// either path.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "support/exit_code.h"
+#include "verify/verify.h"
+
+namespace fs = std::filesystem;
+using namespace mtlgen;
+
+namespace {
+
+struct TemplateRun {
+  int exit_code = 0;
+  std::string printed;
+  std::string notes;  // the kernel object's loop_form.txt
+  std::string copy;   // its copy of sums.metal
+  std::string json;   // --json
+};
+
+std::string file_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TemplateRun verify_template(const std::string& name, mtlsim::ExecPath exec, const fs::path& cache) {
+  verify::VerifyOptions o;
+  o.inputs = {"tests/verify/template_loops/" + name + ".yaml"};
+  o.module.cache_dir = cache.string();
+  o.result_cache = false;
+  o.quiet = true;
+  o.exec = exec;
+  o.json_path = (cache / "cases.json").string();
+  std::ostringstream out, err;
+  TemplateRun run;
+  run.exit_code = verify::run_verify(o, out, err);
+  run.printed = out.str() + err.str();
+  run.json = file_text(o.json_path);
+  for (const auto& entry : fs::directory_iterator(cache / "kernel")) {
+    run.notes += file_text(entry.path() / "loop_form.txt");
+    run.copy += file_text(entry.path() / "sim" / "source" / "sums.metal");
+  }
+  return run;
+}
+
+fs::path template_cache(const std::string& name) {
+  fs::path cache = fs::temp_directory_path() / ("mtlgen-template-loops-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(cache);
+  return cache;
+}
+
+TEST(TemplateLoopForm, AGgmlStyleKernelRunsAsLoops) {
+  const fs::path cache = template_cache("row_sum");
+  TemplateRun run = verify_template("row_sum", mtlsim::ExecPath::automatic, cache);
+  EXPECT_EQ(run.exit_code, support::kOk) << run.printed;
+  EXPECT_EQ(run.json.find("\"threadgroups_as_loops\": 0"), std::string::npos) << run.json;
+  EXPECT_NE(run.notes.find("sums.metal: `row_sum` runs as loops"), std::string::npos) << run.notes;
+  EXPECT_NE(run.notes.find("sums.metal: `row_sum_all` runs as loops"), std::string::npos) << run.notes;
+  // Right after the kernel, before SIMD_WIDTH is undefined, the body's FC_MEAN defined around it,
+  // and the line after it numbered as the user's.
+  const size_t form = run.copy.find("#define FC_MEAN FC_sums_mean\n\n// The loop form of `row_sum`");
+  const size_t after = run.copy.find("#define MTLSIM_LOOPS_row_sum 1\n#undef FC_MEAN\n#line 28\n");
+  EXPECT_NE(form, std::string::npos) << run.copy;
+  EXPECT_NE(after, std::string::npos) << run.copy;
+  EXPECT_LT(after, run.copy.find("#undef SIMD_WIDTH")) << run.copy;
+  fs::remove_all(cache);
+}
+
+// sums.metal:45 comes after row_sum's form: the fiber path runs the user's lines there, the loop
+// form its own `#line`-ed copy of them.
+TEST(TemplateLoopForm, AFindingAfterAnInsertedFormNamesTheUsersLine) {
+  const fs::path cache = template_cache("row_sum_all");
+  for (mtlsim::ExecPath exec : {mtlsim::ExecPath::automatic, mtlsim::ExecPath::fibers}) {
+    TemplateRun run = verify_template("row_sum_all", exec, cache);
+    EXPECT_EQ(run.exit_code, support::kVerifyFailed) << run.printed;
+    EXPECT_NE(run.printed.find("received uninitialised threadgroup memory"), std::string::npos) << run.printed;
+    EXPECT_NE(run.printed.find("(tests/verify/template_loops/sums.metal:45)"), std::string::npos) << run.printed;
+    const bool as_loops = run.json.find("\"threadgroups_as_loops\": 0") == std::string::npos;
+    EXPECT_EQ(as_loops, exec == mtlsim::ExecPath::automatic) << run.json;
+  }
+  fs::remove_all(cache);
+}
+
+}  // namespace
