@@ -39,6 +39,8 @@
 #import "../nvfp4_matvec/MTGNvfp4Matvec.h"
 #import "../nvfp4_qkv_matvec/MTGNvfp4QkvMatvec.h"
 #import "../q4_0_matvec/MTGQ4_0Matvec.h"
+#import "../q4_1_matvec/MTGQ4_1Matvec.h"
+#import "../q5_0_matvec/MTGQ5_0Matvec.h"
 #import "../q8_0_matvec/MTGQ8_0Matvec.h"
 #import "../rglru_scan/MTGRglruScan.h"
 #import "../rglru_scan_checkpoints/MTGRglruScanCheckpoints.h"
@@ -76,7 +78,7 @@
 
 NS_ASSUME_NONNULL_BEGIN
 
-/// 56 kernels: add_rms_norm, affine_matvec, argmax, argmax_blocks, argmax_merge, decode_layer_norm_matvec, decode_layer_head_norm, decode_layer_rope, decode_layer_kv_cache_update, decode_layer_attn_partial, decode_layer_attn_merge, decode_layer_matvec_residual, decode_layer_rms_norm, decode_layer_gate_up, decode_token_rms_norm, decode_token_lm_head, decode_token_argmax_blocks, decode_token_argmax_merge, gla_scan, gla_scan_checkpoints, gla_scan_backward_segments, gla_scan_backward_reduce, gla_scan_state, kv_cache_update, layer_norm, matvec, nvfp4_gate_up_matvec, nvfp4_matvec, nvfp4_qkv_matvec, q4_0_matvec, q8_0_matvec, rglru_scan, rglru_scan_checkpoints, rglru_scan_backward_segments, rglru_scan_state, rms_norm, rms_norm_matvec, rms_norm_mlx, rms_norm_q4_0_matvec, rms_norm_single_row, rope, rotlru_scan, rotlru_scan_checkpoints, rotlru_scan_backward_segments, rotlru_scan_state, sdpa_vector, sdpa_vector_2pass_partial, sdpa_vector_2pass_merge, softmax, softmax_online, softmax_single_row, ssd_scan, ssd_scan_checkpoints, ssd_scan_backward_segments, ssd_scan_backward_reduce, ssd_scan_state. Kernels with function constants use the spec's values;
+/// 58 kernels: add_rms_norm, affine_matvec, argmax, argmax_blocks, argmax_merge, decode_layer_norm_matvec, decode_layer_head_norm, decode_layer_rope, decode_layer_kv_cache_update, decode_layer_attn_partial, decode_layer_attn_merge, decode_layer_matvec_residual, decode_layer_rms_norm, decode_layer_gate_up, decode_token_rms_norm, decode_token_lm_head, decode_token_argmax_blocks, decode_token_argmax_merge, gla_scan, gla_scan_checkpoints, gla_scan_backward_segments, gla_scan_backward_reduce, gla_scan_state, kv_cache_update, layer_norm, matvec, nvfp4_gate_up_matvec, nvfp4_matvec, nvfp4_qkv_matvec, q4_0_matvec, q4_1_matvec, q5_0_matvec, q8_0_matvec, rglru_scan, rglru_scan_checkpoints, rglru_scan_backward_segments, rglru_scan_state, rms_norm, rms_norm_matvec, rms_norm_mlx, rms_norm_q4_0_matvec, rms_norm_single_row, rope, rotlru_scan, rotlru_scan_checkpoints, rotlru_scan_backward_segments, rotlru_scan_state, sdpa_vector, sdpa_vector_2pass_partial, sdpa_vector_2pass_merge, softmax, softmax_online, softmax_single_row, ssd_scan, ssd_scan_checkpoints, ssd_scan_backward_segments, ssd_scan_backward_reduce, ssd_scan_state. Kernels with function constants use the spec's values;
 /// create their classes directly for others. Share one instance across threads: each kernel creates
 /// a variant's pipeline once, on its first use, unless a prewarm did.
 /// Kernel families, whose encode calls record their kernels' dispatches through the objects above
@@ -149,6 +151,8 @@ NS_ASSUME_NONNULL_BEGIN
 @property (readonly) MTGNvfp4Matvec* nvfp4Matvec;
 @property (readonly) MTGNvfp4QkvMatvec* nvfp4QkvMatvec;
 @property (readonly) MTGQ4_0Matvec* q4_0Matvec;
+@property (readonly) MTGQ4_1Matvec* q4_1Matvec;
+@property (readonly) MTGQ5_0Matvec* q5_0Matvec;
 @property (readonly) MTGQ8_0Matvec* q8_0Matvec;
 @property (readonly) MTGRglruScan* rglruScan;
 @property (readonly) MTGRglruScanCheckpoints* rglruScanCheckpoints;

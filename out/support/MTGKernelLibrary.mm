@@ -17,7 +17,7 @@ struct KernelSource {
   MTLLanguageVersion languageVersion;
 };
 
-constexpr std::array<KernelSource, 56> kKernels = {{
+constexpr std::array<KernelSource, 58> kKernels = {{
     {"add_rms_norm", MTLLanguageVersion3_1},
     {"affine_matvec", MTLLanguageVersion3_1},
     {"argmax", MTLLanguageVersion3_1},
@@ -48,6 +48,8 @@ constexpr std::array<KernelSource, 56> kKernels = {{
     {"nvfp4_matvec", MTLLanguageVersion3_1},
     {"nvfp4_qkv_matvec", MTLLanguageVersion3_1},
     {"q4_0_matvec", MTLLanguageVersion3_1},
+    {"q4_1_matvec", MTLLanguageVersion3_1},
+    {"q5_0_matvec", MTLLanguageVersion3_1},
     {"q8_0_matvec", MTLLanguageVersion3_1},
     {"rglru_scan", MTLLanguageVersion3_1},
     {"rglru_scan_checkpoints", MTLLanguageVersion3_1},
@@ -87,7 +89,7 @@ constexpr std::array<KernelSource, 56> kKernels = {{
 @implementation MTGKernelLibrary
 
 + (NSArray<NSString*>*)entryPoints {
-  NSMutableArray<NSString*>* names = [NSMutableArray arrayWithCapacity:763];
+  NSMutableArray<NSString*>* names = [NSMutableArray arrayWithCapacity:817];
   for (const auto& v : mtlgen::kernels::add_rms_norm::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::affine_matvec::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::argmax::kVariants) [names addObject:@(v.entry_point)];
@@ -118,6 +120,8 @@ constexpr std::array<KernelSource, 56> kKernels = {{
   for (const auto& v : mtlgen::kernels::nvfp4_matvec::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::nvfp4_qkv_matvec::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::q4_0_matvec::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::q4_1_matvec::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::q5_0_matvec::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::q8_0_matvec::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::rglru_scan::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::rglru_scan_checkpoints::kVariants) [names addObject:@(v.entry_point)];
@@ -313,107 +317,115 @@ constexpr std::array<KernelSource, 56> kKernels = {{
                                            tuningTable:tuningTable
                                                  error:error];
   if (_q4_0Matvec == nil) return nil;
-  _q8_0Matvec = [[MTGQ8_0Matvec alloc] initWithLibrary:libraries[30]
+  _q4_1Matvec = [[MTGQ4_1Matvec alloc] initWithLibrary:libraries[30]
+                                           tuningTable:tuningTable
+                                                 error:error];
+  if (_q4_1Matvec == nil) return nil;
+  _q5_0Matvec = [[MTGQ5_0Matvec alloc] initWithLibrary:libraries[31]
+                                           tuningTable:tuningTable
+                                                 error:error];
+  if (_q5_0Matvec == nil) return nil;
+  _q8_0Matvec = [[MTGQ8_0Matvec alloc] initWithLibrary:libraries[32]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_q8_0Matvec == nil) return nil;
-  _rglruScan = [[MTGRglruScan alloc] initWithLibrary:libraries[31]
+  _rglruScan = [[MTGRglruScan alloc] initWithLibrary:libraries[33]
                                          tuningTable:tuningTable
                                                error:error];
   if (_rglruScan == nil) return nil;
-  _rglruScanCheckpoints = [[MTGRglruScanCheckpoints alloc] initWithLibrary:libraries[32]
+  _rglruScanCheckpoints = [[MTGRglruScanCheckpoints alloc] initWithLibrary:libraries[34]
                                                                tuningTable:tuningTable
                                                                      error:error];
   if (_rglruScanCheckpoints == nil) return nil;
-  _rglruScanBackwardSegments = [[MTGRglruScanBackwardSegments alloc] initWithLibrary:libraries[33]
+  _rglruScanBackwardSegments = [[MTGRglruScanBackwardSegments alloc] initWithLibrary:libraries[35]
                                                                          tuningTable:tuningTable
                                                                                error:error];
   if (_rglruScanBackwardSegments == nil) return nil;
-  _rglruScanState = [[MTGRglruScanState alloc] initWithLibrary:libraries[34]
+  _rglruScanState = [[MTGRglruScanState alloc] initWithLibrary:libraries[36]
                                                    tuningTable:tuningTable
                                                          error:error];
   if (_rglruScanState == nil) return nil;
-  _rmsNorm = [[MTGRmsNorm alloc] initWithLibrary:libraries[35]
+  _rmsNorm = [[MTGRmsNorm alloc] initWithLibrary:libraries[37]
                                      tuningTable:tuningTable
                                            error:error];
   if (_rmsNorm == nil) return nil;
-  _rmsNormMatvec = [[MTGRmsNormMatvec alloc] initWithLibrary:libraries[36]
+  _rmsNormMatvec = [[MTGRmsNormMatvec alloc] initWithLibrary:libraries[38]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_rmsNormMatvec == nil) return nil;
-  _rmsNormMlx = [[MTGRmsNormMlx alloc] initWithLibrary:libraries[37]
+  _rmsNormMlx = [[MTGRmsNormMlx alloc] initWithLibrary:libraries[39]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_rmsNormMlx == nil) return nil;
-  _rmsNormQ4_0Matvec = [[MTGRmsNormQ4_0Matvec alloc] initWithLibrary:libraries[38]
+  _rmsNormQ4_0Matvec = [[MTGRmsNormQ4_0Matvec alloc] initWithLibrary:libraries[40]
                                                          tuningTable:tuningTable
                                                                error:error];
   if (_rmsNormQ4_0Matvec == nil) return nil;
-  _rmsNormSingleRow = [[MTGRmsNormSingleRow alloc] initWithLibrary:libraries[39]
+  _rmsNormSingleRow = [[MTGRmsNormSingleRow alloc] initWithLibrary:libraries[41]
                                                        tuningTable:tuningTable
                                                              error:error];
   if (_rmsNormSingleRow == nil) return nil;
-  _rope = [[MTGRope alloc] initWithLibrary:libraries[40]
+  _rope = [[MTGRope alloc] initWithLibrary:libraries[42]
                                tuningTable:tuningTable
                                      error:error];
   if (_rope == nil) return nil;
-  _rotlruScan = [[MTGRotlruScan alloc] initWithLibrary:libraries[41]
+  _rotlruScan = [[MTGRotlruScan alloc] initWithLibrary:libraries[43]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_rotlruScan == nil) return nil;
-  _rotlruScanCheckpoints = [[MTGRotlruScanCheckpoints alloc] initWithLibrary:libraries[42]
+  _rotlruScanCheckpoints = [[MTGRotlruScanCheckpoints alloc] initWithLibrary:libraries[44]
                                                                  tuningTable:tuningTable
                                                                        error:error];
   if (_rotlruScanCheckpoints == nil) return nil;
-  _rotlruScanBackwardSegments = [[MTGRotlruScanBackwardSegments alloc] initWithLibrary:libraries[43]
+  _rotlruScanBackwardSegments = [[MTGRotlruScanBackwardSegments alloc] initWithLibrary:libraries[45]
                                                                            tuningTable:tuningTable
                                                                                  error:error];
   if (_rotlruScanBackwardSegments == nil) return nil;
-  _rotlruScanState = [[MTGRotlruScanState alloc] initWithLibrary:libraries[44]
+  _rotlruScanState = [[MTGRotlruScanState alloc] initWithLibrary:libraries[46]
                                                      tuningTable:tuningTable
                                                            error:error];
   if (_rotlruScanState == nil) return nil;
-  _sdpaVector = [[MTGSdpaVector alloc] initWithLibrary:libraries[45]
+  _sdpaVector = [[MTGSdpaVector alloc] initWithLibrary:libraries[47]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_sdpaVector == nil) return nil;
-  _sdpaVector2passPartial = [[MTGSdpaVector2passPartial alloc] initWithLibrary:libraries[46]
+  _sdpaVector2passPartial = [[MTGSdpaVector2passPartial alloc] initWithLibrary:libraries[48]
                                                                    tuningTable:tuningTable
                                                                          error:error];
   if (_sdpaVector2passPartial == nil) return nil;
-  _sdpaVector2passMerge = [[MTGSdpaVector2passMerge alloc] initWithLibrary:libraries[47]
+  _sdpaVector2passMerge = [[MTGSdpaVector2passMerge alloc] initWithLibrary:libraries[49]
                                                                tuningTable:tuningTable
                                                                      error:error];
   if (_sdpaVector2passMerge == nil) return nil;
-  _softmax = [[MTGSoftmax alloc] initWithLibrary:libraries[48]
+  _softmax = [[MTGSoftmax alloc] initWithLibrary:libraries[50]
                                      tuningTable:tuningTable
                                            error:error];
   if (_softmax == nil) return nil;
-  _softmaxOnline = [[MTGSoftmaxOnline alloc] initWithLibrary:libraries[49]
+  _softmaxOnline = [[MTGSoftmaxOnline alloc] initWithLibrary:libraries[51]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_softmaxOnline == nil) return nil;
-  _softmaxSingleRow = [[MTGSoftmaxSingleRow alloc] initWithLibrary:libraries[50]
+  _softmaxSingleRow = [[MTGSoftmaxSingleRow alloc] initWithLibrary:libraries[52]
                                                        tuningTable:tuningTable
                                                              error:error];
   if (_softmaxSingleRow == nil) return nil;
-  _ssdScan = [[MTGSsdScan alloc] initWithLibrary:libraries[51]
+  _ssdScan = [[MTGSsdScan alloc] initWithLibrary:libraries[53]
                                      tuningTable:tuningTable
                                            error:error];
   if (_ssdScan == nil) return nil;
-  _ssdScanCheckpoints = [[MTGSsdScanCheckpoints alloc] initWithLibrary:libraries[52]
+  _ssdScanCheckpoints = [[MTGSsdScanCheckpoints alloc] initWithLibrary:libraries[54]
                                                            tuningTable:tuningTable
                                                                  error:error];
   if (_ssdScanCheckpoints == nil) return nil;
-  _ssdScanBackwardSegments = [[MTGSsdScanBackwardSegments alloc] initWithLibrary:libraries[53]
+  _ssdScanBackwardSegments = [[MTGSsdScanBackwardSegments alloc] initWithLibrary:libraries[55]
                                                                      tuningTable:tuningTable
                                                                            error:error];
   if (_ssdScanBackwardSegments == nil) return nil;
-  _ssdScanBackwardReduce = [[MTGSsdScanBackwardReduce alloc] initWithLibrary:libraries[54]
+  _ssdScanBackwardReduce = [[MTGSsdScanBackwardReduce alloc] initWithLibrary:libraries[56]
                                                                  tuningTable:tuningTable
                                                                        error:error];
   if (_ssdScanBackwardReduce == nil) return nil;
-  _ssdScanState = [[MTGSsdScanState alloc] initWithLibrary:libraries[55]
+  _ssdScanState = [[MTGSsdScanState alloc] initWithLibrary:libraries[57]
                                                tuningTable:tuningTable
                                                      error:error];
   if (_ssdScanState == nil) return nil;
@@ -478,6 +490,8 @@ constexpr std::array<KernelSource, 56> kKernels = {{
   if (![_nvfp4Matvec prewarmWithError:error]) return NO;
   if (![_nvfp4QkvMatvec prewarmWithError:error]) return NO;
   if (![_q4_0Matvec prewarmWithError:error]) return NO;
+  if (![_q4_1Matvec prewarmWithError:error]) return NO;
+  if (![_q5_0Matvec prewarmWithError:error]) return NO;
   if (![_q8_0Matvec prewarmWithError:error]) return NO;
   if (![_rglruScan prewarmWithError:error]) return NO;
   if (![_rglruScanCheckpoints prewarmWithError:error]) return NO;
@@ -572,6 +586,10 @@ constexpr std::array<KernelSource, 56> kKernels = {{
   [_nvfp4QkvMatvec prewarmWithCompletionHandler:kernelDone];
   group->enter();
   [_q4_0Matvec prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_q4_1Matvec prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_q5_0Matvec prewarmWithCompletionHandler:kernelDone];
   group->enter();
   [_q8_0Matvec prewarmWithCompletionHandler:kernelDone];
   group->enter();

@@ -165,9 +165,10 @@ TEST(StaticLints, TheShippedArgmaxAndRmsNormAreFlaggedAtTg32Only) {
 // grid fills every core, and no lint may say otherwise.
 TEST(StaticLints, TheShippedMatvecsOneSimdgroupVariantsAreNotFlagged) {
   size_t one_simdgroup_points = 0;
-  for (const char* path : {"specs/matvec.yaml", "specs/q4_0_matvec.yaml", "specs/q8_0_matvec.yaml",
-                           "specs/nvfp4_matvec.yaml", "specs/nvfp4_qkv_matvec.yaml", "specs/nvfp4_gate_up_matvec.yaml",
-                           "specs/affine_matvec.yaml", "specs/rms_norm_matvec.yaml", "specs/rms_norm_q4_0_matvec.yaml"}) {
+  for (const char* path : {"specs/matvec.yaml", "specs/q4_0_matvec.yaml", "specs/q4_1_matvec.yaml",
+                           "specs/q5_0_matvec.yaml", "specs/q8_0_matvec.yaml", "specs/nvfp4_matvec.yaml",
+                           "specs/nvfp4_qkv_matvec.yaml", "specs/nvfp4_gate_up_matvec.yaml", "specs/affine_matvec.yaml",
+                           "specs/rms_norm_matvec.yaml", "specs/rms_norm_q4_0_matvec.yaml"}) {
     SCOPED_TRACE(path);
     auto kernels = test::load(path);
     KernelAdvice a = advise(kernels[0], {});

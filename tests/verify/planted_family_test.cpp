@@ -4,6 +4,9 @@
 // changed, verifies it, and expects a family case to find the family's outputs differing from its
 // reference (the members' own cases run too but are not what is checked). The unchanged copy passes
 // the same run, so a catch is the bug's doing.
+// Bugs planted in the decoding of the quantized matvecs (q4_1, q5_0, MLX affine at 3/5/6 bits) are
+// copied the same way and caught by the spec's own cases, whose mismatches name the line that
+// stores y; the unchanged specs pass verify_shipped_specs_each_variant_exact_races.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -27,29 +30,29 @@ void replace_once(std::string& text, const std::string& from, const std::string&
   if (at != std::string::npos) text.replace(at, from.size(), to);
 }
 
-// specs/<family>.yaml at float only, with `from` replaced by `to`, under a temporary directory named
-// after the family and the bug.
-fs::path planted(const std::string& family, const std::string& bug, const std::string& from, const std::string& to) {
-  std::ifstream in("specs/" + family + ".yaml");
+// specs/<name>.yaml at float only, with `from` replaced by `to`, under a temporary directory named
+// after the spec and the bug.
+fs::path planted(const std::string& name, const std::string& bug, const std::string& from, const std::string& to) {
+  std::ifstream in("specs/" + name + ".yaml");
   std::stringstream read;
   read << in.rdbuf();
   std::string text = read.str();
   replace_once(text, "  T: [float, half, bfloat]\n", "  T: [float]\n");
   replace_once(text, from, to);
-  const fs::path dir = fs::temp_directory_path() / ("mtlgen-planted-" + family + "-" + bug);
+  const fs::path dir = fs::temp_directory_path() / ("mtlgen-planted-" + name + "-" + bug);
   fs::create_directories(dir);
-  const fs::path spec = dir / (family + ".yaml");
+  const fs::path spec = dir / (name + ".yaml");
   std::ofstream(spec) << text;
   return spec;
 }
 
-struct FamilyRun {
+struct KernelRun {
   std::string printed;
-  std::vector<nlohmann::json> family_cases;  // the family's entries of the JSON report, one per case
+  std::vector<nlohmann::json> cases;  // the kernel's (or family's) entries of the JSON report, one per case
 };
 
-// One run of every case of the spec; only the family's are kept.
-FamilyRun verify_family(const fs::path& spec, const std::string& family) {
+// One run of every case of the spec; only the kernel's are kept.
+KernelRun verify_kernel(const fs::path& spec, const std::string& kernel) {
   verify::VerifyOptions o;
   o.inputs = {spec.string()};
   o.module.cache_dir = MTLGEN_TEST_CACHE_DIR;
@@ -59,11 +62,11 @@ FamilyRun verify_family(const fs::path& spec, const std::string& family) {
   fs::remove(o.json_path);
   std::ostringstream out, err;
   verify::run_verify(o, out, err);
-  FamilyRun run{out.str() + err.str(), {}};
+  KernelRun run{out.str() + err.str(), {}};
   std::ifstream json(o.json_path);
   if (!json) return run;
   for (const auto& c : nlohmann::json::parse(json)) {
-    if (c.at("kernel") == family) run.family_cases.push_back(c);
+    if (c.at("kernel") == kernel) run.cases.push_back(c);
   }
   return run;
 }
@@ -74,10 +77,10 @@ constexpr size_t kCiCases = 3;  // each family's CI cases, at float
 // crash, no other checker).
 void expect_caught(const std::string& family, const std::string& bug, const std::string& from, const std::string& to) {
   const fs::path spec = planted(family, bug, from, to);
-  const FamilyRun run = verify_family(spec, family);
-  ASSERT_EQ(run.family_cases.size(), kCiCases) << run.printed;
+  const KernelRun run = verify_kernel(spec, family);
+  ASSERT_EQ(run.cases.size(), kCiCases) << run.printed;
   size_t failed = 0;
-  for (const auto& c : run.family_cases) {
+  for (const auto& c : run.cases) {
     if (c.at("status") == "PASS") continue;
     ++failed;
     EXPECT_EQ(c.at("status"), "FAIL") << c.dump();
@@ -88,9 +91,9 @@ void expect_caught(const std::string& family, const std::string& bug, const std:
 
 void expect_unchanged_passes(const std::string& family) {
   const std::string name = "name: " + family + "\n";
-  const FamilyRun run = verify_family(planted(family, "unchanged", name, name), family);
-  ASSERT_EQ(run.family_cases.size(), kCiCases) << run.printed;
-  for (const auto& c : run.family_cases) EXPECT_EQ(c.at("status"), "PASS") << c.dump();
+  const KernelRun run = verify_kernel(planted(family, "unchanged", name, name), family);
+  ASSERT_EQ(run.cases.size(), kCiCases) << run.printed;
+  for (const auto& c : run.cases) EXPECT_EQ(c.at("status"), "PASS") << c.dump();
 }
 
 TEST(DecodeLayer, FamilyCasesPassUnchanged) { expect_unchanged_passes("decode_layer"); }
@@ -138,6 +141,60 @@ TEST(DecodeToken, CatchesASkippedNorm) {
 TEST(DecodeToken, CatchesAWrongRowStride) {
   expect_caught("decode_token", "row_stride", "w_rows[r] = w + size_t(min(row0 + r, rows - 1)) * cols;",
                 "w_rows[r] = w + size_t(min(row0 + r, rows - 1)) * (cols - 4);");
+}
+
+// The spec line that holds `text`, which must occur exactly once in the file.
+int line_of(const fs::path& spec, const std::string& text) {
+  std::ifstream in(spec);
+  int found = 0;
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (line.find(text) == std::string::npos) continue;
+    EXPECT_EQ(found, 0) << spec << ": `" << text << "` occurs more than once";
+    found = n;
+  }
+  EXPECT_NE(found, 0) << spec << " no longer holds `" << text << "`";
+  return found;
+}
+
+// At least one case fails, every failure is a mismatch, and each mismatch names the line that
+// stores y as the last writer of the elements that differ (where a wrong decode ends up).
+void expect_decoding_bug_caught(const std::string& kernel, const std::string& bug, const std::string& from,
+                                const std::string& to) {
+  const fs::path spec = planted(kernel, bug, from, to);
+  const std::string store_line =
+      spec.filename().string() + ":" + std::to_string(line_of(spec, "y[row0 + r] = T(sum);")) + ")";
+  const KernelRun run = verify_kernel(spec, kernel);
+  ASSERT_FALSE(run.cases.empty()) << run.printed;
+  size_t failed = 0;
+  for (const auto& c : run.cases) {
+    if (c.at("status") == "PASS") continue;
+    ++failed;
+    EXPECT_EQ(c.at("status"), "FAIL") << c.dump();
+    for (const auto& p : c.at("problems")) {
+      EXPECT_EQ(p.at("checker"), "mismatch") << c.dump();
+      EXPECT_NE(p.at("message").get<std::string>().find("last written at line"), std::string::npos) << c.dump();
+      EXPECT_NE(p.at("message").get<std::string>().find(store_line), std::string::npos) << c.dump();
+    }
+  }
+  EXPECT_GT(failed, 0u) << spec << ": no case caught the planted bug\n" << run.printed;
+}
+
+// The high nibble's weight adds the block's minimum twice.
+TEST(Q4_1Matvec, CatchesTheMinimumAddedTwice) {
+  expect_decoding_bug_caught("q4_1_matvec", "min_twice", "fma(d, float(q >> 4), m) * x_hi[j]",
+                             "(fma(d, float(q >> 4), m) + m) * x_hi[j]");
+}
+
+// Elements 16..31 take their 5th bit from qh bit j, as elements 0..15 do, not from bit j + 16.
+TEST(Q5_0Matvec, CatchesTheHighHalfReadingTheLowHalfsFifthBits) {
+  expect_decoding_bug_caught("q5_0_matvec", "qh_bit", "((qh >> (j + 16)) & 1)", "((qh >> j) & 1)");
+}
+
+// A 3-, 5- or 6-bit code that straddles two words keeps only its low bits, those of the first word.
+TEST(AffineMatvec, CatchesCodesCutOffAtTheWordEnd) {
+  expect_decoding_bug_caught("affine_matvec", "no_straddle", "q |= word << have;", "");
 }
 
 }  // namespace
