@@ -19,6 +19,9 @@ namespace {
 
 using support::TemplateData;
 
+// The block that gives each dispatch its compute encoder, as the glue's parameters spell it.
+constexpr const char* kEncoderBlock = "id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch)";
+
 bool reads(ir::Access a) { return a != ir::Access::write; }
 bool writes(ir::Access a) { return a != ir::Access::read; }
 
@@ -46,7 +49,6 @@ class FamilyWriter {
     encode_signature(d);
     const auto barriers = family_barriers(f_);
     d.set("dispatches", dispatches(barriers));
-    d.set("has_barriers", std::any_of(barriers.begin(), barriers.end(), [](const auto& b) { return !b.empty(); }));
     facade(d);
     render(out, d, k_.names.objc_header, "objc/family.h.mustache");
     render(out, d, k_.names.objc_source, "objc/family.mm.mustache");
@@ -71,6 +73,7 @@ class FamilyWriter {
     for (const auto& dispatch : f_.dispatches) order.push_back(dispatch.kernel);
     d.set("dispatch_order", fmt::format("{}", fmt::join(order, ", then ")));
     d.set("dispatch_count", std::to_string(f_.dispatches.size()));
+    d.set("last_index", std::to_string(f_.dispatches.size() - 1));
     d.set("variant_axes", variant_axes());
     bool computed = false;
     for (const auto& dispatch : f_.dispatches) {
@@ -196,6 +199,20 @@ class FamilyWriter {
     }
     parts.push_back({"error", "NSError**", "error"});
     d.set("encode_params", aligned(std::string("- (BOOL)encodeToCommandEncoder").size(), parts));
+    d.set("encoder_block", kEncoderBlock);
+    d.set("encoder_block_param", "id<MTLComputeCommandEncoder> _Nullable (^encoderForDispatch)(NSUInteger dispatch)");
+    d.set("split_params", aligned(std::string("- (BOOL)encodeWithEncoderForDispatch").size(), parts));
+    // Both public calls forward to one method, which takes the encoders as a block and whether to
+    // end each after its dispatch.
+    std::vector<SelectorPart> private_parts = {{"encoderForDispatch", kEncoderBlock, "encoderForDispatch"}};
+    private_parts.insert(private_parts.end(), parts.begin(), parts.end());
+    d.set("private_params", aligned(std::string("- (BOOL)encodeSplit").size(), private_parts));
+    std::vector<SelectorPart> forward;
+    for (const SelectorPart& p : private_parts) forward.push_back({p.label, "", p.value});
+    const size_t column = std::string("  return [self encodeSplit").size();
+    d.set("split_forward", aligned(column, forward));
+    forward.front().value = "^id<MTLComputeCommandEncoder>(NSUInteger) { return encoder; }";
+    d.set("shared_forward", aligned(column, forward));
   }
 
   TemplateData dispatches(const std::vector<std::vector<BarrierBuffer>>& barriers) const {
@@ -218,6 +235,7 @@ class FamilyWriter {
       item.set("member_checks", member_checks(dispatch, m, stems_[i]));
       item.set("encode_args", encode_args(dispatch, m, stems_[i]));
       item.set("first", i == 0);
+      item.set("index", std::to_string(i));
       barrier(item, barriers[i], m);
       list.push_back(item);
     }

@@ -69,49 +69,58 @@ support::TemplateData tolerance_item(const ir::Tolerance& t) {
   return item;
 }
 
+// The kernel's dims for the harness's check(): as a list, "a, b" and "\"a\", \"b\"".
+void dims(const ir::Kernel& k, TemplateData& d) {
+  TemplateData list{TemplateData::type::list};
+  std::vector<std::string> names, strings;
+  for (const auto& dim : k.dims) {
+    TemplateData item;
+    item.set("name", dim.name);
+    list.push_back(item);
+    names.push_back(dim.name);
+    strings.push_back("\"" + dim.name + "\"");
+  }
+  d.set("dims", list);
+  d.set("dim_list", fmt::format("{}", fmt::join(names, ", ")));
+  d.set("dim_strings", fmt::format("{}", fmt::join(strings, ", ")));
+}
+
+// What the harness header and the programs of kernels and families share.
+TemplateData harness_names(const ir::Kernel& k) {
+  TemplateData d;
+  d.set("kernel", k.name);
+  d.set("summary", comment_text(k.summary));
+  d.set("class_name", objc_class_name(k));
+  d.set("ns", k.names.cpp_namespace);
+  dims(k, d);
+  return d;
+}
+
+void render(const ir::Kernel& k, support::OutputSet& out, TemplateData& d, const std::string& file, const char* tmpl) {
+  d.set("banner", banner(k, file));
+  out.add(k.names.path(file), support::render_template(tmpl, d));
+}
+
 class HarnessWriter {
  public:
   explicit HarnessWriter(const ir::Kernel& k) : k_(k), class_name_(objc_class_name(k)) {}
 
   void run(support::OutputSet& out) const {
-    TemplateData d;
-    d.set("kernel", k_.name);
-    d.set("summary", comment_text(k_.summary));
-    d.set("class_name", class_name_);
-    d.set("ns", k_.names.cpp_namespace);
+    TemplateData d = harness_names(k_);
     d.set("fallback_args", fallback_args());
-    dims(d);
     d.set("encode_args", encode_args());
     d.set("references", references());
-    render(out, d, k_.names.harness_header, "objc/harness_kernel.h.mustache");
-    for (const char* program : {"bench", "autotune"}) {
+    render(k_, out, d, k_.names.harness_header, "objc/harness_kernel.h.mustache");
+    d.set("what", "kernel");
+    for (const std::string program : {"bench", "autotune"}) {
       d.set("program", program);
-      render(out, d, program == std::string("bench") ? k_.names.bench_source : k_.names.autotune_source,
+      d.set("main_function", program + "_main");
+      render(k_, out, d, program == "bench" ? k_.names.bench_source : k_.names.autotune_source,
              "objc/harness_main.mm.mustache");
     }
   }
 
  private:
-  void render(support::OutputSet& out, TemplateData& d, const std::string& file, const char* tmpl) const {
-    d.set("banner", banner(k_, file));
-    out.add(k_.names.path(file), support::render_template(tmpl, d));
-  }
-
-  void dims(TemplateData& d) const {
-    TemplateData list{TemplateData::type::list};
-    std::vector<std::string> names, strings;
-    for (const auto& dim : k_.dims) {
-      TemplateData item;
-      item.set("name", dim.name);
-      list.push_back(item);
-      names.push_back(dim.name);
-      strings.push_back("\"" + dim.name + "\"");
-    }
-    d.set("dims", list);
-    d.set("dim_list", fmt::format("{}", fmt::join(names, ", ")));
-    d.set("dim_strings", fmt::format("{}", fmt::join(strings, ", ")));
-  }
-
   // The glue's explicit-tuning encode, every buffer at offset 0.
   TemplateData encode_args() const {
     std::vector<SelectorPart> parts;
@@ -164,6 +173,45 @@ class HarnessWriter {
 
   const ir::Kernel& k_;
   const std::string class_name_;
+};
+
+// A family's <family>_harness.h and bench_<family>.mm: it runs as a token runs, every dispatch in
+// one encoder, and each dispatch in an encoder of its own to time it.
+class FamilyHarnessWriter {
+ public:
+  explicit FamilyHarnessWriter(const ir::Kernel& k) : k_(k) {}
+
+  void run(support::OutputSet& out) const {
+    TemplateData d = harness_names(k_);
+    std::vector<std::string> members;
+    for (const auto& dispatch : k_.family->dispatches) members.push_back("\"" + dispatch.kernel + "\"");
+    d.set("member_strings", fmt::format("{}", fmt::join(members, ", ")));
+    d.set("dispatch_count", std::to_string(members.size()));
+    d.set("encode_args", glue_args("    return [glue_ encodeToCommandEncoder"));
+    d.set("split_args", glue_args("    return [glue_ encodeWithEncoderForDispatch"));
+    render(k_, out, d, k_.names.harness_header, "objc/harness_family.h.mustache");
+    d.set("what", "family");
+    d.set("program", "bench");
+    d.set("main_function", "family_bench_main");
+    render(k_, out, d, k_.names.bench_source, "objc/harness_main.mm.mustache");
+  }
+
+ private:
+  // The glue's encode arguments after the encoder, every buffer at offset 0, colons under `call`'s.
+  TemplateData glue_args(const std::string& call) const {
+    std::vector<SelectorPart> parts;
+    for (size_t i = 0; i < k_.buffers.size(); ++i) {
+      parts.push_back({k_.names.buffers[i].label, "", fmt::format("buffers[{}]", i)});
+      parts.push_back({k_.names.buffers[i].offset, "", "0"});
+    }
+    parts.push_back({"dims", "", "test_data::dims_from(c.dims)"});
+    if (!k_.scalars.empty()) parts.push_back({"scalars", "", "test_data::scalars_of(c)"});  // the glue takes none otherwise
+    parts.push_back({"types", "", "types_of(variant)"});
+    parts.push_back({"error", "", "error"});
+    return aligned(call.size(), parts);
+  }
+
+  const ir::Kernel& k_;
 };
 
 // <kernel>_test_data.h: the test cases, buffers, variants and tolerances as plain C++ for the
@@ -284,7 +332,7 @@ class TestDataWriter {
   const ir::Kernel& k_;
 };
 
-// Kernels get a metallib entry and their programs; families only their glue and reference.
+// Kernels get a metallib entry and their programs; families their glue, reference and bench program.
 TemplateData build_data(const std::vector<ir::Kernel>& kernels) {
   TemplateData list{TemplateData::type::list}, families{TemplateData::type::list};
   for (const auto& k : kernels) {
@@ -303,11 +351,15 @@ TemplateData build_data(const std::vector<ir::Kernel>& kernels) {
 
 }  // namespace
 
-// A family is timed and tuned through its kernels' programs; it has none of its own, but its test
-// data is plain C++ like every kernel's.
+// A family's tunings are its kernels': it has a bench program, timing its token and each
+// dispatch, but no autotune program of its own.
 void emit_harness(const ir::Kernel& kernel, support::OutputSet& out) {
   TestDataWriter(kernel).run(out);
-  if (!kernel.is_family()) HarnessWriter(kernel).run(out);
+  if (kernel.is_family()) {
+    FamilyHarnessWriter(kernel).run(out);
+  } else {
+    HarnessWriter(kernel).run(out);
+  }
 }
 
 void emit_harness_support(const std::vector<ir::Kernel>& kernels, support::OutputSet& out) {

@@ -119,6 +119,25 @@ NS_ASSUME_NONNULL_BEGIN
                          types:(const MTGArgmaxTwoStageTypes&)types
                          error:(NSError**)error;
 
+/// The same 2 dispatches with the same checks, each into a compute encoder of its own:
+/// `encoderForDispatch` returns a new encoder for dispatch `dispatch` (0 to 1, in the order
+/// above), which this call ends once it has encoded the dispatch into it; NO, with `error` set, when it
+/// returns nil. The encoders run one after the other and need no barriers. Apple GPUs sample counters
+/// only at encoder boundaries, so this is how bench_argmax_two_stage times each dispatch; the splits cost
+/// GPU time of their own: a token is encoded with the call above.
+- (BOOL)encodeWithEncoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                                   x:(id<MTLBuffer>)x
+                             xOffset:(NSUInteger)xOffset
+                         blockValues:(id<MTLBuffer>)blockValues
+                   blockValuesOffset:(NSUInteger)blockValuesOffset
+                        blockIndices:(id<MTLBuffer>)blockIndices
+                  blockIndicesOffset:(NSUInteger)blockIndicesOffset
+                                 out:(id<MTLBuffer>)out
+                           outOffset:(NSUInteger)outOffset
+                                dims:(const MTGArgmaxTwoStageDims&)dims
+                               types:(const MTGArgmaxTwoStageTypes&)types
+                               error:(NSError**)error;
+
 @end
 
 NS_ASSUME_NONNULL_END

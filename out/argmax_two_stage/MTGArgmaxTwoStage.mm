@@ -43,6 +43,14 @@ uint32_t MemberDim(int64_t value, const char* dispatch, const char* dim) {
   return static_cast<uint32_t>(value);
 }
 
+// The encoder of dispatch `index`; nil, with `error` set, when the caller gives none.
+id<MTLComputeCommandEncoder> _Nullable EncoderFor(id<MTLComputeCommandEncoder> _Nullable (^encoderForDispatch)(NSUInteger dispatch),
+                                                  NSUInteger index, const char* dispatch, NSError** error) {
+  id<MTLComputeCommandEncoder> encoder = encoderForDispatch(index);
+  if (encoder == nil) MTGFail(error, MTGErrorInvalidBuffer, std::string(dispatch) + ": no compute command encoder");
+  return encoder;
+}
+
 // Dispatch 1: argmax_blocks with its dims, scalars and types taken from the family's.
 struct ArgmaxBlocksDispatch {
   MTGArgmaxBlocksDims dims;
@@ -185,6 +193,63 @@ ArgmaxMergeDispatch MakeArgmaxMergeDispatch(const family::Dims& dims,
                           dims:(const MTGArgmaxTwoStageDims&)dims
                          types:(const MTGArgmaxTwoStageTypes&)types
                          error:(NSError**)error {
+  return [self encodeSplit:NO
+        encoderForDispatch:^id<MTLComputeCommandEncoder>(NSUInteger) { return encoder; }
+                         x:x
+                   xOffset:xOffset
+               blockValues:blockValues
+         blockValuesOffset:blockValuesOffset
+              blockIndices:blockIndices
+        blockIndicesOffset:blockIndicesOffset
+                       out:out
+                 outOffset:outOffset
+                      dims:dims
+                     types:types
+                     error:error];
+}
+
+- (BOOL)encodeWithEncoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                                   x:(id<MTLBuffer>)x
+                             xOffset:(NSUInteger)xOffset
+                         blockValues:(id<MTLBuffer>)blockValues
+                   blockValuesOffset:(NSUInteger)blockValuesOffset
+                        blockIndices:(id<MTLBuffer>)blockIndices
+                  blockIndicesOffset:(NSUInteger)blockIndicesOffset
+                                 out:(id<MTLBuffer>)out
+                           outOffset:(NSUInteger)outOffset
+                                dims:(const MTGArgmaxTwoStageDims&)dims
+                               types:(const MTGArgmaxTwoStageTypes&)types
+                               error:(NSError**)error {
+  return [self encodeSplit:YES
+        encoderForDispatch:encoderForDispatch
+                         x:x
+                   xOffset:xOffset
+               blockValues:blockValues
+         blockValuesOffset:blockValuesOffset
+              blockIndices:blockIndices
+        blockIndicesOffset:blockIndicesOffset
+                       out:out
+                 outOffset:outOffset
+                      dims:dims
+                     types:types
+                     error:error];
+}
+
+// Both encode calls: each dispatch into the encoder `encoderForDispatch` returns for it (the
+// caller's one encoder, or a new one per dispatch, ended here when `split`).
+- (BOOL)encodeSplit:(BOOL)split
+ encoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                  x:(id<MTLBuffer>)x
+            xOffset:(NSUInteger)xOffset
+        blockValues:(id<MTLBuffer>)blockValues
+  blockValuesOffset:(NSUInteger)blockValuesOffset
+       blockIndices:(id<MTLBuffer>)blockIndices
+ blockIndicesOffset:(NSUInteger)blockIndicesOffset
+                out:(id<MTLBuffer>)out
+          outOffset:(NSUInteger)outOffset
+               dims:(const MTGArgmaxTwoStageDims&)dims
+              types:(const MTGArgmaxTwoStageTypes&)types
+              error:(NSError**)error {
   if (!Compiled(types)) {
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(family::kName) + ": no variant was compiled for {" + family::types_key(types) + "}");
@@ -224,8 +289,10 @@ ArgmaxMergeDispatch MakeArgmaxMergeDispatch(const family::Dims& dims,
   // Each dispatch's pipeline, created here on its first use, so that a failure encodes nothing.
   if ([_argmaxBlocks pipelineForTypes:argmaxBlocks.types tuning:argmaxBlocks.tuning error:error] == nil) return NO;
   if ([_argmaxMerge pipelineForTypes:argmaxMerge.types tuning:argmaxMerge.tuning error:error] == nil) return NO;
-  // A serial encoder runs each dispatch after the previous one; a concurrent one needs barriers.
-  const BOOL concurrent = encoder.dispatchType == MTLDispatchTypeConcurrent;
+  // A serial encoder runs each dispatch after the previous one, and split encoders one after the
+  // other; a concurrent encoder needs barriers.
+  id<MTLComputeCommandEncoder> encoder = nil;
+  if ((encoder = EncoderFor(encoderForDispatch, 0, "argmax_two_stage dispatch 1 (argmax_blocks)", error)) == nil) return NO;
   if (![_argmaxBlocks encodeToCommandEncoder:encoder
                                            x:x
                                      xOffset:xOffset
@@ -239,7 +306,9 @@ ArgmaxMergeDispatch MakeArgmaxMergeDispatch(const family::Dims& dims,
                                        error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 1, "argmax_two_stage dispatch 2 (argmax_merge)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // argmax_merge reads block_values and block_indices after argmax_blocks wrote them.
     const id<MTLResource> resources[] = {blockValues, blockIndices};
     [encoder memoryBarrierWithResources:resources count:2];
@@ -257,6 +326,7 @@ ArgmaxMergeDispatch MakeArgmaxMergeDispatch(const family::Dims& dims,
                                       error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
+  if (split) [encoder endEncoding];
   return YES;
 }
 

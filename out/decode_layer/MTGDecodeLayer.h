@@ -361,6 +361,66 @@ NS_ASSUME_NONNULL_BEGIN
                          types:(const MTGDecodeLayerTypes&)types
                          error:(NSError**)error;
 
+/// The same 10 dispatches with the same checks, each into a compute encoder of its own:
+/// `encoderForDispatch` returns a new encoder for dispatch `dispatch` (0 to 9, in the order
+/// above), which this call ends once it has encoded the dispatch into it; NO, with `error` set, when it
+/// returns nil. The encoders run one after the other and need no barriers. Apple GPUs sample counters
+/// only at encoder boundaries, so this is how bench_decode_layer times each dispatch; the splits cost
+/// GPU time of their own: a token is encoded with the call above.
+- (BOOL)encodeWithEncoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                                   x:(id<MTLBuffer>)x
+                             xOffset:(NSUInteger)xOffset
+                            attnNorm:(id<MTLBuffer>)attnNorm
+                      attnNormOffset:(NSUInteger)attnNormOffset
+                                wQkv:(id<MTLBuffer>)wQkv
+                          wQkvOffset:(NSUInteger)wQkvOffset
+                               qNorm:(id<MTLBuffer>)qNorm
+                         qNormOffset:(NSUInteger)qNormOffset
+                               kNorm:(id<MTLBuffer>)kNorm
+                         kNormOffset:(NSUInteger)kNormOffset
+                            position:(id<MTLBuffer>)position
+                      positionOffset:(NSUInteger)positionOffset
+                              kCache:(id<MTLBuffer>)kCache
+                        kCacheOffset:(NSUInteger)kCacheOffset
+                              vCache:(id<MTLBuffer>)vCache
+                        vCacheOffset:(NSUInteger)vCacheOffset
+                                  wO:(id<MTLBuffer>)wO
+                            wOOffset:(NSUInteger)wOOffset
+                             mlpNorm:(id<MTLBuffer>)mlpNorm
+                       mlpNormOffset:(NSUInteger)mlpNormOffset
+                               wGate:(id<MTLBuffer>)wGate
+                         wGateOffset:(NSUInteger)wGateOffset
+                                 wUp:(id<MTLBuffer>)wUp
+                           wUpOffset:(NSUInteger)wUpOffset
+                               wDown:(id<MTLBuffer>)wDown
+                         wDownOffset:(NSUInteger)wDownOffset
+                                 qkv:(id<MTLBuffer>)qkv
+                           qkvOffset:(NSUInteger)qkvOffset
+                            qkNormed:(id<MTLBuffer>)qkNormed
+                      qkNormedOffset:(NSUInteger)qkNormedOffset
+                           qkRotated:(id<MTLBuffer>)qkRotated
+                     qkRotatedOffset:(NSUInteger)qkRotatedOffset
+                          partialOut:(id<MTLBuffer>)partialOut
+                    partialOutOffset:(NSUInteger)partialOutOffset
+                            blockMax:(id<MTLBuffer>)blockMax
+                      blockMaxOffset:(NSUInteger)blockMaxOffset
+                            blockSum:(id<MTLBuffer>)blockSum
+                      blockSumOffset:(NSUInteger)blockSumOffset
+                                attn:(id<MTLBuffer>)attn
+                          attnOffset:(NSUInteger)attnOffset
+                                   h:(id<MTLBuffer>)h
+                             hOffset:(NSUInteger)hOffset
+                             hNormed:(id<MTLBuffer>)hNormed
+                       hNormedOffset:(NSUInteger)hNormedOffset
+                                 mlp:(id<MTLBuffer>)mlp
+                           mlpOffset:(NSUInteger)mlpOffset
+                                 out:(id<MTLBuffer>)out
+                           outOffset:(NSUInteger)outOffset
+                                dims:(const MTGDecodeLayerDims&)dims
+                             scalars:(const MTGDecodeLayerScalars&)scalars
+                               types:(const MTGDecodeLayerTypes&)types
+                               error:(NSError**)error;
+
 @end
 
 NS_ASSUME_NONNULL_END

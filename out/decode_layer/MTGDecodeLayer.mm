@@ -43,6 +43,14 @@ uint32_t MemberDim(int64_t value, const char* dispatch, const char* dim) {
   return static_cast<uint32_t>(value);
 }
 
+// The encoder of dispatch `index`; nil, with `error` set, when the caller gives none.
+id<MTLComputeCommandEncoder> _Nullable EncoderFor(id<MTLComputeCommandEncoder> _Nullable (^encoderForDispatch)(NSUInteger dispatch),
+                                                  NSUInteger index, const char* dispatch, NSError** error) {
+  id<MTLComputeCommandEncoder> encoder = encoderForDispatch(index);
+  if (encoder == nil) MTGFail(error, MTGErrorInvalidBuffer, std::string(dispatch) + ": no compute command encoder");
+  return encoder;
+}
+
 // Dispatch 1: decode_layer_norm_matvec with its dims, scalars and types taken from the family's.
 struct NormMatvecDispatch {
   MTGDecodeLayerNormMatvecDims dims;
@@ -654,6 +662,227 @@ MatvecResidual2Dispatch MakeMatvecResidual2Dispatch(const family::Dims& dims,
                        scalars:(const MTGDecodeLayerScalars&)scalars
                          types:(const MTGDecodeLayerTypes&)types
                          error:(NSError**)error {
+  return [self encodeSplit:NO
+        encoderForDispatch:^id<MTLComputeCommandEncoder>(NSUInteger) { return encoder; }
+                         x:x
+                   xOffset:xOffset
+                  attnNorm:attnNorm
+            attnNormOffset:attnNormOffset
+                      wQkv:wQkv
+                wQkvOffset:wQkvOffset
+                     qNorm:qNorm
+               qNormOffset:qNormOffset
+                     kNorm:kNorm
+               kNormOffset:kNormOffset
+                  position:position
+            positionOffset:positionOffset
+                    kCache:kCache
+              kCacheOffset:kCacheOffset
+                    vCache:vCache
+              vCacheOffset:vCacheOffset
+                        wO:wO
+                  wOOffset:wOOffset
+                   mlpNorm:mlpNorm
+             mlpNormOffset:mlpNormOffset
+                     wGate:wGate
+               wGateOffset:wGateOffset
+                       wUp:wUp
+                 wUpOffset:wUpOffset
+                     wDown:wDown
+               wDownOffset:wDownOffset
+                       qkv:qkv
+                 qkvOffset:qkvOffset
+                  qkNormed:qkNormed
+            qkNormedOffset:qkNormedOffset
+                 qkRotated:qkRotated
+           qkRotatedOffset:qkRotatedOffset
+                partialOut:partialOut
+          partialOutOffset:partialOutOffset
+                  blockMax:blockMax
+            blockMaxOffset:blockMaxOffset
+                  blockSum:blockSum
+            blockSumOffset:blockSumOffset
+                      attn:attn
+                attnOffset:attnOffset
+                         h:h
+                   hOffset:hOffset
+                   hNormed:hNormed
+             hNormedOffset:hNormedOffset
+                       mlp:mlp
+                 mlpOffset:mlpOffset
+                       out:out
+                 outOffset:outOffset
+                      dims:dims
+                   scalars:scalars
+                     types:types
+                     error:error];
+}
+
+- (BOOL)encodeWithEncoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                                   x:(id<MTLBuffer>)x
+                             xOffset:(NSUInteger)xOffset
+                            attnNorm:(id<MTLBuffer>)attnNorm
+                      attnNormOffset:(NSUInteger)attnNormOffset
+                                wQkv:(id<MTLBuffer>)wQkv
+                          wQkvOffset:(NSUInteger)wQkvOffset
+                               qNorm:(id<MTLBuffer>)qNorm
+                         qNormOffset:(NSUInteger)qNormOffset
+                               kNorm:(id<MTLBuffer>)kNorm
+                         kNormOffset:(NSUInteger)kNormOffset
+                            position:(id<MTLBuffer>)position
+                      positionOffset:(NSUInteger)positionOffset
+                              kCache:(id<MTLBuffer>)kCache
+                        kCacheOffset:(NSUInteger)kCacheOffset
+                              vCache:(id<MTLBuffer>)vCache
+                        vCacheOffset:(NSUInteger)vCacheOffset
+                                  wO:(id<MTLBuffer>)wO
+                            wOOffset:(NSUInteger)wOOffset
+                             mlpNorm:(id<MTLBuffer>)mlpNorm
+                       mlpNormOffset:(NSUInteger)mlpNormOffset
+                               wGate:(id<MTLBuffer>)wGate
+                         wGateOffset:(NSUInteger)wGateOffset
+                                 wUp:(id<MTLBuffer>)wUp
+                           wUpOffset:(NSUInteger)wUpOffset
+                               wDown:(id<MTLBuffer>)wDown
+                         wDownOffset:(NSUInteger)wDownOffset
+                                 qkv:(id<MTLBuffer>)qkv
+                           qkvOffset:(NSUInteger)qkvOffset
+                            qkNormed:(id<MTLBuffer>)qkNormed
+                      qkNormedOffset:(NSUInteger)qkNormedOffset
+                           qkRotated:(id<MTLBuffer>)qkRotated
+                     qkRotatedOffset:(NSUInteger)qkRotatedOffset
+                          partialOut:(id<MTLBuffer>)partialOut
+                    partialOutOffset:(NSUInteger)partialOutOffset
+                            blockMax:(id<MTLBuffer>)blockMax
+                      blockMaxOffset:(NSUInteger)blockMaxOffset
+                            blockSum:(id<MTLBuffer>)blockSum
+                      blockSumOffset:(NSUInteger)blockSumOffset
+                                attn:(id<MTLBuffer>)attn
+                          attnOffset:(NSUInteger)attnOffset
+                                   h:(id<MTLBuffer>)h
+                             hOffset:(NSUInteger)hOffset
+                             hNormed:(id<MTLBuffer>)hNormed
+                       hNormedOffset:(NSUInteger)hNormedOffset
+                                 mlp:(id<MTLBuffer>)mlp
+                           mlpOffset:(NSUInteger)mlpOffset
+                                 out:(id<MTLBuffer>)out
+                           outOffset:(NSUInteger)outOffset
+                                dims:(const MTGDecodeLayerDims&)dims
+                             scalars:(const MTGDecodeLayerScalars&)scalars
+                               types:(const MTGDecodeLayerTypes&)types
+                               error:(NSError**)error {
+  return [self encodeSplit:YES
+        encoderForDispatch:encoderForDispatch
+                         x:x
+                   xOffset:xOffset
+                  attnNorm:attnNorm
+            attnNormOffset:attnNormOffset
+                      wQkv:wQkv
+                wQkvOffset:wQkvOffset
+                     qNorm:qNorm
+               qNormOffset:qNormOffset
+                     kNorm:kNorm
+               kNormOffset:kNormOffset
+                  position:position
+            positionOffset:positionOffset
+                    kCache:kCache
+              kCacheOffset:kCacheOffset
+                    vCache:vCache
+              vCacheOffset:vCacheOffset
+                        wO:wO
+                  wOOffset:wOOffset
+                   mlpNorm:mlpNorm
+             mlpNormOffset:mlpNormOffset
+                     wGate:wGate
+               wGateOffset:wGateOffset
+                       wUp:wUp
+                 wUpOffset:wUpOffset
+                     wDown:wDown
+               wDownOffset:wDownOffset
+                       qkv:qkv
+                 qkvOffset:qkvOffset
+                  qkNormed:qkNormed
+            qkNormedOffset:qkNormedOffset
+                 qkRotated:qkRotated
+           qkRotatedOffset:qkRotatedOffset
+                partialOut:partialOut
+          partialOutOffset:partialOutOffset
+                  blockMax:blockMax
+            blockMaxOffset:blockMaxOffset
+                  blockSum:blockSum
+            blockSumOffset:blockSumOffset
+                      attn:attn
+                attnOffset:attnOffset
+                         h:h
+                   hOffset:hOffset
+                   hNormed:hNormed
+             hNormedOffset:hNormedOffset
+                       mlp:mlp
+                 mlpOffset:mlpOffset
+                       out:out
+                 outOffset:outOffset
+                      dims:dims
+                   scalars:scalars
+                     types:types
+                     error:error];
+}
+
+// Both encode calls: each dispatch into the encoder `encoderForDispatch` returns for it (the
+// caller's one encoder, or a new one per dispatch, ended here when `split`).
+- (BOOL)encodeSplit:(BOOL)split
+ encoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                  x:(id<MTLBuffer>)x
+            xOffset:(NSUInteger)xOffset
+           attnNorm:(id<MTLBuffer>)attnNorm
+     attnNormOffset:(NSUInteger)attnNormOffset
+               wQkv:(id<MTLBuffer>)wQkv
+         wQkvOffset:(NSUInteger)wQkvOffset
+              qNorm:(id<MTLBuffer>)qNorm
+        qNormOffset:(NSUInteger)qNormOffset
+              kNorm:(id<MTLBuffer>)kNorm
+        kNormOffset:(NSUInteger)kNormOffset
+           position:(id<MTLBuffer>)position
+     positionOffset:(NSUInteger)positionOffset
+             kCache:(id<MTLBuffer>)kCache
+       kCacheOffset:(NSUInteger)kCacheOffset
+             vCache:(id<MTLBuffer>)vCache
+       vCacheOffset:(NSUInteger)vCacheOffset
+                 wO:(id<MTLBuffer>)wO
+           wOOffset:(NSUInteger)wOOffset
+            mlpNorm:(id<MTLBuffer>)mlpNorm
+      mlpNormOffset:(NSUInteger)mlpNormOffset
+              wGate:(id<MTLBuffer>)wGate
+        wGateOffset:(NSUInteger)wGateOffset
+                wUp:(id<MTLBuffer>)wUp
+          wUpOffset:(NSUInteger)wUpOffset
+              wDown:(id<MTLBuffer>)wDown
+        wDownOffset:(NSUInteger)wDownOffset
+                qkv:(id<MTLBuffer>)qkv
+          qkvOffset:(NSUInteger)qkvOffset
+           qkNormed:(id<MTLBuffer>)qkNormed
+     qkNormedOffset:(NSUInteger)qkNormedOffset
+          qkRotated:(id<MTLBuffer>)qkRotated
+    qkRotatedOffset:(NSUInteger)qkRotatedOffset
+         partialOut:(id<MTLBuffer>)partialOut
+   partialOutOffset:(NSUInteger)partialOutOffset
+           blockMax:(id<MTLBuffer>)blockMax
+     blockMaxOffset:(NSUInteger)blockMaxOffset
+           blockSum:(id<MTLBuffer>)blockSum
+     blockSumOffset:(NSUInteger)blockSumOffset
+               attn:(id<MTLBuffer>)attn
+         attnOffset:(NSUInteger)attnOffset
+                  h:(id<MTLBuffer>)h
+            hOffset:(NSUInteger)hOffset
+            hNormed:(id<MTLBuffer>)hNormed
+      hNormedOffset:(NSUInteger)hNormedOffset
+                mlp:(id<MTLBuffer>)mlp
+          mlpOffset:(NSUInteger)mlpOffset
+                out:(id<MTLBuffer>)out
+          outOffset:(NSUInteger)outOffset
+               dims:(const MTGDecodeLayerDims&)dims
+            scalars:(const MTGDecodeLayerScalars&)scalars
+              types:(const MTGDecodeLayerTypes&)types
+              error:(NSError**)error {
   if (!Compiled(types)) {
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(family::kName) + ": no variant was compiled for {" + family::types_key(types) + "}");
@@ -804,8 +1033,10 @@ MatvecResidual2Dispatch MakeMatvecResidual2Dispatch(const family::Dims& dims,
   if ([_decodeLayerRmsNorm pipelineForTypes:rmsNorm.types tuning:rmsNorm.tuning error:error] == nil) return NO;
   if ([_decodeLayerGateUp pipelineForTypes:gateUp.types tuning:gateUp.tuning error:error] == nil) return NO;
   if ([_decodeLayerMatvecResidual pipelineForTypes:matvecResidual2.types tuning:matvecResidual2.tuning error:error] == nil) return NO;
-  // A serial encoder runs each dispatch after the previous one; a concurrent one needs barriers.
-  const BOOL concurrent = encoder.dispatchType == MTLDispatchTypeConcurrent;
+  // A serial encoder runs each dispatch after the previous one, and split encoders one after the
+  // other; a concurrent encoder needs barriers.
+  id<MTLComputeCommandEncoder> encoder = nil;
+  if ((encoder = EncoderFor(encoderForDispatch, 0, "decode_layer dispatch 1 (decode_layer_norm_matvec)", error)) == nil) return NO;
   if (![_decodeLayerNormMatvec encodeToCommandEncoder:encoder
                                                     w:wQkv
                                               wOffset:wQkvOffset
@@ -822,7 +1053,9 @@ MatvecResidual2Dispatch MakeMatvecResidual2Dispatch(const family::Dims& dims,
                                                 error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 1, "decode_layer dispatch 2 (decode_layer_head_norm)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // decode_layer_head_norm reads qkv after decode_layer_norm_matvec wrote it.
     const id<MTLResource> resources[] = {qkv};
     [encoder memoryBarrierWithResources:resources count:1];
@@ -843,7 +1076,9 @@ MatvecResidual2Dispatch MakeMatvecResidual2Dispatch(const family::Dims& dims,
                                               error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 2, "decode_layer dispatch 3 (decode_layer_rope)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // decode_layer_rope reads qk_normed after decode_layer_head_norm wrote it.
     const id<MTLResource> resources[] = {qkNormed};
     [encoder memoryBarrierWithResources:resources count:1];
@@ -862,7 +1097,9 @@ MatvecResidual2Dispatch MakeMatvecResidual2Dispatch(const family::Dims& dims,
                                           error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 3, "decode_layer dispatch 4 (decode_layer_kv_cache_update)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // decode_layer_kv_cache_update reads qk_rotated after decode_layer_rope wrote it.
     const id<MTLResource> resources[] = {qkRotated};
     [encoder memoryBarrierWithResources:resources count:1];
@@ -884,7 +1121,9 @@ MatvecResidual2Dispatch MakeMatvecResidual2Dispatch(const family::Dims& dims,
                                                    error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 4, "decode_layer dispatch 5 (decode_layer_attn_partial)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // decode_layer_attn_partial reads k_cache and v_cache after decode_layer_kv_cache_update wrote them.
     const id<MTLResource> resources[] = {kCache, vCache};
     [encoder memoryBarrierWithResources:resources count:2];
@@ -909,7 +1148,9 @@ MatvecResidual2Dispatch MakeMatvecResidual2Dispatch(const family::Dims& dims,
                                                  error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 5, "decode_layer dispatch 6 (decode_layer_attn_merge)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // decode_layer_attn_merge reads partial_out, block_max and block_sum after decode_layer_attn_partial wrote them.
     const id<MTLResource> resources[] = {partialOut, blockMax, blockSum};
     [encoder memoryBarrierWithResources:resources count:3];
@@ -929,7 +1170,9 @@ MatvecResidual2Dispatch MakeMatvecResidual2Dispatch(const family::Dims& dims,
                                                error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 6, "decode_layer dispatch 7 (decode_layer_matvec_residual)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // decode_layer_matvec_residual reads attn after decode_layer_attn_merge wrote it.
     const id<MTLResource> resources[] = {attn};
     [encoder memoryBarrierWithResources:resources count:1];
@@ -949,7 +1192,9 @@ MatvecResidual2Dispatch MakeMatvecResidual2Dispatch(const family::Dims& dims,
                                                     error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 7, "decode_layer dispatch 8 (decode_layer_rms_norm)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // decode_layer_rms_norm reads h after decode_layer_matvec_residual wrote it.
     const id<MTLResource> resources[] = {h};
     [encoder memoryBarrierWithResources:resources count:1];
@@ -968,7 +1213,9 @@ MatvecResidual2Dispatch MakeMatvecResidual2Dispatch(const family::Dims& dims,
                                              error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 8, "decode_layer dispatch 9 (decode_layer_gate_up)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // decode_layer_gate_up reads h_normed after decode_layer_rms_norm wrote it.
     const id<MTLResource> resources[] = {hNormed};
     [encoder memoryBarrierWithResources:resources count:1];
@@ -988,7 +1235,9 @@ MatvecResidual2Dispatch MakeMatvecResidual2Dispatch(const family::Dims& dims,
                                             error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 9, "decode_layer dispatch 10 (decode_layer_matvec_residual)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // decode_layer_matvec_residual reads mlp after decode_layer_gate_up wrote it.
     const id<MTLResource> resources[] = {mlp};
     [encoder memoryBarrierWithResources:resources count:1];
@@ -1008,6 +1257,7 @@ MatvecResidual2Dispatch MakeMatvecResidual2Dispatch(const family::Dims& dims,
                                                     error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
+  if (split) [encoder endEncoding];
   return YES;
 }
 

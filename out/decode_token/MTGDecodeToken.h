@@ -172,6 +172,34 @@ NS_ASSUME_NONNULL_BEGIN
                          types:(const MTGDecodeTokenTypes&)types
                          error:(NSError**)error;
 
+/// The same 4 dispatches with the same checks, each into a compute encoder of its own:
+/// `encoderForDispatch` returns a new encoder for dispatch `dispatch` (0 to 3, in the order
+/// above), which this call ends once it has encoded the dispatch into it; NO, with `error` set, when it
+/// returns nil. The encoders run one after the other and need no barriers. Apple GPUs sample counters
+/// only at encoder boundaries, so this is how bench_decode_token times each dispatch; the splits cost
+/// GPU time of their own: a token is encoded with the call above.
+- (BOOL)encodeWithEncoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                                   x:(id<MTLBuffer>)x
+                             xOffset:(NSUInteger)xOffset
+                           finalNorm:(id<MTLBuffer>)finalNorm
+                     finalNormOffset:(NSUInteger)finalNormOffset
+                              lmHead:(id<MTLBuffer>)lmHead
+                        lmHeadOffset:(NSUInteger)lmHeadOffset
+                             xNormed:(id<MTLBuffer>)xNormed
+                       xNormedOffset:(NSUInteger)xNormedOffset
+                              logits:(id<MTLBuffer>)logits
+                        logitsOffset:(NSUInteger)logitsOffset
+                         blockValues:(id<MTLBuffer>)blockValues
+                   blockValuesOffset:(NSUInteger)blockValuesOffset
+                        blockIndices:(id<MTLBuffer>)blockIndices
+                  blockIndicesOffset:(NSUInteger)blockIndicesOffset
+                               token:(id<MTLBuffer>)token
+                         tokenOffset:(NSUInteger)tokenOffset
+                                dims:(const MTGDecodeTokenDims&)dims
+                             scalars:(const MTGDecodeTokenScalars&)scalars
+                               types:(const MTGDecodeTokenTypes&)types
+                               error:(NSError**)error;
+
 @end
 
 NS_ASSUME_NONNULL_END

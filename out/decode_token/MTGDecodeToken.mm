@@ -43,6 +43,14 @@ uint32_t MemberDim(int64_t value, const char* dispatch, const char* dim) {
   return static_cast<uint32_t>(value);
 }
 
+// The encoder of dispatch `index`; nil, with `error` set, when the caller gives none.
+id<MTLComputeCommandEncoder> _Nullable EncoderFor(id<MTLComputeCommandEncoder> _Nullable (^encoderForDispatch)(NSUInteger dispatch),
+                                                  NSUInteger index, const char* dispatch, NSError** error) {
+  id<MTLComputeCommandEncoder> encoder = encoderForDispatch(index);
+  if (encoder == nil) MTGFail(error, MTGErrorInvalidBuffer, std::string(dispatch) + ": no compute command encoder");
+  return encoder;
+}
+
 // Dispatch 1: decode_token_rms_norm with its dims, scalars and types taken from the family's.
 struct DecodeTokenRmsNormDispatch {
   MTGDecodeTokenRmsNormDims dims;
@@ -291,6 +299,99 @@ DecodeTokenArgmaxMergeDispatch MakeDecodeTokenArgmaxMergeDispatch(const family::
                        scalars:(const MTGDecodeTokenScalars&)scalars
                          types:(const MTGDecodeTokenTypes&)types
                          error:(NSError**)error {
+  return [self encodeSplit:NO
+        encoderForDispatch:^id<MTLComputeCommandEncoder>(NSUInteger) { return encoder; }
+                         x:x
+                   xOffset:xOffset
+                 finalNorm:finalNorm
+           finalNormOffset:finalNormOffset
+                    lmHead:lmHead
+              lmHeadOffset:lmHeadOffset
+                   xNormed:xNormed
+             xNormedOffset:xNormedOffset
+                    logits:logits
+              logitsOffset:logitsOffset
+               blockValues:blockValues
+         blockValuesOffset:blockValuesOffset
+              blockIndices:blockIndices
+        blockIndicesOffset:blockIndicesOffset
+                     token:token
+               tokenOffset:tokenOffset
+                      dims:dims
+                   scalars:scalars
+                     types:types
+                     error:error];
+}
+
+- (BOOL)encodeWithEncoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                                   x:(id<MTLBuffer>)x
+                             xOffset:(NSUInteger)xOffset
+                           finalNorm:(id<MTLBuffer>)finalNorm
+                     finalNormOffset:(NSUInteger)finalNormOffset
+                              lmHead:(id<MTLBuffer>)lmHead
+                        lmHeadOffset:(NSUInteger)lmHeadOffset
+                             xNormed:(id<MTLBuffer>)xNormed
+                       xNormedOffset:(NSUInteger)xNormedOffset
+                              logits:(id<MTLBuffer>)logits
+                        logitsOffset:(NSUInteger)logitsOffset
+                         blockValues:(id<MTLBuffer>)blockValues
+                   blockValuesOffset:(NSUInteger)blockValuesOffset
+                        blockIndices:(id<MTLBuffer>)blockIndices
+                  blockIndicesOffset:(NSUInteger)blockIndicesOffset
+                               token:(id<MTLBuffer>)token
+                         tokenOffset:(NSUInteger)tokenOffset
+                                dims:(const MTGDecodeTokenDims&)dims
+                             scalars:(const MTGDecodeTokenScalars&)scalars
+                               types:(const MTGDecodeTokenTypes&)types
+                               error:(NSError**)error {
+  return [self encodeSplit:YES
+        encoderForDispatch:encoderForDispatch
+                         x:x
+                   xOffset:xOffset
+                 finalNorm:finalNorm
+           finalNormOffset:finalNormOffset
+                    lmHead:lmHead
+              lmHeadOffset:lmHeadOffset
+                   xNormed:xNormed
+             xNormedOffset:xNormedOffset
+                    logits:logits
+              logitsOffset:logitsOffset
+               blockValues:blockValues
+         blockValuesOffset:blockValuesOffset
+              blockIndices:blockIndices
+        blockIndicesOffset:blockIndicesOffset
+                     token:token
+               tokenOffset:tokenOffset
+                      dims:dims
+                   scalars:scalars
+                     types:types
+                     error:error];
+}
+
+// Both encode calls: each dispatch into the encoder `encoderForDispatch` returns for it (the
+// caller's one encoder, or a new one per dispatch, ended here when `split`).
+- (BOOL)encodeSplit:(BOOL)split
+ encoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                  x:(id<MTLBuffer>)x
+            xOffset:(NSUInteger)xOffset
+          finalNorm:(id<MTLBuffer>)finalNorm
+    finalNormOffset:(NSUInteger)finalNormOffset
+             lmHead:(id<MTLBuffer>)lmHead
+       lmHeadOffset:(NSUInteger)lmHeadOffset
+            xNormed:(id<MTLBuffer>)xNormed
+      xNormedOffset:(NSUInteger)xNormedOffset
+             logits:(id<MTLBuffer>)logits
+       logitsOffset:(NSUInteger)logitsOffset
+        blockValues:(id<MTLBuffer>)blockValues
+  blockValuesOffset:(NSUInteger)blockValuesOffset
+       blockIndices:(id<MTLBuffer>)blockIndices
+ blockIndicesOffset:(NSUInteger)blockIndicesOffset
+              token:(id<MTLBuffer>)token
+        tokenOffset:(NSUInteger)tokenOffset
+               dims:(const MTGDecodeTokenDims&)dims
+            scalars:(const MTGDecodeTokenScalars&)scalars
+              types:(const MTGDecodeTokenTypes&)types
+              error:(NSError**)error {
   if (!Compiled(types)) {
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(family::kName) + ": no variant was compiled for {" + family::types_key(types) + "}");
@@ -354,8 +455,10 @@ DecodeTokenArgmaxMergeDispatch MakeDecodeTokenArgmaxMergeDispatch(const family::
   if ([_decodeTokenLmHead pipelineForTypes:decodeTokenLmHead.types tuning:decodeTokenLmHead.tuning error:error] == nil) return NO;
   if ([_decodeTokenArgmaxBlocks pipelineForTypes:decodeTokenArgmaxBlocks.types tuning:decodeTokenArgmaxBlocks.tuning error:error] == nil) return NO;
   if ([_decodeTokenArgmaxMerge pipelineForTypes:decodeTokenArgmaxMerge.types tuning:decodeTokenArgmaxMerge.tuning error:error] == nil) return NO;
-  // A serial encoder runs each dispatch after the previous one; a concurrent one needs barriers.
-  const BOOL concurrent = encoder.dispatchType == MTLDispatchTypeConcurrent;
+  // A serial encoder runs each dispatch after the previous one, and split encoders one after the
+  // other; a concurrent encoder needs barriers.
+  id<MTLComputeCommandEncoder> encoder = nil;
+  if ((encoder = EncoderFor(encoderForDispatch, 0, "decode_token dispatch 1 (decode_token_rms_norm)", error)) == nil) return NO;
   if (![_decodeTokenRmsNorm encodeToCommandEncoder:encoder
                                                  x:x
                                            xOffset:xOffset
@@ -370,7 +473,9 @@ DecodeTokenArgmaxMergeDispatch MakeDecodeTokenArgmaxMergeDispatch(const family::
                                              error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 1, "decode_token dispatch 2 (decode_token_lm_head)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // decode_token_lm_head reads x_normed after decode_token_rms_norm wrote it.
     const id<MTLResource> resources[] = {xNormed};
     [encoder memoryBarrierWithResources:resources count:1];
@@ -388,7 +493,9 @@ DecodeTokenArgmaxMergeDispatch MakeDecodeTokenArgmaxMergeDispatch(const family::
                                             error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 2, "decode_token dispatch 3 (decode_token_argmax_blocks)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // decode_token_argmax_blocks reads logits after decode_token_lm_head wrote it.
     const id<MTLResource> resources[] = {logits};
     [encoder memoryBarrierWithResources:resources count:1];
@@ -406,7 +513,9 @@ DecodeTokenArgmaxMergeDispatch MakeDecodeTokenArgmaxMergeDispatch(const family::
                                                   error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 3, "decode_token dispatch 4 (decode_token_argmax_merge)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // decode_token_argmax_merge reads block_values and block_indices after decode_token_argmax_blocks wrote them.
     const id<MTLResource> resources[] = {blockValues, blockIndices};
     [encoder memoryBarrierWithResources:resources count:2];
@@ -424,6 +533,7 @@ DecodeTokenArgmaxMergeDispatch MakeDecodeTokenArgmaxMergeDispatch(const family::
                                                  error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
+  if (split) [encoder endEncoding];
   return YES;
 }
 

@@ -226,6 +226,47 @@ NS_ASSUME_NONNULL_BEGIN
                          types:(const MTGGlaScanBackwardTypes&)types
                          error:(NSError**)error;
 
+/// The same 3 dispatches with the same checks, each into a compute encoder of its own:
+/// `encoderForDispatch` returns a new encoder for dispatch `dispatch` (0 to 2, in the order
+/// above), which this call ends once it has encoded the dispatch into it; NO, with `error` set, when it
+/// returns nil. The encoders run one after the other and need no barriers. Apple GPUs sample counters
+/// only at encoder boundaries, so this is how bench_gla_scan_backward times each dispatch; the splits cost
+/// GPU time of their own: a token is encoded with the call above.
+- (BOOL)encodeWithEncoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                                   q:(id<MTLBuffer>)q
+                             qOffset:(NSUInteger)qOffset
+                                   k:(id<MTLBuffer>)k
+                             kOffset:(NSUInteger)kOffset
+                                   v:(id<MTLBuffer>)v
+                             vOffset:(NSUInteger)vOffset
+                                   g:(id<MTLBuffer>)g
+                             gOffset:(NSUInteger)gOffset
+                                  h0:(id<MTLBuffer>)h0
+                            h0Offset:(NSUInteger)h0Offset
+                                  dO:(id<MTLBuffer>)dO
+                            dOOffset:(NSUInteger)dOOffset
+                             dhFinal:(id<MTLBuffer>)dhFinal
+                       dhFinalOffset:(NSUInteger)dhFinalOffset
+                         checkpoints:(id<MTLBuffer>)checkpoints
+                   checkpointsOffset:(NSUInteger)checkpointsOffset
+                           workspace:(id<MTLBuffer>)workspace
+                     workspaceOffset:(NSUInteger)workspaceOffset
+                            partials:(id<MTLBuffer>)partials
+                      partialsOffset:(NSUInteger)partialsOffset
+                                  dq:(id<MTLBuffer>)dq
+                            dqOffset:(NSUInteger)dqOffset
+                                  dk:(id<MTLBuffer>)dk
+                            dkOffset:(NSUInteger)dkOffset
+                                  dv:(id<MTLBuffer>)dv
+                            dvOffset:(NSUInteger)dvOffset
+                                  dg:(id<MTLBuffer>)dg
+                            dgOffset:(NSUInteger)dgOffset
+                                 dh0:(id<MTLBuffer>)dh0
+                           dh0Offset:(NSUInteger)dh0Offset
+                                dims:(const MTGGlaScanBackwardDims&)dims
+                               types:(const MTGGlaScanBackwardTypes&)types
+                               error:(NSError**)error;
+
 @end
 
 NS_ASSUME_NONNULL_END

@@ -34,6 +34,14 @@ bool Compiled(const family::Types& types) {
   return false;
 }
 
+// The encoder of dispatch `index`; nil, with `error` set, when the caller gives none.
+id<MTLComputeCommandEncoder> _Nullable EncoderFor(id<MTLComputeCommandEncoder> _Nullable (^encoderForDispatch)(NSUInteger dispatch),
+                                                  NSUInteger index, const char* dispatch, NSError** error) {
+  id<MTLComputeCommandEncoder> encoder = encoderForDispatch(index);
+  if (encoder == nil) MTGFail(error, MTGErrorInvalidBuffer, std::string(dispatch) + ": no compute command encoder");
+  return encoder;
+}
+
 // Dispatch 1: gla_scan_checkpoints with its dims, scalars and types taken from the family's.
 struct GlaScanCheckpointsDispatch {
   MTGGlaScanCheckpointsDims dims;
@@ -321,6 +329,151 @@ ReduceDispatch MakeReduceDispatch(const family::Dims& dims,
                           dims:(const MTGGlaScanBackwardDims&)dims
                          types:(const MTGGlaScanBackwardTypes&)types
                          error:(NSError**)error {
+  return [self encodeSplit:NO
+        encoderForDispatch:^id<MTLComputeCommandEncoder>(NSUInteger) { return encoder; }
+                         q:q
+                   qOffset:qOffset
+                         k:k
+                   kOffset:kOffset
+                         v:v
+                   vOffset:vOffset
+                         g:g
+                   gOffset:gOffset
+                        h0:h0
+                  h0Offset:h0Offset
+                        dO:dO
+                  dOOffset:dOOffset
+                   dhFinal:dhFinal
+             dhFinalOffset:dhFinalOffset
+               checkpoints:checkpoints
+         checkpointsOffset:checkpointsOffset
+                 workspace:workspace
+           workspaceOffset:workspaceOffset
+                  partials:partials
+            partialsOffset:partialsOffset
+                        dq:dq
+                  dqOffset:dqOffset
+                        dk:dk
+                  dkOffset:dkOffset
+                        dv:dv
+                  dvOffset:dvOffset
+                        dg:dg
+                  dgOffset:dgOffset
+                       dh0:dh0
+                 dh0Offset:dh0Offset
+                      dims:dims
+                     types:types
+                     error:error];
+}
+
+- (BOOL)encodeWithEncoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                                   q:(id<MTLBuffer>)q
+                             qOffset:(NSUInteger)qOffset
+                                   k:(id<MTLBuffer>)k
+                             kOffset:(NSUInteger)kOffset
+                                   v:(id<MTLBuffer>)v
+                             vOffset:(NSUInteger)vOffset
+                                   g:(id<MTLBuffer>)g
+                             gOffset:(NSUInteger)gOffset
+                                  h0:(id<MTLBuffer>)h0
+                            h0Offset:(NSUInteger)h0Offset
+                                  dO:(id<MTLBuffer>)dO
+                            dOOffset:(NSUInteger)dOOffset
+                             dhFinal:(id<MTLBuffer>)dhFinal
+                       dhFinalOffset:(NSUInteger)dhFinalOffset
+                         checkpoints:(id<MTLBuffer>)checkpoints
+                   checkpointsOffset:(NSUInteger)checkpointsOffset
+                           workspace:(id<MTLBuffer>)workspace
+                     workspaceOffset:(NSUInteger)workspaceOffset
+                            partials:(id<MTLBuffer>)partials
+                      partialsOffset:(NSUInteger)partialsOffset
+                                  dq:(id<MTLBuffer>)dq
+                            dqOffset:(NSUInteger)dqOffset
+                                  dk:(id<MTLBuffer>)dk
+                            dkOffset:(NSUInteger)dkOffset
+                                  dv:(id<MTLBuffer>)dv
+                            dvOffset:(NSUInteger)dvOffset
+                                  dg:(id<MTLBuffer>)dg
+                            dgOffset:(NSUInteger)dgOffset
+                                 dh0:(id<MTLBuffer>)dh0
+                           dh0Offset:(NSUInteger)dh0Offset
+                                dims:(const MTGGlaScanBackwardDims&)dims
+                               types:(const MTGGlaScanBackwardTypes&)types
+                               error:(NSError**)error {
+  return [self encodeSplit:YES
+        encoderForDispatch:encoderForDispatch
+                         q:q
+                   qOffset:qOffset
+                         k:k
+                   kOffset:kOffset
+                         v:v
+                   vOffset:vOffset
+                         g:g
+                   gOffset:gOffset
+                        h0:h0
+                  h0Offset:h0Offset
+                        dO:dO
+                  dOOffset:dOOffset
+                   dhFinal:dhFinal
+             dhFinalOffset:dhFinalOffset
+               checkpoints:checkpoints
+         checkpointsOffset:checkpointsOffset
+                 workspace:workspace
+           workspaceOffset:workspaceOffset
+                  partials:partials
+            partialsOffset:partialsOffset
+                        dq:dq
+                  dqOffset:dqOffset
+                        dk:dk
+                  dkOffset:dkOffset
+                        dv:dv
+                  dvOffset:dvOffset
+                        dg:dg
+                  dgOffset:dgOffset
+                       dh0:dh0
+                 dh0Offset:dh0Offset
+                      dims:dims
+                     types:types
+                     error:error];
+}
+
+// Both encode calls: each dispatch into the encoder `encoderForDispatch` returns for it (the
+// caller's one encoder, or a new one per dispatch, ended here when `split`).
+- (BOOL)encodeSplit:(BOOL)split
+ encoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                  q:(id<MTLBuffer>)q
+            qOffset:(NSUInteger)qOffset
+                  k:(id<MTLBuffer>)k
+            kOffset:(NSUInteger)kOffset
+                  v:(id<MTLBuffer>)v
+            vOffset:(NSUInteger)vOffset
+                  g:(id<MTLBuffer>)g
+            gOffset:(NSUInteger)gOffset
+                 h0:(id<MTLBuffer>)h0
+           h0Offset:(NSUInteger)h0Offset
+                 dO:(id<MTLBuffer>)dO
+           dOOffset:(NSUInteger)dOOffset
+            dhFinal:(id<MTLBuffer>)dhFinal
+      dhFinalOffset:(NSUInteger)dhFinalOffset
+        checkpoints:(id<MTLBuffer>)checkpoints
+  checkpointsOffset:(NSUInteger)checkpointsOffset
+          workspace:(id<MTLBuffer>)workspace
+    workspaceOffset:(NSUInteger)workspaceOffset
+           partials:(id<MTLBuffer>)partials
+     partialsOffset:(NSUInteger)partialsOffset
+                 dq:(id<MTLBuffer>)dq
+           dqOffset:(NSUInteger)dqOffset
+                 dk:(id<MTLBuffer>)dk
+           dkOffset:(NSUInteger)dkOffset
+                 dv:(id<MTLBuffer>)dv
+           dvOffset:(NSUInteger)dvOffset
+                 dg:(id<MTLBuffer>)dg
+           dgOffset:(NSUInteger)dgOffset
+                dh0:(id<MTLBuffer>)dh0
+          dh0Offset:(NSUInteger)dh0Offset
+               dims:(const MTGGlaScanBackwardDims&)dims
+              types:(const MTGGlaScanBackwardTypes&)types
+              error:(NSError**)error {
   if (!Compiled(types)) {
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(family::kName) + ": no variant was compiled for {" + family::types_key(types) + "}");
@@ -392,8 +545,10 @@ ReduceDispatch MakeReduceDispatch(const family::Dims& dims,
   if ([_glaScanCheckpoints pipelineForTypes:glaScanCheckpoints.types tuning:glaScanCheckpoints.tuning error:error] == nil) return NO;
   if ([_glaScanBackwardSegments pipelineForTypes:segments.types tuning:segments.tuning error:error] == nil) return NO;
   if ([_glaScanBackwardReduce pipelineForTypes:reduce.types tuning:reduce.tuning error:error] == nil) return NO;
-  // A serial encoder runs each dispatch after the previous one; a concurrent one needs barriers.
-  const BOOL concurrent = encoder.dispatchType == MTLDispatchTypeConcurrent;
+  // A serial encoder runs each dispatch after the previous one, and split encoders one after the
+  // other; a concurrent encoder needs barriers.
+  id<MTLComputeCommandEncoder> encoder = nil;
+  if ((encoder = EncoderFor(encoderForDispatch, 0, "gla_scan_backward dispatch 1 (gla_scan_checkpoints)", error)) == nil) return NO;
   if (![_glaScanCheckpoints encodeToCommandEncoder:encoder
                                                  k:k
                                            kOffset:kOffset
@@ -411,7 +566,9 @@ ReduceDispatch MakeReduceDispatch(const family::Dims& dims,
                                              error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 1, "gla_scan_backward dispatch 2 (gla_scan_backward_segments)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // gla_scan_backward_segments reads checkpoints after gla_scan_checkpoints wrote it.
     const id<MTLResource> resources[] = {checkpoints};
     [encoder memoryBarrierWithResources:resources count:1];
@@ -445,7 +602,9 @@ ReduceDispatch MakeReduceDispatch(const family::Dims& dims,
                                                   error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 2, "gla_scan_backward dispatch 3 (gla_scan_backward_reduce)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // gla_scan_backward_reduce reads partials after gla_scan_backward_segments wrote it.
     const id<MTLResource> resources[] = {partials};
     [encoder memoryBarrierWithResources:resources count:1];
@@ -465,6 +624,7 @@ ReduceDispatch MakeReduceDispatch(const family::Dims& dims,
                                                 error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
+  if (split) [encoder endEncoding];
   return YES;
 }
 

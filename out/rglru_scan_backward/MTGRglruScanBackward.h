@@ -159,6 +159,35 @@ NS_ASSUME_NONNULL_BEGIN
                          types:(const MTGRglruScanBackwardTypes&)types
                          error:(NSError**)error;
 
+/// The same 2 dispatches with the same checks, each into a compute encoder of its own:
+/// `encoderForDispatch` returns a new encoder for dispatch `dispatch` (0 to 1, in the order
+/// above), which this call ends once it has encoded the dispatch into it; NO, with `error` set, when it
+/// returns nil. The encoders run one after the other and need no barriers. Apple GPUs sample counters
+/// only at encoder boundaries, so this is how bench_rglru_scan_backward times each dispatch; the splits cost
+/// GPU time of their own: a token is encoded with the call above.
+- (BOOL)encodeWithEncoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                                   a:(id<MTLBuffer>)a
+                             aOffset:(NSUInteger)aOffset
+                                   b:(id<MTLBuffer>)b
+                             bOffset:(NSUInteger)bOffset
+                                  h0:(id<MTLBuffer>)h0
+                            h0Offset:(NSUInteger)h0Offset
+                                  dy:(id<MTLBuffer>)dy
+                            dyOffset:(NSUInteger)dyOffset
+                             dhFinal:(id<MTLBuffer>)dhFinal
+                       dhFinalOffset:(NSUInteger)dhFinalOffset
+                         checkpoints:(id<MTLBuffer>)checkpoints
+                   checkpointsOffset:(NSUInteger)checkpointsOffset
+                                  da:(id<MTLBuffer>)da
+                            daOffset:(NSUInteger)daOffset
+                                  db:(id<MTLBuffer>)db
+                            dbOffset:(NSUInteger)dbOffset
+                                 dh0:(id<MTLBuffer>)dh0
+                           dh0Offset:(NSUInteger)dh0Offset
+                                dims:(const MTGRglruScanBackwardDims&)dims
+                               types:(const MTGRglruScanBackwardTypes&)types
+                               error:(NSError**)error;
+
 @end
 
 NS_ASSUME_NONNULL_END

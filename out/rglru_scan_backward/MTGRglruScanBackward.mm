@@ -34,6 +34,14 @@ bool Compiled(const family::Types& types) {
   return false;
 }
 
+// The encoder of dispatch `index`; nil, with `error` set, when the caller gives none.
+id<MTLComputeCommandEncoder> _Nullable EncoderFor(id<MTLComputeCommandEncoder> _Nullable (^encoderForDispatch)(NSUInteger dispatch),
+                                                  NSUInteger index, const char* dispatch, NSError** error) {
+  id<MTLComputeCommandEncoder> encoder = encoderForDispatch(index);
+  if (encoder == nil) MTGFail(error, MTGErrorInvalidBuffer, std::string(dispatch) + ": no compute command encoder");
+  return encoder;
+}
+
 // Dispatch 1: rglru_scan_checkpoints with its dims, scalars and types taken from the family's.
 struct RglruScanCheckpointsDispatch {
   MTGRglruScanCheckpointsDims dims;
@@ -222,6 +230,103 @@ SegmentsDispatch MakeSegmentsDispatch(const family::Dims& dims,
                           dims:(const MTGRglruScanBackwardDims&)dims
                          types:(const MTGRglruScanBackwardTypes&)types
                          error:(NSError**)error {
+  return [self encodeSplit:NO
+        encoderForDispatch:^id<MTLComputeCommandEncoder>(NSUInteger) { return encoder; }
+                         a:a
+                   aOffset:aOffset
+                         b:b
+                   bOffset:bOffset
+                        h0:h0
+                  h0Offset:h0Offset
+                        dy:dy
+                  dyOffset:dyOffset
+                   dhFinal:dhFinal
+             dhFinalOffset:dhFinalOffset
+               checkpoints:checkpoints
+         checkpointsOffset:checkpointsOffset
+                        da:da
+                  daOffset:daOffset
+                        db:db
+                  dbOffset:dbOffset
+                       dh0:dh0
+                 dh0Offset:dh0Offset
+                      dims:dims
+                     types:types
+                     error:error];
+}
+
+- (BOOL)encodeWithEncoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                                   a:(id<MTLBuffer>)a
+                             aOffset:(NSUInteger)aOffset
+                                   b:(id<MTLBuffer>)b
+                             bOffset:(NSUInteger)bOffset
+                                  h0:(id<MTLBuffer>)h0
+                            h0Offset:(NSUInteger)h0Offset
+                                  dy:(id<MTLBuffer>)dy
+                            dyOffset:(NSUInteger)dyOffset
+                             dhFinal:(id<MTLBuffer>)dhFinal
+                       dhFinalOffset:(NSUInteger)dhFinalOffset
+                         checkpoints:(id<MTLBuffer>)checkpoints
+                   checkpointsOffset:(NSUInteger)checkpointsOffset
+                                  da:(id<MTLBuffer>)da
+                            daOffset:(NSUInteger)daOffset
+                                  db:(id<MTLBuffer>)db
+                            dbOffset:(NSUInteger)dbOffset
+                                 dh0:(id<MTLBuffer>)dh0
+                           dh0Offset:(NSUInteger)dh0Offset
+                                dims:(const MTGRglruScanBackwardDims&)dims
+                               types:(const MTGRglruScanBackwardTypes&)types
+                               error:(NSError**)error {
+  return [self encodeSplit:YES
+        encoderForDispatch:encoderForDispatch
+                         a:a
+                   aOffset:aOffset
+                         b:b
+                   bOffset:bOffset
+                        h0:h0
+                  h0Offset:h0Offset
+                        dy:dy
+                  dyOffset:dyOffset
+                   dhFinal:dhFinal
+             dhFinalOffset:dhFinalOffset
+               checkpoints:checkpoints
+         checkpointsOffset:checkpointsOffset
+                        da:da
+                  daOffset:daOffset
+                        db:db
+                  dbOffset:dbOffset
+                       dh0:dh0
+                 dh0Offset:dh0Offset
+                      dims:dims
+                     types:types
+                     error:error];
+}
+
+// Both encode calls: each dispatch into the encoder `encoderForDispatch` returns for it (the
+// caller's one encoder, or a new one per dispatch, ended here when `split`).
+- (BOOL)encodeSplit:(BOOL)split
+ encoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                  a:(id<MTLBuffer>)a
+            aOffset:(NSUInteger)aOffset
+                  b:(id<MTLBuffer>)b
+            bOffset:(NSUInteger)bOffset
+                 h0:(id<MTLBuffer>)h0
+           h0Offset:(NSUInteger)h0Offset
+                 dy:(id<MTLBuffer>)dy
+           dyOffset:(NSUInteger)dyOffset
+            dhFinal:(id<MTLBuffer>)dhFinal
+      dhFinalOffset:(NSUInteger)dhFinalOffset
+        checkpoints:(id<MTLBuffer>)checkpoints
+  checkpointsOffset:(NSUInteger)checkpointsOffset
+                 da:(id<MTLBuffer>)da
+           daOffset:(NSUInteger)daOffset
+                 db:(id<MTLBuffer>)db
+           dbOffset:(NSUInteger)dbOffset
+                dh0:(id<MTLBuffer>)dh0
+          dh0Offset:(NSUInteger)dh0Offset
+               dims:(const MTGRglruScanBackwardDims&)dims
+              types:(const MTGRglruScanBackwardTypes&)types
+              error:(NSError**)error {
   if (!Compiled(types)) {
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(family::kName) + ": no variant was compiled for {" + family::types_key(types) + "}");
@@ -272,8 +377,10 @@ SegmentsDispatch MakeSegmentsDispatch(const family::Dims& dims,
   // Each dispatch's pipeline, created here on its first use, so that a failure encodes nothing.
   if ([_rglruScanCheckpoints pipelineForTypes:rglruScanCheckpoints.types tuning:rglruScanCheckpoints.tuning error:error] == nil) return NO;
   if ([_rglruScanBackwardSegments pipelineForTypes:segments.types tuning:segments.tuning error:error] == nil) return NO;
-  // A serial encoder runs each dispatch after the previous one; a concurrent one needs barriers.
-  const BOOL concurrent = encoder.dispatchType == MTLDispatchTypeConcurrent;
+  // A serial encoder runs each dispatch after the previous one, and split encoders one after the
+  // other; a concurrent encoder needs barriers.
+  id<MTLComputeCommandEncoder> encoder = nil;
+  if ((encoder = EncoderFor(encoderForDispatch, 0, "rglru_scan_backward dispatch 1 (rglru_scan_checkpoints)", error)) == nil) return NO;
   if (![_rglruScanCheckpoints encodeToCommandEncoder:encoder
                                                    a:a
                                              aOffset:aOffset
@@ -289,7 +396,9 @@ SegmentsDispatch MakeSegmentsDispatch(const family::Dims& dims,
                                                error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 1, "rglru_scan_backward dispatch 2 (rglru_scan_backward_segments)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // rglru_scan_backward_segments reads checkpoints after rglru_scan_checkpoints wrote it.
     const id<MTLResource> resources[] = {checkpoints};
     [encoder memoryBarrierWithResources:resources count:1];
@@ -317,6 +426,7 @@ SegmentsDispatch MakeSegmentsDispatch(const family::Dims& dims,
                                                     error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
+  if (split) [encoder endEncoding];
   return YES;
 }
 

@@ -152,6 +152,32 @@ NS_ASSUME_NONNULL_BEGIN
                          types:(const MTGSdpaVector2passTypes&)types
                          error:(NSError**)error;
 
+/// The same 2 dispatches with the same checks, each into a compute encoder of its own:
+/// `encoderForDispatch` returns a new encoder for dispatch `dispatch` (0 to 1, in the order
+/// above), which this call ends once it has encoded the dispatch into it; NO, with `error` set, when it
+/// returns nil. The encoders run one after the other and need no barriers. Apple GPUs sample counters
+/// only at encoder boundaries, so this is how bench_sdpa_vector_2pass times each dispatch; the splits cost
+/// GPU time of their own: a token is encoded with the call above.
+- (BOOL)encodeWithEncoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                                   q:(id<MTLBuffer>)q
+                             qOffset:(NSUInteger)qOffset
+                              kCache:(id<MTLBuffer>)kCache
+                        kCacheOffset:(NSUInteger)kCacheOffset
+                              vCache:(id<MTLBuffer>)vCache
+                        vCacheOffset:(NSUInteger)vCacheOffset
+                          partialOut:(id<MTLBuffer>)partialOut
+                    partialOutOffset:(NSUInteger)partialOutOffset
+                            blockMax:(id<MTLBuffer>)blockMax
+                      blockMaxOffset:(NSUInteger)blockMaxOffset
+                            blockSum:(id<MTLBuffer>)blockSum
+                      blockSumOffset:(NSUInteger)blockSumOffset
+                                 out:(id<MTLBuffer>)out
+                           outOffset:(NSUInteger)outOffset
+                                dims:(const MTGSdpaVector2passDims&)dims
+                             scalars:(const MTGSdpaVector2passScalars&)scalars
+                               types:(const MTGSdpaVector2passTypes&)types
+                               error:(NSError**)error;
+
 @end
 
 NS_ASSUME_NONNULL_END

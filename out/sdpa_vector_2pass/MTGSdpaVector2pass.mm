@@ -37,6 +37,14 @@ bool Compiled(const family::Types& types) {
   return false;
 }
 
+// The encoder of dispatch `index`; nil, with `error` set, when the caller gives none.
+id<MTLComputeCommandEncoder> _Nullable EncoderFor(id<MTLComputeCommandEncoder> _Nullable (^encoderForDispatch)(NSUInteger dispatch),
+                                                  NSUInteger index, const char* dispatch, NSError** error) {
+  id<MTLComputeCommandEncoder> encoder = encoderForDispatch(index);
+  if (encoder == nil) MTGFail(error, MTGErrorInvalidBuffer, std::string(dispatch) + ": no compute command encoder");
+  return encoder;
+}
+
 // Dispatch 1: sdpa_vector_2pass_partial with its dims, scalars and types taken from the family's.
 struct PartialDispatch {
   MTGSdpaVector2passPartialDims dims;
@@ -221,6 +229,91 @@ MergeDispatch MakeMergeDispatch(const family::Dims& dims,
                        scalars:(const MTGSdpaVector2passScalars&)scalars
                          types:(const MTGSdpaVector2passTypes&)types
                          error:(NSError**)error {
+  return [self encodeSplit:NO
+        encoderForDispatch:^id<MTLComputeCommandEncoder>(NSUInteger) { return encoder; }
+                         q:q
+                   qOffset:qOffset
+                    kCache:kCache
+              kCacheOffset:kCacheOffset
+                    vCache:vCache
+              vCacheOffset:vCacheOffset
+                partialOut:partialOut
+          partialOutOffset:partialOutOffset
+                  blockMax:blockMax
+            blockMaxOffset:blockMaxOffset
+                  blockSum:blockSum
+            blockSumOffset:blockSumOffset
+                       out:out
+                 outOffset:outOffset
+                      dims:dims
+                   scalars:scalars
+                     types:types
+                     error:error];
+}
+
+- (BOOL)encodeWithEncoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                                   q:(id<MTLBuffer>)q
+                             qOffset:(NSUInteger)qOffset
+                              kCache:(id<MTLBuffer>)kCache
+                        kCacheOffset:(NSUInteger)kCacheOffset
+                              vCache:(id<MTLBuffer>)vCache
+                        vCacheOffset:(NSUInteger)vCacheOffset
+                          partialOut:(id<MTLBuffer>)partialOut
+                    partialOutOffset:(NSUInteger)partialOutOffset
+                            blockMax:(id<MTLBuffer>)blockMax
+                      blockMaxOffset:(NSUInteger)blockMaxOffset
+                            blockSum:(id<MTLBuffer>)blockSum
+                      blockSumOffset:(NSUInteger)blockSumOffset
+                                 out:(id<MTLBuffer>)out
+                           outOffset:(NSUInteger)outOffset
+                                dims:(const MTGSdpaVector2passDims&)dims
+                             scalars:(const MTGSdpaVector2passScalars&)scalars
+                               types:(const MTGSdpaVector2passTypes&)types
+                               error:(NSError**)error {
+  return [self encodeSplit:YES
+        encoderForDispatch:encoderForDispatch
+                         q:q
+                   qOffset:qOffset
+                    kCache:kCache
+              kCacheOffset:kCacheOffset
+                    vCache:vCache
+              vCacheOffset:vCacheOffset
+                partialOut:partialOut
+          partialOutOffset:partialOutOffset
+                  blockMax:blockMax
+            blockMaxOffset:blockMaxOffset
+                  blockSum:blockSum
+            blockSumOffset:blockSumOffset
+                       out:out
+                 outOffset:outOffset
+                      dims:dims
+                   scalars:scalars
+                     types:types
+                     error:error];
+}
+
+// Both encode calls: each dispatch into the encoder `encoderForDispatch` returns for it (the
+// caller's one encoder, or a new one per dispatch, ended here when `split`).
+- (BOOL)encodeSplit:(BOOL)split
+ encoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                  q:(id<MTLBuffer>)q
+            qOffset:(NSUInteger)qOffset
+             kCache:(id<MTLBuffer>)kCache
+       kCacheOffset:(NSUInteger)kCacheOffset
+             vCache:(id<MTLBuffer>)vCache
+       vCacheOffset:(NSUInteger)vCacheOffset
+         partialOut:(id<MTLBuffer>)partialOut
+   partialOutOffset:(NSUInteger)partialOutOffset
+           blockMax:(id<MTLBuffer>)blockMax
+     blockMaxOffset:(NSUInteger)blockMaxOffset
+           blockSum:(id<MTLBuffer>)blockSum
+     blockSumOffset:(NSUInteger)blockSumOffset
+                out:(id<MTLBuffer>)out
+          outOffset:(NSUInteger)outOffset
+               dims:(const MTGSdpaVector2passDims&)dims
+            scalars:(const MTGSdpaVector2passScalars&)scalars
+              types:(const MTGSdpaVector2passTypes&)types
+              error:(NSError**)error {
   if (!Compiled(types)) {
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(family::kName) + ": no variant was compiled for {" + family::types_key(types) + "}");
@@ -267,8 +360,10 @@ MergeDispatch MakeMergeDispatch(const family::Dims& dims,
   // Each dispatch's pipeline, created here on its first use, so that a failure encodes nothing.
   if ([_sdpaVector2passPartial pipelineForTypes:partial.types tuning:partial.tuning error:error] == nil) return NO;
   if ([_sdpaVector2passMerge pipelineForTypes:merge.types tuning:merge.tuning error:error] == nil) return NO;
-  // A serial encoder runs each dispatch after the previous one; a concurrent one needs barriers.
-  const BOOL concurrent = encoder.dispatchType == MTLDispatchTypeConcurrent;
+  // A serial encoder runs each dispatch after the previous one, and split encoders one after the
+  // other; a concurrent encoder needs barriers.
+  id<MTLComputeCommandEncoder> encoder = nil;
+  if ((encoder = EncoderFor(encoderForDispatch, 0, "sdpa_vector_2pass dispatch 1 (sdpa_vector_2pass_partial)", error)) == nil) return NO;
   if (![_sdpaVector2passPartial encodeToCommandEncoder:encoder
                                                      q:q
                                                qOffset:qOffset
@@ -289,7 +384,9 @@ MergeDispatch MakeMergeDispatch(const family::Dims& dims,
                                                  error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 1, "sdpa_vector_2pass dispatch 2 (sdpa_vector_2pass_merge)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // sdpa_vector_2pass_merge reads partial_out, block_max and block_sum after sdpa_vector_2pass_partial wrote them.
     const id<MTLResource> resources[] = {partialOut, blockMax, blockSum};
     [encoder memoryBarrierWithResources:resources count:3];
@@ -309,6 +406,7 @@ MergeDispatch MakeMergeDispatch(const family::Dims& dims,
                                                error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
+  if (split) [encoder endEncoding];
   return YES;
 }
 

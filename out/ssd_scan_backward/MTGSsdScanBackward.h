@@ -258,6 +258,53 @@ NS_ASSUME_NONNULL_BEGIN
                          types:(const MTGSsdScanBackwardTypes&)types
                          error:(NSError**)error;
 
+/// The same 3 dispatches with the same checks, each into a compute encoder of its own:
+/// `encoderForDispatch` returns a new encoder for dispatch `dispatch` (0 to 2, in the order
+/// above), which this call ends once it has encoded the dispatch into it; NO, with `error` set, when it
+/// returns nil. The encoders run one after the other and need no barriers. Apple GPUs sample counters
+/// only at encoder boundaries, so this is how bench_ssd_scan_backward times each dispatch; the splits cost
+/// GPU time of their own: a token is encoded with the call above.
+- (BOOL)encodeWithEncoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                                   u:(id<MTLBuffer>)u
+                             uOffset:(NSUInteger)uOffset
+                               delta:(id<MTLBuffer>)delta
+                         deltaOffset:(NSUInteger)deltaOffset
+                                   a:(id<MTLBuffer>)a
+                             aOffset:(NSUInteger)aOffset
+                                   b:(id<MTLBuffer>)b
+                             bOffset:(NSUInteger)bOffset
+                                   c:(id<MTLBuffer>)c
+                             cOffset:(NSUInteger)cOffset
+                                  h0:(id<MTLBuffer>)h0
+                            h0Offset:(NSUInteger)h0Offset
+                                  dy:(id<MTLBuffer>)dy
+                            dyOffset:(NSUInteger)dyOffset
+                             dhFinal:(id<MTLBuffer>)dhFinal
+                       dhFinalOffset:(NSUInteger)dhFinalOffset
+                         checkpoints:(id<MTLBuffer>)checkpoints
+                   checkpointsOffset:(NSUInteger)checkpointsOffset
+                           workspace:(id<MTLBuffer>)workspace
+                     workspaceOffset:(NSUInteger)workspaceOffset
+                            partials:(id<MTLBuffer>)partials
+                      partialsOffset:(NSUInteger)partialsOffset
+                          dAPartials:(id<MTLBuffer>)dAPartials
+                    dAPartialsOffset:(NSUInteger)dAPartialsOffset
+                                  du:(id<MTLBuffer>)du
+                            duOffset:(NSUInteger)duOffset
+                              ddelta:(id<MTLBuffer>)ddelta
+                        ddeltaOffset:(NSUInteger)ddeltaOffset
+                                  dA:(id<MTLBuffer>)dA
+                            dAOffset:(NSUInteger)dAOffset
+                                  dB:(id<MTLBuffer>)dB
+                            dBOffset:(NSUInteger)dBOffset
+                                  dC:(id<MTLBuffer>)dC
+                            dCOffset:(NSUInteger)dCOffset
+                                 dh0:(id<MTLBuffer>)dh0
+                           dh0Offset:(NSUInteger)dh0Offset
+                                dims:(const MTGSsdScanBackwardDims&)dims
+                               types:(const MTGSsdScanBackwardTypes&)types
+                               error:(NSError**)error;
+
 @end
 
 NS_ASSUME_NONNULL_END

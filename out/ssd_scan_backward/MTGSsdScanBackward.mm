@@ -34,6 +34,14 @@ bool Compiled(const family::Types& types) {
   return false;
 }
 
+// The encoder of dispatch `index`; nil, with `error` set, when the caller gives none.
+id<MTLComputeCommandEncoder> _Nullable EncoderFor(id<MTLComputeCommandEncoder> _Nullable (^encoderForDispatch)(NSUInteger dispatch),
+                                                  NSUInteger index, const char* dispatch, NSError** error) {
+  id<MTLComputeCommandEncoder> encoder = encoderForDispatch(index);
+  if (encoder == nil) MTGFail(error, MTGErrorInvalidBuffer, std::string(dispatch) + ": no compute command encoder");
+  return encoder;
+}
+
 // Dispatch 1: ssd_scan_checkpoints with its dims, scalars and types taken from the family's.
 struct SsdScanCheckpointsDispatch {
   MTGSsdScanCheckpointsDims dims;
@@ -353,6 +361,175 @@ ReduceDispatch MakeReduceDispatch(const family::Dims& dims,
                           dims:(const MTGSsdScanBackwardDims&)dims
                          types:(const MTGSsdScanBackwardTypes&)types
                          error:(NSError**)error {
+  return [self encodeSplit:NO
+        encoderForDispatch:^id<MTLComputeCommandEncoder>(NSUInteger) { return encoder; }
+                         u:u
+                   uOffset:uOffset
+                     delta:delta
+               deltaOffset:deltaOffset
+                         a:a
+                   aOffset:aOffset
+                         b:b
+                   bOffset:bOffset
+                         c:c
+                   cOffset:cOffset
+                        h0:h0
+                  h0Offset:h0Offset
+                        dy:dy
+                  dyOffset:dyOffset
+                   dhFinal:dhFinal
+             dhFinalOffset:dhFinalOffset
+               checkpoints:checkpoints
+         checkpointsOffset:checkpointsOffset
+                 workspace:workspace
+           workspaceOffset:workspaceOffset
+                  partials:partials
+            partialsOffset:partialsOffset
+                dAPartials:dAPartials
+          dAPartialsOffset:dAPartialsOffset
+                        du:du
+                  duOffset:duOffset
+                    ddelta:ddelta
+              ddeltaOffset:ddeltaOffset
+                        dA:dA
+                  dAOffset:dAOffset
+                        dB:dB
+                  dBOffset:dBOffset
+                        dC:dC
+                  dCOffset:dCOffset
+                       dh0:dh0
+                 dh0Offset:dh0Offset
+                      dims:dims
+                     types:types
+                     error:error];
+}
+
+- (BOOL)encodeWithEncoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                                   u:(id<MTLBuffer>)u
+                             uOffset:(NSUInteger)uOffset
+                               delta:(id<MTLBuffer>)delta
+                         deltaOffset:(NSUInteger)deltaOffset
+                                   a:(id<MTLBuffer>)a
+                             aOffset:(NSUInteger)aOffset
+                                   b:(id<MTLBuffer>)b
+                             bOffset:(NSUInteger)bOffset
+                                   c:(id<MTLBuffer>)c
+                             cOffset:(NSUInteger)cOffset
+                                  h0:(id<MTLBuffer>)h0
+                            h0Offset:(NSUInteger)h0Offset
+                                  dy:(id<MTLBuffer>)dy
+                            dyOffset:(NSUInteger)dyOffset
+                             dhFinal:(id<MTLBuffer>)dhFinal
+                       dhFinalOffset:(NSUInteger)dhFinalOffset
+                         checkpoints:(id<MTLBuffer>)checkpoints
+                   checkpointsOffset:(NSUInteger)checkpointsOffset
+                           workspace:(id<MTLBuffer>)workspace
+                     workspaceOffset:(NSUInteger)workspaceOffset
+                            partials:(id<MTLBuffer>)partials
+                      partialsOffset:(NSUInteger)partialsOffset
+                          dAPartials:(id<MTLBuffer>)dAPartials
+                    dAPartialsOffset:(NSUInteger)dAPartialsOffset
+                                  du:(id<MTLBuffer>)du
+                            duOffset:(NSUInteger)duOffset
+                              ddelta:(id<MTLBuffer>)ddelta
+                        ddeltaOffset:(NSUInteger)ddeltaOffset
+                                  dA:(id<MTLBuffer>)dA
+                            dAOffset:(NSUInteger)dAOffset
+                                  dB:(id<MTLBuffer>)dB
+                            dBOffset:(NSUInteger)dBOffset
+                                  dC:(id<MTLBuffer>)dC
+                            dCOffset:(NSUInteger)dCOffset
+                                 dh0:(id<MTLBuffer>)dh0
+                           dh0Offset:(NSUInteger)dh0Offset
+                                dims:(const MTGSsdScanBackwardDims&)dims
+                               types:(const MTGSsdScanBackwardTypes&)types
+                               error:(NSError**)error {
+  return [self encodeSplit:YES
+        encoderForDispatch:encoderForDispatch
+                         u:u
+                   uOffset:uOffset
+                     delta:delta
+               deltaOffset:deltaOffset
+                         a:a
+                   aOffset:aOffset
+                         b:b
+                   bOffset:bOffset
+                         c:c
+                   cOffset:cOffset
+                        h0:h0
+                  h0Offset:h0Offset
+                        dy:dy
+                  dyOffset:dyOffset
+                   dhFinal:dhFinal
+             dhFinalOffset:dhFinalOffset
+               checkpoints:checkpoints
+         checkpointsOffset:checkpointsOffset
+                 workspace:workspace
+           workspaceOffset:workspaceOffset
+                  partials:partials
+            partialsOffset:partialsOffset
+                dAPartials:dAPartials
+          dAPartialsOffset:dAPartialsOffset
+                        du:du
+                  duOffset:duOffset
+                    ddelta:ddelta
+              ddeltaOffset:ddeltaOffset
+                        dA:dA
+                  dAOffset:dAOffset
+                        dB:dB
+                  dBOffset:dBOffset
+                        dC:dC
+                  dCOffset:dCOffset
+                       dh0:dh0
+                 dh0Offset:dh0Offset
+                      dims:dims
+                     types:types
+                     error:error];
+}
+
+// Both encode calls: each dispatch into the encoder `encoderForDispatch` returns for it (the
+// caller's one encoder, or a new one per dispatch, ended here when `split`).
+- (BOOL)encodeSplit:(BOOL)split
+ encoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                  u:(id<MTLBuffer>)u
+            uOffset:(NSUInteger)uOffset
+              delta:(id<MTLBuffer>)delta
+        deltaOffset:(NSUInteger)deltaOffset
+                  a:(id<MTLBuffer>)a
+            aOffset:(NSUInteger)aOffset
+                  b:(id<MTLBuffer>)b
+            bOffset:(NSUInteger)bOffset
+                  c:(id<MTLBuffer>)c
+            cOffset:(NSUInteger)cOffset
+                 h0:(id<MTLBuffer>)h0
+           h0Offset:(NSUInteger)h0Offset
+                 dy:(id<MTLBuffer>)dy
+           dyOffset:(NSUInteger)dyOffset
+            dhFinal:(id<MTLBuffer>)dhFinal
+      dhFinalOffset:(NSUInteger)dhFinalOffset
+        checkpoints:(id<MTLBuffer>)checkpoints
+  checkpointsOffset:(NSUInteger)checkpointsOffset
+          workspace:(id<MTLBuffer>)workspace
+    workspaceOffset:(NSUInteger)workspaceOffset
+           partials:(id<MTLBuffer>)partials
+     partialsOffset:(NSUInteger)partialsOffset
+         dAPartials:(id<MTLBuffer>)dAPartials
+   dAPartialsOffset:(NSUInteger)dAPartialsOffset
+                 du:(id<MTLBuffer>)du
+           duOffset:(NSUInteger)duOffset
+             ddelta:(id<MTLBuffer>)ddelta
+       ddeltaOffset:(NSUInteger)ddeltaOffset
+                 dA:(id<MTLBuffer>)dA
+           dAOffset:(NSUInteger)dAOffset
+                 dB:(id<MTLBuffer>)dB
+           dBOffset:(NSUInteger)dBOffset
+                 dC:(id<MTLBuffer>)dC
+           dCOffset:(NSUInteger)dCOffset
+                dh0:(id<MTLBuffer>)dh0
+          dh0Offset:(NSUInteger)dh0Offset
+               dims:(const MTGSsdScanBackwardDims&)dims
+              types:(const MTGSsdScanBackwardTypes&)types
+              error:(NSError**)error {
   if (!Compiled(types)) {
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(family::kName) + ": no variant was compiled for {" + family::types_key(types) + "}");
@@ -432,8 +609,10 @@ ReduceDispatch MakeReduceDispatch(const family::Dims& dims,
   if ([_ssdScanCheckpoints pipelineForTypes:ssdScanCheckpoints.types tuning:ssdScanCheckpoints.tuning error:error] == nil) return NO;
   if ([_ssdScanBackwardSegments pipelineForTypes:segments.types tuning:segments.tuning error:error] == nil) return NO;
   if ([_ssdScanBackwardReduce pipelineForTypes:reduce.types tuning:reduce.tuning error:error] == nil) return NO;
-  // A serial encoder runs each dispatch after the previous one; a concurrent one needs barriers.
-  const BOOL concurrent = encoder.dispatchType == MTLDispatchTypeConcurrent;
+  // A serial encoder runs each dispatch after the previous one, and split encoders one after the
+  // other; a concurrent encoder needs barriers.
+  id<MTLComputeCommandEncoder> encoder = nil;
+  if ((encoder = EncoderFor(encoderForDispatch, 0, "ssd_scan_backward dispatch 1 (ssd_scan_checkpoints)", error)) == nil) return NO;
   if (![_ssdScanCheckpoints encodeToCommandEncoder:encoder
                                                  u:u
                                            uOffset:uOffset
@@ -453,7 +632,9 @@ ReduceDispatch MakeReduceDispatch(const family::Dims& dims,
                                              error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 1, "ssd_scan_backward dispatch 2 (ssd_scan_backward_segments)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // ssd_scan_backward_segments reads checkpoints after ssd_scan_checkpoints wrote it.
     const id<MTLResource> resources[] = {checkpoints};
     [encoder memoryBarrierWithResources:resources count:1];
@@ -491,7 +672,9 @@ ReduceDispatch MakeReduceDispatch(const family::Dims& dims,
                                                   error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 2, "ssd_scan_backward dispatch 3 (ssd_scan_backward_reduce)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // ssd_scan_backward_reduce reads partials and dA_partials after ssd_scan_backward_segments wrote them.
     const id<MTLResource> resources[] = {partials, dAPartials};
     [encoder memoryBarrierWithResources:resources count:2];
@@ -515,6 +698,7 @@ ReduceDispatch MakeReduceDispatch(const family::Dims& dims,
                                                 error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
+  if (split) [encoder endEncoding];
   return YES;
 }
 

@@ -10,7 +10,7 @@
 #                        every other kernel's header in one unit, through CXX with FLAGS (plain C++)
 #   MODE=cmake           OUT/CMakeLists.txt configures (with CXX as the C++ and Objective-C++ compiler,
 #                        MTLGEN_CONFIGURE_ONLY past the macOS check) and defines the metallib, the glue
-#                        and both programs of every kernel under OUT
+#                        and both programs of every kernel under OUT, the bench program of every family
 #   MODE=run             every OUT/*/MTG*.mm (support/MTGKernelLibrary.mm too) and support/mtlgen_runtime.mm,
 #                        and RUN_SOURCES (.mm), compiled with CXX and FLAGS, RUNTIME (.cpp) with RUNTIME_FLAGS,
 #                        linked with LIBS into OUT.run/lazy_pipelines, which must then exit 0 (PRELUDE=ON:
@@ -221,6 +221,8 @@ elseif(MODE STREQUAL "cmake")
     get_filename_component(kernel "${dir}" NAME)
     if(EXISTS "${dir}/${kernel}.metal")
       list(APPEND expected bench_${kernel} autotune_${kernel})
+    elseif(EXISTS "${dir}/bench_${kernel}.mm")  # a family
+      list(APPEND expected bench_${kernel})
     endif()
   endforeach()
   foreach(target IN LISTS expected)

@@ -1,6 +1,7 @@
 // The glue of kernel families (generator/emit_objc/family_glue.cpp): where barriers go, that every
 // check precedes the first dispatch, that each dispatch goes through its kernel's class with the
-// family's buffers bound as the spec says, and that the library and the build register families.
+// family's buffers bound as the spec says, that the split encode gives each dispatch an encoder of
+// its own, and that the library, the build and the bench program register families.
 #include <fmt/format.h>
 
 #include "emit_objc/family_glue.h"
@@ -51,7 +52,7 @@ TEST(FamilyGlue, SdpaMergeWaitsForEveryBufferThePartialPassWrote) {
 
 TEST(FamilyGlue, BarriersOnlyInConcurrentEncodersAndBetweenDispatches) {
   const std::string mm = glue_mm(family("tests/emit_objc/in/glue_family.yaml"));
-  EXPECT_EQ(count(mm, "const BOOL concurrent = encoder.dispatchType == MTLDispatchTypeConcurrent;"), 1u);
+  EXPECT_EQ(count(mm, "if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {"), 2u);
   EXPECT_EQ(count(mm, "[encoder memoryBarrierWithResources:resources count:1];"), 2u);
   const size_t first = mm.find("[_chunkSum encodeToCommandEncoder:encoder");
   const size_t barrier = mm.find("const id<MTLResource> resources[] = {partial};");
@@ -63,7 +64,7 @@ TEST(FamilyGlue, BarriersOnlyInConcurrentEncodersAndBetweenDispatches) {
 
 TEST(FamilyGlue, ChecksEveryDispatchBeforeEncodingAny) {
   const std::string mm = glue_mm(family("tests/emit_objc/in/glue_family.yaml"));
-  const size_t encode = mm.find("- (BOOL)encodeToCommandEncoder:");
+  const size_t encode = mm.find("- (BOOL)encodeSplit:");
   const size_t first_dispatch = mm.find("encodeToCommandEncoder:encoder", encode);
   for (const char* check : {"family::check_dims(dims);", "mtlgen::kernels::chunk_sum::check_dims(",
                             "mtlgen::kernels::normalize::check_dims(", "MTGCheckBuffers(family::kName",
@@ -73,6 +74,23 @@ TEST(FamilyGlue, ChecksEveryDispatchBeforeEncodingAny) {
     ASSERT_NE(at, std::string::npos) << check;
     EXPECT_LT(at, first_dispatch) << check;
   }
+}
+
+// Both public encode calls forward to one body: the caller's encoder for every dispatch, never
+// ended there, or per dispatch the encoder the block returns for its index, ended after it.
+TEST(FamilyGlue, SplitEncodeGivesEachDispatchItsOwnEncoder) {
+  const std::string mm = glue_mm(family("tests/emit_objc/in/glue_family.yaml"));
+  EXPECT_EQ(count(mm, "return [self encodeSplit:NO\n"), 1u);
+  EXPECT_EQ(count(mm, "encoderForDispatch:^id<MTLComputeCommandEncoder>(NSUInteger) { return encoder; }\n"), 1u);
+  EXPECT_EQ(count(mm, "return [self encodeSplit:YES\n"), 1u);
+  size_t previous = mm.find("- (BOOL)encodeSplit:");
+  for (const char* dispatch : {"0, \"glue_family dispatch 1 (chunk_sum)\"", "1, \"glue_family dispatch 2 (combine)\"",
+                               "2, \"glue_family dispatch 3 (normalize)\""}) {
+    const size_t at = mm.find(std::string("EncoderFor(encoderForDispatch, ") + dispatch, previous);
+    ASSERT_NE(at, std::string::npos) << dispatch;
+    previous = at;
+  }
+  EXPECT_EQ(count(mm, "if (split) [encoder endEncoding];"), 3u);
 }
 
 // A family compiles nothing of its own: its prewarm is its kernels' prewarms, each once.
@@ -94,11 +112,19 @@ TEST(FamilyGlue, BindsMemberNamesToTheFamilys) {
   EXPECT_NE(mm.find("y:out\n"), std::string::npos);
 }
 
-TEST(FamilyGlue, HarnessWritesNoProgramsForAFamilyButBuildsItsGlue) {
+TEST(FamilyGlue, HarnessWritesABenchProgramForAFamilyAndBuildsItsGlue) {
   auto kernels = load({"tests/emit_objc/in/glue_family.yaml"});
   const auto files = run_emitter("harness", kernels).files();
-  EXPECT_EQ(files.count("glue_family/bench_glue_family.mm"), 0u);
+  EXPECT_EQ(files.count("glue_family/autotune_glue_family.mm"), 0u);  // its tunings are its kernels'
+  const std::string& bench = files.at("glue_family/bench_glue_family.mm");
+  EXPECT_EQ(count(bench, "mtlgen::harness::family_bench_main(family, "), 1u);
+  const std::string& harness = files.at("glue_family/glue_family_harness.h");
+  EXPECT_EQ(count(harness, "return {\"chunk_sum\", \"combine\", \"normalize\"};"), 1u);
+  EXPECT_EQ(count(harness, "return [glue_ encodeToCommandEncoder:encoder\n"), 1u);
+  EXPECT_EQ(count(harness, "return [glue_ encodeWithEncoderForDispatch:encoder_for\n"), 1u);
   const std::string& cmake = files.at("CMakeLists.txt");
+  EXPECT_EQ(count(cmake, "set(families glue_family)"), 1u);
+  EXPECT_EQ(count(cmake, "add_executable(bench_${family} ${family}/bench_${family}.mm)"), 1u);
   EXPECT_EQ(count(cmake, "glue_family/MTGGlueFamily.mm"), 1u);
   EXPECT_EQ(count(cmake, "glue_family/glue_family_reference.cpp"), 1u);
   EXPECT_EQ(count(cmake, "mtlgen_air(glue_family "), 0u);

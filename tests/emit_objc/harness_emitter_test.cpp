@@ -1,5 +1,5 @@
 // Properties of the harness backend that snapshots alone would not state: every kernel gets its
-// programs, one reference call per type choice, its test cases (each with its seed), variants and
+// programs (a family its bench program), one reference call per type choice, its test cases (each with its seed), variants and
 // tolerances as plain C++, and the generated
 // CMakeLists.txt builds every kernel the way DESIGN says.
 #include <fmt/format.h>
@@ -26,8 +26,12 @@ TEST(HarnessEmitter, WritesBothProgramsPerKernelAndTheBuild) {
   const auto files = run_emitter("harness", ks).files();
   for (const auto& k : ks) {
     EXPECT_EQ(files.count(k.name + "/" + k.name + "_test_data.h"), 1u) << k.name;  // families too
-    if (k.is_family()) {  // timed and tuned through its kernels' programs
-      EXPECT_EQ(files.count(k.name + "/" + k.name + "_harness.h"), 0u);
+    if (k.is_family()) {  // a bench program timing its token and each dispatch; its kernels' tunings
+      const std::string& main = files.at(fmt::format("{0}/bench_{0}.mm", k.name));
+      EXPECT_NE(main.find("mtlgen::harness::family_bench_main(family, argc, argv, MTLGEN_DEFAULT_METALLIB)"),
+                std::string::npos);
+      EXPECT_EQ(files.count(k.name + "/" + k.name + "_harness.h"), 1u);
+      EXPECT_EQ(files.count(k.name + "/autotune_" + k.name + ".mm"), 0u);
       continue;
     }
     for (const char* program : {"bench", "autotune"}) {

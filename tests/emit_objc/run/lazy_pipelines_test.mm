@@ -2,7 +2,8 @@
 // creations (stub_classes.mm): loading creates none, the first encode of a variant creates one,
 // later and concurrent encodes create no more, a prewarm creates exactly the variants it names, the
 // asynchronous prewarm's completion fires once, and a pipeline that cannot run its threadgroup fails
-// the encode with an NSError, every time, without being created again. Exit status 0 on success.
+// the encode with an NSError, every time, without being created again; a family encodes into the
+// caller's one encoder, or each dispatch into one of its own. Exit status 0 on success.
 #import "support/MTGKernelLibrary.h"
 
 #include <condition_variable>
@@ -173,6 +174,51 @@ void TooLargeThreadgroupIsAnError() {
   StubCounts().maxTotalThreadsPerThreadgroup = 1024;
 }
 
+// The two-stage argmax into one encoder, or with `split` each dispatch into the encoder it asks for;
+// the dispatch indices it asked for, in order.
+BOOL EncodeArgmaxTwoStage(MTGArgmaxTwoStage* family, bool split, std::vector<NSUInteger>& asked, NSError** error) {
+  const MTGArgmaxTwoStageDims dims{.n = 4096};
+  const MTGArgmaxTwoStageTypes types{.T = mtlgen::DType::f32};
+  if (!split) {
+    return [family encodeToCommandEncoder:[[StubEncoder alloc] init] x:NewBuffer() xOffset:0 blockValues:NewBuffer()
+                        blockValuesOffset:0 blockIndices:NewBuffer() blockIndicesOffset:0 out:NewBuffer() outOffset:0
+                                     dims:dims types:types error:error];
+  }
+  std::vector<NSUInteger>* indices = &asked;
+  id<MTLComputeCommandEncoder> _Nullable (^encoderFor)(NSUInteger) = ^id<MTLComputeCommandEncoder> _Nullable(NSUInteger dispatch) {
+    indices->push_back(dispatch);
+    return [[StubEncoder alloc] init];
+  };
+  return [family encodeWithEncoderForDispatch:encoderFor x:NewBuffer() xOffset:0 blockValues:NewBuffer()
+                            blockValuesOffset:0 blockIndices:NewBuffer() blockIndicesOffset:0 out:NewBuffer()
+                                    outOffset:0 dims:dims types:types error:error];
+}
+
+// What bench_<family> relies on: a token in one encoder, which the glue leaves open, or each
+// dispatch in an encoder of its own, asked for by its index and ended by the glue.
+void FamilySplitsEncodersOnRequest(MTGKernelLibrary* kernels) {
+  std::vector<NSUInteger> asked;
+  NSError* error = nil;
+  int dispatches = StubCounts().dispatches, ended = StubCounts().encodersEnded;
+  Check(EncodeArgmaxTwoStage(kernels.argmaxTwoStage, false, asked, &error), "argmax_two_stage encodes into one encoder", error);
+  Check(StubCounts().dispatches - dispatches == 2 && StubCounts().encodersEnded == ended,
+        "two dispatches, the caller's encoder left open (" + std::to_string(StubCounts().encodersEnded - ended) + " ended)");
+  dispatches = StubCounts().dispatches;
+  Check(EncodeArgmaxTwoStage(kernels.argmaxTwoStage, true, asked, &error), "and with an encoder per dispatch", error);
+  Check(asked == std::vector<NSUInteger>{0, 1} && StubCounts().dispatches - dispatches == 2 &&
+            StubCounts().encodersEnded - ended == 2,
+        "it asks for encoders 0 and 1, dispatches once into each and ends both (" +
+            std::to_string(StubCounts().encodersEnded - ended) + " ended)");
+  asked.clear();
+  const BOOL encoded = [kernels.argmaxTwoStage
+      encodeWithEncoderForDispatch:^id<MTLComputeCommandEncoder> _Nullable(NSUInteger) { return nil; }
+                                 x:NewBuffer() xOffset:0 blockValues:NewBuffer() blockValuesOffset:0
+                      blockIndices:NewBuffer() blockIndicesOffset:0 out:NewBuffer() outOffset:0
+                              dims:MTGArgmaxTwoStageDims{.n = 4096} types:MTGArgmaxTwoStageTypes{.T = mtlgen::DType::f32}
+                             error:&error];
+  Check(!encoded && error.code == MTGErrorInvalidBuffer, "no encoder for a dispatch fails the call (" + MTGDescription(error) + ")");
+}
+
 void FacadePrewarms() {
   StubLibrary* library = NewLibrary();
   std::string error;
@@ -208,6 +254,7 @@ int main() {
     AsyncPrewarmCompletes();
     TooLargeThreadgroupIsAnError();
     FacadePrewarms();
+    FamilySplitsEncodersOnRequest(kernels);
   }
   std::printf("%d failure(s)\n", failures);
   return failures == 0 ? 0 : 1;

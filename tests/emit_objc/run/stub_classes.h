@@ -15,6 +15,7 @@ struct StubCounters {
   std::atomic<int> pipelines{0};      // synchronous and asynchronous creations
   std::atomic<int> asyncRequests{0};  // newComputePipelineStateWithFunction:completionHandler: calls
   std::atomic<int> dispatches{0};
+  std::atomic<int> encodersEnded{0};
   std::atomic<bool> slowCreation{false};  // sleep in each creation, so that racing threads overlap
   NSUInteger maxTotalThreadsPerThreadgroup = 1024;
   std::mutex mutex;

@@ -303,6 +303,9 @@ dispatch_data_t dispatch_data_create(const void*, size_t, dispatch_queue_t, disp
 
 @implementation StubDevice
 @synthesize name, maxThreadgroupMemoryLength;
+- (nullable NSArray<id<MTLCounterSet>>*)counterSets {
+  return nil;  // samples no counters: the glue never asks, only bench_<family>
+}
 - (StubPipeline*)makePipeline:(id<MTLFunction>)function {
   if (StubCounts().slowCreation) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // widens races
   ++StubCounts().pipelines;
@@ -364,5 +367,6 @@ dispatch_data_t dispatch_data_create(const void*, size_t, dispatch_queue_t, disp
   (void)resources, (void)count;
 }
 - (void)endEncoding {
+  ++StubCounts().encodersEnded;
 }
 @end

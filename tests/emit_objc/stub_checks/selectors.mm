@@ -98,3 +98,37 @@ BOOL Run(id<MTLDevice> device, id<MTLCommandQueue> queue, NSString* path) {
 #endif
   return root != nil && seconds >= 0;
 }
+
+// What bench_<family> times each dispatch with: timestamps at the start and end of an encoder.
+uint64_t EncoderTicks(id<MTLDevice> device, id<MTLCommandBuffer> commandBuffer, id<MTLCounterSet> timestamps) {
+  if (![device supportsCounterSampling:MTLCounterSamplingPointAtStageBoundary] ||
+      ![timestamps.name isEqualToString:MTLCommonCounterSetTimestamp]) {
+    return 0;
+  }
+  MTLCounterSampleBufferDescriptor* descriptor = [[MTLCounterSampleBufferDescriptor alloc] init];
+  descriptor.counterSet = timestamps;
+  descriptor.storageMode = MTLStorageModeShared;
+  descriptor.sampleCount = 2;
+  NSError* error = nil;
+  id<MTLCounterSampleBuffer> samples = [device newCounterSampleBufferWithDescriptor:descriptor error:&error];
+  if (samples == nil) return 0;
+  MTLComputePassDescriptor* pass = [MTLComputePassDescriptor computePassDescriptor];
+  pass.sampleBufferAttachments[0].sampleBuffer = samples;
+#if defined(MTG_MISSPELL_SAMPLE_INDEX)
+  pass.sampleBufferAttachments[0].startOfEncoderSampleIdx = 0;
+#else
+  pass.sampleBufferAttachments[0].startOfEncoderSampleIndex = 0;
+#endif
+  pass.sampleBufferAttachments[0].endOfEncoderSampleIndex = 1;
+  [[commandBuffer computeCommandEncoderWithDescriptor:pass] endEncoding];
+  MTLTimestamp cpu = 0, gpu = 0;
+  [device sampleTimestamps:&cpu gpuTimestamp:&gpu];
+#if defined(MTG_MISSPELL_RESOLVE)
+  NSData* resolved = [samples resolveCounters:NSMakeRange(0, 2)];
+#else
+  NSData* resolved = [samples resolveCounterRange:NSMakeRange(0, 2)];
+#endif
+  if (resolved == nil) return 0;
+  const auto* stamps = static_cast<const MTLCounterResultTimestamp*>(resolved.bytes);
+  return stamps[0].timestamp == MTLCounterErrorValue ? 0 : stamps[1].timestamp - stamps[0].timestamp;
+}

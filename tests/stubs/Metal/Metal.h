@@ -2,7 +2,8 @@
 // protocols, classes, types and selectors mtlgen's glue uses, spelled and typed as in the macOS
 // 15 SDK (MTLTypes.h, MTLDevice.h, MTLLibrary.h, MTLComputePipeline.h, MTLResource.h, MTLBuffer.h,
 // MTLCommandQueue.h, MTLCommandBuffer.h, MTLCommandEncoder.h, MTLComputeCommandEncoder.h,
-// MTLBlitCommandEncoder.h, MTLArgument.h, MTLFunctionConstantValues.h, MTLCaptureManager.h).
+// MTLBlitCommandEncoder.h, MTLArgument.h, MTLFunctionConstantValues.h, MTLCaptureManager.h,
+// MTLCounters.h, MTLComputePass.h).
 // Anything not declared here is, to the check, a misspelling.
 #pragma once
 
@@ -108,6 +109,45 @@ typedef NS_ENUM(NSInteger, MTLMathMode) {
 // MTLDevice.h
 id<MTLDevice> _Nullable MTLCreateSystemDefaultDevice(void);
 
+// MTLCounters.h (timestamps sampled into counter sample buffers)
+typedef NSString* MTLCommonCounterSet NS_TYPED_EXTENSIBLE_ENUM;
+extern MTLCommonCounterSet const MTLCommonCounterSetTimestamp;
+
+typedef struct {
+  uint64_t timestamp;
+} MTLCounterResultTimestamp;
+
+#define MTLCounterErrorValue ((uint64_t)-1)
+
+@protocol MTLCounterSet <NSObject>
+@property (readonly) NSString* name;
+@end
+
+@interface MTLCounterSampleBufferDescriptor : NSObject <NSCopying>
+@property (readwrite, retain) id<MTLCounterSet> counterSet;
+@property (readwrite, copy) NSString* label;
+@property (readwrite) MTLStorageMode storageMode;
+@property (readwrite) NSUInteger sampleCount;
+@end
+
+@protocol MTLCounterSampleBuffer <NSObject>
+@property (readonly) id<MTLDevice> device;
+@property (readonly) NSString* label;
+@property (readonly) NSUInteger sampleCount;
+- (nullable NSData*)resolveCounterRange:(NSRange)range;
+@end
+
+// MTLDevice.h
+typedef NS_ENUM(NSUInteger, MTLCounterSamplingPoint) {
+  MTLCounterSamplingPointAtStageBoundary,
+  MTLCounterSamplingPointAtDrawBoundary,
+  MTLCounterSamplingPointAtDispatchBoundary,
+  MTLCounterSamplingPointAtTileDispatchBoundary,
+  MTLCounterSamplingPointAtBlitBoundary,
+};
+
+typedef uint64_t MTLTimestamp;
+
 @protocol MTLLibrary;
 typedef void (^MTLNewComputePipelineStateCompletionHandler)(id<MTLComputePipelineState> _Nullable computePipelineState,
                                                             NSError* _Nullable error);
@@ -128,6 +168,11 @@ typedef void (^MTLNewComputePipelineStateCompletionHandler)(id<MTLComputePipelin
                                                                        error:(__autoreleasing NSError**)error;
 - (void)newComputePipelineStateWithFunction:(id<MTLFunction>)computeFunction
                           completionHandler:(MTLNewComputePipelineStateCompletionHandler)completionHandler;
+@property (readonly, nullable) NSArray<id<MTLCounterSet>>* counterSets;
+- (nullable id<MTLCounterSampleBuffer>)newCounterSampleBufferWithDescriptor:(MTLCounterSampleBufferDescriptor*)descriptor
+                                                                       error:(NSError**)error;
+- (void)sampleTimestamps:(MTLTimestamp*)cpuTimestamp gpuTimestamp:(MTLTimestamp*)gpuTimestamp;
+- (BOOL)supportsCounterSampling:(MTLCounterSamplingPoint)samplingPoint;
 @end
 
 // MTLComputePipeline.h
@@ -205,6 +250,25 @@ typedef NS_ENUM(NSUInteger, MTLCommandBufferStatus) {
   MTLCommandBufferStatusError = 5,
 };
 
+// MTLComputePass.h
+@interface MTLComputePassSampleBufferAttachmentDescriptor : NSObject <NSCopying>
+@property (nullable, nonatomic, retain) id<MTLCounterSampleBuffer> sampleBuffer;
+@property (nonatomic) NSUInteger startOfEncoderSampleIndex;
+@property (nonatomic) NSUInteger endOfEncoderSampleIndex;
+@end
+
+@interface MTLComputePassSampleBufferAttachmentDescriptorArray : NSObject
+- (MTLComputePassSampleBufferAttachmentDescriptor*)objectAtIndexedSubscript:(NSUInteger)attachmentIndex;
+- (void)setObject:(nullable MTLComputePassSampleBufferAttachmentDescriptor*)attachment
+    atIndexedSubscript:(NSUInteger)attachmentIndex;
+@end
+
+@interface MTLComputePassDescriptor : NSObject <NSCopying>
++ (MTLComputePassDescriptor*)computePassDescriptor;
+@property (nonatomic) MTLDispatchType dispatchType;
+@property (readonly) MTLComputePassSampleBufferAttachmentDescriptorArray* sampleBufferAttachments;
+@end
+
 @protocol MTLCommandBuffer <NSObject>
 @property (readonly) id<MTLDevice> device;
 @property (readonly) id<MTLCommandQueue> commandQueue;
@@ -217,6 +281,7 @@ typedef NS_ENUM(NSUInteger, MTLCommandBufferStatus) {
 - (void)waitUntilCompleted;
 - (nullable id<MTLComputeCommandEncoder>)computeCommandEncoder;
 - (nullable id<MTLComputeCommandEncoder>)computeCommandEncoderWithDispatchType:(MTLDispatchType)dispatchType;
+- (nullable id<MTLComputeCommandEncoder>)computeCommandEncoderWithDescriptor:(MTLComputePassDescriptor*)computePassDescriptor;
 - (nullable id<MTLBlitCommandEncoder>)blitCommandEncoder;
 @end
 

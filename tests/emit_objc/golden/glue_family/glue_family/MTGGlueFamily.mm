@@ -42,6 +42,14 @@ uint32_t MemberDim(int64_t value, const char* dispatch, const char* dim) {
   return static_cast<uint32_t>(value);
 }
 
+// The encoder of dispatch `index`; nil, with `error` set, when the caller gives none.
+id<MTLComputeCommandEncoder> _Nullable EncoderFor(id<MTLComputeCommandEncoder> _Nullable (^encoderForDispatch)(NSUInteger dispatch),
+                                                  NSUInteger index, const char* dispatch, NSError** error) {
+  id<MTLComputeCommandEncoder> encoder = encoderForDispatch(index);
+  if (encoder == nil) MTGFail(error, MTGErrorInvalidBuffer, std::string(dispatch) + ": no compute command encoder");
+  return encoder;
+}
+
 // Dispatch 1: chunk_sum with its dims, scalars and types taken from the family's.
 struct ChunkSumDispatch {
   MTGChunkSumDims dims;
@@ -220,6 +228,67 @@ NormalizeDispatch MakeNormalizeDispatch(const family::Dims& dims,
                        scalars:(const MTGGlueFamilyScalars&)scalars
                          types:(const MTGGlueFamilyTypes&)types
                          error:(NSError**)error {
+  return [self encodeSplit:NO
+        encoderForDispatch:^id<MTLComputeCommandEncoder>(NSUInteger) { return encoder; }
+                         x:x
+                   xOffset:xOffset
+                   partial:partial
+             partialOffset:partialOffset
+                     total:total
+               totalOffset:totalOffset
+                       out:out
+                 outOffset:outOffset
+                      dims:dims
+                   scalars:scalars
+                     types:types
+                     error:error];
+}
+
+- (BOOL)encodeWithEncoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                                   x:(id<MTLBuffer>)x
+                             xOffset:(NSUInteger)xOffset
+                             partial:(id<MTLBuffer>)partial
+                       partialOffset:(NSUInteger)partialOffset
+                               total:(id<MTLBuffer>)total
+                         totalOffset:(NSUInteger)totalOffset
+                                 out:(id<MTLBuffer>)out
+                           outOffset:(NSUInteger)outOffset
+                                dims:(const MTGGlueFamilyDims&)dims
+                             scalars:(const MTGGlueFamilyScalars&)scalars
+                               types:(const MTGGlueFamilyTypes&)types
+                               error:(NSError**)error {
+  return [self encodeSplit:YES
+        encoderForDispatch:encoderForDispatch
+                         x:x
+                   xOffset:xOffset
+                   partial:partial
+             partialOffset:partialOffset
+                     total:total
+               totalOffset:totalOffset
+                       out:out
+                 outOffset:outOffset
+                      dims:dims
+                   scalars:scalars
+                     types:types
+                     error:error];
+}
+
+// Both encode calls: each dispatch into the encoder `encoderForDispatch` returns for it (the
+// caller's one encoder, or a new one per dispatch, ended here when `split`).
+- (BOOL)encodeSplit:(BOOL)split
+ encoderForDispatch:(id<MTLComputeCommandEncoder> _Nullable (^)(NSUInteger dispatch))encoderForDispatch
+                  x:(id<MTLBuffer>)x
+            xOffset:(NSUInteger)xOffset
+            partial:(id<MTLBuffer>)partial
+      partialOffset:(NSUInteger)partialOffset
+              total:(id<MTLBuffer>)total
+        totalOffset:(NSUInteger)totalOffset
+                out:(id<MTLBuffer>)out
+          outOffset:(NSUInteger)outOffset
+               dims:(const MTGGlueFamilyDims&)dims
+            scalars:(const MTGGlueFamilyScalars&)scalars
+              types:(const MTGGlueFamilyTypes&)types
+              error:(NSError**)error {
   if (!Compiled(types)) {
     return MTGFail(error, MTGErrorNoSuchVariant,
                    std::string(family::kName) + ": no variant was compiled for {" + family::types_key(types) + "}");
@@ -267,8 +336,10 @@ NormalizeDispatch MakeNormalizeDispatch(const family::Dims& dims,
   if ([_chunkSum pipelineForTypes:chunkSum.types tuning:chunkSum.tuning error:error] == nil) return NO;
   if ([_combine pipelineForTypes:combine.types tuning:combine.tuning error:error] == nil) return NO;
   if ([_normalize pipelineForTypes:normalize.types tuning:normalize.tuning error:error] == nil) return NO;
-  // A serial encoder runs each dispatch after the previous one; a concurrent one needs barriers.
-  const BOOL concurrent = encoder.dispatchType == MTLDispatchTypeConcurrent;
+  // A serial encoder runs each dispatch after the previous one, and split encoders one after the
+  // other; a concurrent encoder needs barriers.
+  id<MTLComputeCommandEncoder> encoder = nil;
+  if ((encoder = EncoderFor(encoderForDispatch, 0, "glue_family dispatch 1 (chunk_sum)", error)) == nil) return NO;
   if (![_chunkSum encodeToCommandEncoder:encoder
                                        x:x
                                  xOffset:xOffset
@@ -280,7 +351,9 @@ NormalizeDispatch MakeNormalizeDispatch(const family::Dims& dims,
                                    error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 1, "glue_family dispatch 2 (combine)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // combine reads partial after chunk_sum wrote it.
     const id<MTLResource> resources[] = {partial};
     [encoder memoryBarrierWithResources:resources count:1];
@@ -296,7 +369,9 @@ NormalizeDispatch MakeNormalizeDispatch(const family::Dims& dims,
                                   error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
-  if (concurrent) {
+  if (split) [encoder endEncoding];
+  if ((encoder = EncoderFor(encoderForDispatch, 2, "glue_family dispatch 3 (normalize)", error)) == nil) return NO;
+  if (!split && encoder.dispatchType == MTLDispatchTypeConcurrent) {
     // normalize reads total after combine wrote it.
     const id<MTLResource> resources[] = {total};
     [encoder memoryBarrierWithResources:resources count:1];
@@ -315,6 +390,7 @@ NormalizeDispatch MakeNormalizeDispatch(const family::Dims& dims,
                                     error:error]) {
     return NO;  // not reached: the checks above are the ones it makes
   }
+  if (split) [encoder endEncoding];
   return YES;
 }
 
