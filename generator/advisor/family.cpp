@@ -1,7 +1,7 @@
 // A kernel family predicted dispatch by dispatch: the member's variant the family's glue serves at
 // the dims the dispatch binds (the resolution verify's family runner uses), through the same model
 // as a lone kernel. The dispatches run back to back in one command buffer, each waiting for the one
-// before, so the family's time is their sum, each with its launch (docs/report.md "Families").
+// before, so the family's time is their sum, each with its launch (docs/report.md "Kernel families").
 #include "advisor/advisor.h"
 
 namespace mtlgen::advisor {
