@@ -57,6 +57,43 @@ Json cost_json(const CostCheck& c) {
   return j;
 }
 
+Json dispatch_json(const DispatchPrediction& d) {
+  Json j = {{"dispatch", d.dispatch},
+            {"kernel", d.member->name},
+            {"entry_point", d.variant->entry_point},
+            {"dims", d.dims},
+            {"counted", d.counted},
+            {"unique_bytes", d.workload.unique_bytes},
+            {"flops", d.workload.flops},
+            {"threadgroups", d.workload.threadgroups},
+            {"threads_per_threadgroup", d.workload.threads_per_threadgroup},
+            {"loaded_bytes", std::max(d.workload.loaded_bytes, d.workload.unique_bytes)},
+            {"coalescing", d.workload.coalescing},
+            {"bytes_in_flight", d.workload.bytes_in_flight}};
+  j["predictions"] = Json::array();
+  for (size_t i = 0; i < d.per_chip.size(); ++i) j["predictions"].push_back(prediction_json(chips()[i], d.per_chip[i]));
+  return j;
+}
+
+Json family_point_json(const FamilyPoint& p) {
+  Json j = {{"case", {{"name", p.test->name}, {"dims", p.test->dims}}}, {"entry_point", p.variant->entry_point}};
+  j["total"] = Json::array();
+  for (size_t i = 0; i < p.total_us.size(); ++i) j["total"].push_back({{"chip", chips()[i].name}, {"time_us", p.total_us[i]}});
+  j["dispatches"] = Json::array();
+  for (const auto& d : p.dispatches) j["dispatches"].push_back(dispatch_json(d));
+  return j;
+}
+
+// A family: its realistic case, its first types' variant, and every variant at each of its cases;
+// no counters, points or lints of its own.
+Json family_json(const KernelAdvice& a, Json j) {
+  j["case"] = {{"name", a.test->name}, {"dims", a.test->dims}};
+  j["counted_variant"] = a.counted_variant->entry_point;  // the first types, which the page draws
+  j["family"] = Json::array();
+  for (const auto& p : a.family) j["family"].push_back(family_point_json(p));
+  return j;
+}
+
 }  // namespace
 
 Json to_json(const KernelAdvice& a) {
@@ -66,6 +103,7 @@ Json to_json(const KernelAdvice& a) {
     j["skipped"] = a.skipped;
     return j;
   }
+  if (k.is_family()) return family_json(a, std::move(j));
   j["case"] = {{"name", a.test->name}, {"dims", a.test->dims}};
   j["counted_variant"] = a.counted_variant->entry_point;
   if (a.counted_test) j["counted_case"] = {{"name", a.counted_test->name}, {"dims", a.counted_test->dims}};

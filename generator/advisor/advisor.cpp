@@ -145,6 +145,15 @@ const ir::TestCase* realistic_case(const ir::Kernel& k) {
   return best;
 }
 
+std::vector<const ir::TestCase*> family_cases(const ir::Kernel& k) {
+  std::vector<const ir::TestCase*> cases;
+  for (const auto& t : k.tests.cases) {
+    if (t.benchmark && accepts(k, counted_variant(k), t)) cases.push_back(&t);
+  }
+  if (cases.empty() && realistic_case(k)) cases.push_back(realistic_case(k));
+  return cases;
+}
+
 const ir::TestCase* counted_case(const ir::Kernel& k) {
   const ir::Variant& v = counted_variant(k);
   const ir::TestCase *best = nullptr, *smallest = nullptr;
@@ -162,8 +171,10 @@ const ir::TestCase* counted_case(const ir::Kernel& k) {
   return best ? best : smallest;
 }
 
-Workload workload(const ir::Kernel& k, const ir::Variant& v, const ir::TestCase& t) {
-  const expr::Env env = ir::Kernel::env_for(t.dims, v);
+Workload workload(const ir::Kernel& k, const ir::Variant& v, const ir::TestCase& t) { return workload(k, v, t.dims); }
+
+Workload workload(const ir::Kernel& k, const ir::Variant& v, const std::map<std::string, int64_t>& dims) {
+  const expr::Env env = ir::Kernel::env_for(dims, v);
   Workload w;
   auto read = evaluate(k.cost.bytes_read, env), written = evaluate(k.cost.bytes_written, env);
   w.unique_bytes = read || written ? uint64_t(read.value_or(0) + written.value_or(0))
@@ -207,10 +218,29 @@ std::vector<CostCheck> check_cost(const ir::Kernel& k, const ir::Variant& v, con
           check_term("bytes_written", evaluate(k.cost.bytes_written, env), written)};
 }
 
-KernelAdvice advise(const ir::Kernel& k, const CountFn& count) {
+KernelAdvice advise_family(const ir::Kernel& k, const MemberCounters& counters) {
   KernelAdvice a;
   a.kernel = &k;
-  if (k.is_family()) return a.skipped = "a kernel family: its kernels are analysed one by one", a;
+  a.counted_variant = &counted_variant(k);
+  a.test = realistic_case(k);
+  if (!a.test) return a.skipped = "no test case runs the family's first types", a;
+  try {
+    for (const ir::TestCase* t : family_cases(k)) {
+      for (const auto& v : k.variants) {
+        if (accepts(k, v, *t)) a.family.push_back(predict_family(k, v, *t, counters));
+      }
+    }
+  } catch (const std::exception& e) {
+    a.family.clear();
+    a.skipped = fmt::format("a dispatch's dims cannot be evaluated: {}", e.what());
+  }
+  return a;
+}
+
+KernelAdvice advise(const ir::Kernel& k, const CountFn& count) {
+  if (k.is_family()) return advise_family(k, {});
+  KernelAdvice a;
+  a.kernel = &k;
   a.counted_variant = &counted_variant(k);
   a.test = realistic_case(k);
   if (!a.test) return a.skipped = "no test case runs the default variant", a;

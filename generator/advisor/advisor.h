@@ -2,8 +2,10 @@
 // The performance advisor: for each kernel, the realistic test case (the one moving the most
 // bytes), the simulator's counters of its default variant there, the spec's cost model checked
 // against them, a predicted time per tune point and chip (model.h), and lints that each name the
-// kernel, variant, source line and fix (lints.h). Pure analysis; `mtlgen report` renders it.
+// kernel, variant, source line and fix (lints.h); for a kernel family, each dispatch's member
+// predicted at the dims it binds, summed (family.cpp). Pure analysis; `mtlgen report` renders it.
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +47,27 @@ struct Point {
   bool counted = false;  // the variant the counters are of
 };
 
+// One dispatch of a family at a family case: the member's variant the family's glue serves there
+// (ir::Family::member_variant), at the dims the dispatch binds, predicted from the member's spec.
+struct DispatchPrediction {
+  size_t dispatch = 0;  // 1-based, as `bench` numbers them
+  const ir::Kernel* member = nullptr;
+  const ir::Variant* variant = nullptr;
+  std::map<std::string, int64_t> dims;
+  Workload workload;
+  bool counted = false;  // its member's counters applied
+  std::vector<Prediction> per_chip;  // in chips() order; each with its own launch
+};
+
+// A family variant at one case: its dispatches back to back in one command buffer, the time the
+// sum of theirs (each dispatch waits for the one before; each pays its launch).
+struct FamilyPoint {
+  const ir::Variant* variant = nullptr;  // the family's (its types)
+  const ir::TestCase* test = nullptr;
+  std::vector<DispatchPrediction> dispatches;
+  std::vector<double> total_us;  // per chip, in chips() order
+};
+
 struct KernelAdvice {
   const ir::Kernel* kernel = nullptr;
   std::string skipped;  // why the kernel was not analysed ("" when it was)
@@ -56,6 +79,8 @@ struct KernelAdvice {
   std::vector<CostCheck> cost;
   std::vector<Point> points;
   std::vector<Finding> findings;
+  // A kernel family: every variant at each of its cases (family_cases); `points` stays empty.
+  std::vector<FamilyPoint> family;
 };
 
 // Counts one case (verify::count_case in `mtlgen report`; a fake in tests).
@@ -89,6 +114,24 @@ uint64_t sync_phases(const ir::Kernel& kernel);
 void apply_counters(Workload& w, const Counters& counters);
 std::vector<CostCheck> check_cost(const ir::Kernel& kernel, const ir::Variant& variant, const ir::TestCase& test,
                                   const Counters& counters);
+
+// The model's view of `variant` at `dims` (the case's, or a family dispatch's bound dims).
+Workload workload(const ir::Kernel& kernel, const ir::Variant& variant, const std::map<std::string, int64_t>& dims);
+
+// A family's cases to predict: its benchmark cases, else its realistic case.
+std::vector<const ir::TestCase*> family_cases(const ir::Kernel& family);
+// The counters of a family's members by kernel name: those of the members' own advice (a member
+// is also a kernel of the library, counted at its own counted case); a member without is predicted
+// from its spec alone.
+using MemberCounters = std::map<std::string, const Counters*>;
+MemberCounters member_counters(const std::vector<KernelAdvice>& advice);
+// Each dispatch of `family` at `variant` and `test`, its member's counters applied as to any tune
+// point of its body; throws expr::EvalError when a bound dim cannot be evaluated.
+FamilyPoint predict_family(const ir::Kernel& family, const ir::Variant& variant, const ir::TestCase& test,
+                           const MemberCounters& counters);
+// A family's advice: every variant at each of its cases (family_cases). advise() gives a family
+// this with no member counters.
+KernelAdvice advise_family(const ir::Kernel& family, const MemberCounters& counters);
 
 nlohmann::json to_json(const KernelAdvice& advice);
 

@@ -55,7 +55,7 @@ std::vector<MeasuredSet> parse_tuning(const Json& doc, const std::string& file) 
       for (const auto& [types, entry] : choices.items()) {
         const std::string at = fmt::format("{}, types `{}`", where, types);
         set.points.push_back({field(entry, "entry_point", Kind::string, at).get<std::string>(),
-                              field(entry, "median_us", Kind::number, at).get<double>()});
+                              field(entry, "median_us", Kind::number, at).get<double>(), {}});
         // Autotune runs every type choice at one problem size; the last entry's dims stand for all.
         if (entry.contains("dims")) set.dims = field(entry, "dims", Kind::object, at);
       }
@@ -63,6 +63,20 @@ std::vector<MeasuredSet> parse_tuning(const Json& doc, const std::string& file) 
     }
   }
   return sets;
+}
+
+// A family's `members`: each dispatch's median, in dispatch order.
+std::vector<MeasuredMember> parse_members(const Json& r, const std::string& at) {
+  std::vector<MeasuredMember> members;
+  if (!r.contains("members")) return members;
+  const Json& list = field(r, "members", Kind::array, at);
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string where = fmt::format("{}.members[{}]", at, i);
+    members.push_back({field(list[i], "dispatch", Kind::number, where).get<int64_t>(),
+                       field(list[i], "kernel", Kind::string, where).get<std::string>(),
+                       field(list[i], "median_us", Kind::number, where).get<double>()});
+  }
+  return members;
 }
 
 // `mtlgen bench --gpu cuda --json`: one result per tune point and case; one set per kernel and case.
@@ -81,7 +95,7 @@ std::vector<MeasuredSet> parse_cuda(const Json& doc, const std::string& file) {
     auto set = std::find_if(sets.begin(), sets.end(),
                             [&](const MeasuredSet& s) { return s.kernel == kernel && s.case_name == case_name; });
     if (set == sets.end()) set = sets.insert(sets.end(), {file, kernel, label, case_name, r.value("dims", Json::object()), {}});
-    set->points.push_back({entry_point, us});
+    set->points.push_back({entry_point, us, parse_members(r, at)});
   }
   return sets;
 }
@@ -94,6 +108,16 @@ const ir::Kernel* find_kernel(const std::vector<ir::Kernel>& kernels, const std:
 
 bool has_entry_point(const ir::Kernel& k, const std::string& entry_point) {
   return std::any_of(k.variants.begin(), k.variants.end(), [&](const ir::Variant& v) { return v.entry_point == entry_point; });
+}
+
+// Whether `members` are the family's dispatches, in order (an empty list is: nothing to draw).
+bool are_dispatches(const ir::Kernel& k, const std::vector<MeasuredMember>& members) {
+  if (members.empty()) return true;
+  if (!k.is_family() || members.size() != k.family->dispatches.size()) return false;
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (members[i].dispatch != int64_t(i + 1) || members[i].kernel != k.family->dispatches[i].kernel) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -136,6 +160,12 @@ std::vector<MeasuredSet> match_library(std::vector<MeasuredSet> sets, const std:
                                      set.kernel, p.entry_point, set.label));
       return true;
     });
+    for (auto& p : set.points) {
+      if (are_dispatches(*k, p.members)) continue;
+      warnings.push_back(fmt::format("{}: warning: the members of `{}` ({}) are not family `{}`'s dispatches in order; "
+                                     "its split is ignored", set.file, p.entry_point, set.label, set.kernel));
+      p.members.clear();
+    }
     if (!set.points.empty()) kept.push_back(std::move(set));
   }
   return kept;
@@ -143,7 +173,13 @@ std::vector<MeasuredSet> match_library(std::vector<MeasuredSet> sets, const std:
 
 Json to_json(const MeasuredSet& set) {
   Json points = Json::array();
-  for (const auto& p : set.points) points.push_back({{"entry_point", p.entry_point}, {"median_us", p.median_us}});
+  for (const auto& p : set.points) {
+    points.push_back({{"entry_point", p.entry_point}, {"median_us", p.median_us}});
+    if (p.members.empty()) continue;
+    Json& members = points.back()["members"] = Json::array();
+    for (const auto& m : p.members)
+      members.push_back({{"dispatch", m.dispatch}, {"kernel", m.kernel}, {"median_us", m.median_us}});
+  }
   Json j = {{"file", set.file}, {"label", set.label}, {"dims", set.dims}, {"points", points}};
   j["case"] = set.case_name.empty() ? Json(nullptr) : Json(set.case_name);
   return j;

@@ -4,7 +4,7 @@
 // ({"format": "mtlgen-tuning-1", "devices": {device: {kernel: {types: {entry_point, median_us,
 // dims, ...}}}}}, docs/host-glue.md; `bench_<kernel>` prints a table and writes no file), and
 // `mtlgen bench --gpu cuda --json` ({"gpu", "results": [{kernel, case, dims, entry_point,
-// median_us | error}]}, docs/gpu.md).
+// median_us | error, members (a family: [{dispatch, kernel, median_us}])}]}, docs/gpu.md).
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -16,9 +16,17 @@
 
 namespace mtlgen::report {
 
+// One dispatch of a family's measured run (bench times each between CUDA events).
+struct MeasuredMember {
+  int64_t dispatch = 0;  // 1-based
+  std::string kernel;
+  double median_us = 0;
+};
+
 struct MeasuredPoint {
   std::string entry_point;
   double median_us = 0;
+  std::vector<MeasuredMember> members;  // a family's run split by dispatch, in order; else empty
 };
 
 // One device's times of one kernel at one problem size, from one file.
@@ -42,7 +50,8 @@ std::vector<MeasuredSet> parse_measured(const nlohmann::json& doc, const std::st
 std::vector<MeasuredSet> read_measured(const std::filesystem::path& file);
 
 // Drops the entries naming a kernel or entry point the library lacks, each with a warning line
-// "FILE: warning: ..." in `warnings`, and the sets left empty.
+// "FILE: warning: ..." in `warnings`, and the sets left empty; drops, with a warning, a family
+// point's members that are not the family's dispatches in order.
 std::vector<MeasuredSet> match_library(std::vector<MeasuredSet> sets, const std::vector<ir::Kernel>& kernels,
                                        std::vector<std::string>& warnings);
 

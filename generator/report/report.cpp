@@ -55,21 +55,30 @@ std::string title_of(const std::vector<std::string>& inputs) {
   return title;
 }
 
-// Counts and analyses every kernel; false (with the errors printed) when one could not be counted:
-// the page is written anyway, that kernel predicted from its spec alone.
+// Counts and analyses every kernel, then every family with its members' counters; false (with the
+// errors printed) when one could not be counted: the page is written anyway, that kernel predicted
+// from its spec alone.
 bool analyse(const std::vector<ir::Kernel>& kernels, const ReportOptions& o, std::vector<advisor::KernelAdvice>& out,
              std::ostream& progress, std::ostream& err) {
   advisor::CountFn count =
       o.counters ? advisor::simulator_counter(o.module, o.timeout_seconds, kernels) : advisor::CountFn();
   bool counted = true;
-  for (const auto& k : kernels) {
-    out.push_back(advisor::advise(k, count));
-    const advisor::KernelAdvice& a = out.back();
+  auto note = [&](const advisor::KernelAdvice& a) {
     if (!a.count_error.empty()) {
-      fmt::print(err, "{}: error: counting {} failed: {}\n", k.spec_path, k.name, a.count_error);
+      fmt::print(err, "{}: error: counting {} failed: {}\n", a.kernel->spec_path, a.kernel->name, a.count_error);
       counted = false;
     }
-    if (!o.quiet) fmt::print(progress, "{}: {} lint(s)\n", k.name, a.findings.size());
+    if (!o.quiet) fmt::print(progress, "{}: {} lint(s)\n", a.kernel->name, a.findings.size());
+  };
+  for (const auto& k : kernels) {
+    out.push_back(k.is_family() ? advisor::KernelAdvice{} : advisor::advise(k, count));
+    if (!k.is_family()) note(out.back());
+  }
+  const advisor::MemberCounters members = advisor::member_counters(out);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (!kernels[i].is_family()) continue;
+    out[i] = advisor::advise_family(kernels[i], members);
+    note(out[i]);
   }
   return counted;
 }

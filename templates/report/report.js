@@ -1,7 +1,8 @@
 // Builds the report page from the JSON in #report-data with Chart.js (inlined above from Debian's
 // libjs-chart.js). Every chart it creates is counted in body[data-charts-rendered] once Chart.js
-// drew it, its datasets of measured times in body[data-measured-drawn]; errors are counted in
-// body[data-errors] (the headless-browser test reads all three).
+// drew it, its datasets of measured times in body[data-measured-drawn], the measured rows of
+// family splits in body[data-measured-splits]; errors are counted in body[data-errors] (the
+// headless-browser test reads all four).
 (function () {
   "use strict";
   var body = document.body;
@@ -51,6 +52,8 @@
       // The measured datasets Chart.js drew, for the headless-browser test.
       var measured = c.data.datasets.filter(function (d) { return String(d.label).indexOf("measured: ") === 0; }).length;
       body.dataset.measuredDrawn = String(Number(body.dataset.measuredDrawn) + measured);
+      var splits = (c.data.labels || []).filter(function (l) { return String(l).indexOf("measured: ") === 0; }).length;
+      body.dataset.measuredSplits = String(Number(body.dataset.measuredSplits) + splits);
     }}];
     new Chart(canvas, config);
   }
@@ -160,6 +163,79 @@
     }));
   }
 
+  function sum(xs) { return xs.reduce(function (a, b) { return a + b; }, 0); }
+
+  // The --measured runs of a family point (its case and entry point) that carry a split by dispatch.
+  function measured_splits(k, p) {
+    var out = [];
+    (k.measured || []).forEach(function (m) {
+      if (m["case"] !== p["case"].name) return;
+      var t = m.points.find(function (q) { return q.entry_point === p.entry_point && q.members; });
+      // "measured: NVIDIA H200 (CUDA, relative guide only)" -> "measured: NVIDIA H200": the axis is narrow.
+      if (t) out.push({label: m.label.replace(/ \(.*\)$/, ""), us: t.members.map(function (x) { return x.median_us; })});
+    });
+    return out;
+  }
+
+  // Predicted (the roofline chips) and measured time of one family point, each row split by
+  // dispatch as shares of its own total: different machines, so the split's shape is what compares.
+  function family_split(parent, k, p) {
+    var rows = [];
+    data.chips.forEach(function (c, i) {
+      if (data.roofline_chips.indexOf(c.name) < 0) return;
+      rows.push({label: "predicted: " + c.name, us: p.dispatches.map(function (d) { return d.predictions[i].time_us; })});
+    });
+    var measured = measured_splits(k, p);
+    rows = rows.concat(measured);
+    var n = p.dispatches.length;
+    var datasets = p.dispatches.map(function (d, j) {
+      var color = "hsl(" + Math.round(360 * j / n) + ", 60%, 55%)";
+      return {label: d.dispatch + " " + d.kernel, backgroundColor: color,
+        data: rows.map(function (r) { return 100 * r.us[j] / sum(r.us); })};
+    });
+    chart(parent, p.entry_point + " at case " + p["case"].name + ": share of the family's time per dispatch (%)", {type: "bar",
+      data: {labels: rows.map(function (r) { return r.label + " (" + fmt(sum(r.us)) + " us)"; }), datasets: datasets},
+      options: {indexAxis: "y", scales: {x: {stacked: true, max: 100, title: {display: true, text: "% of the row's total"}},
+                                         y: {stacked: true}},
+        plugins: {legend: {position: "bottom"}, tooltip: {callbacks: {label: function (ctx) {
+          return ctx.dataset.label + ": " + fmt(rows[ctx.dataIndex].us[ctx.datasetIndex]) + " us (" + fmt(ctx.raw, 2) + "%)";
+        }}}}}});
+    return measured;
+  }
+
+  // Per dispatch: the member variant served, its bound dims, the M3 Max prediction and every
+  // measured split, in us and share.
+  function family_table(parent, p, measured) {
+    var chip = data.chips.findIndex(function (c) { return c.name === "M3 Max"; });
+    var predicted = p.dispatches.map(function (d) { return d.predictions[chip].time_us; });
+    var head = ["dispatch", "dims", "M3 Max predicted us", "share"];
+    measured.forEach(function (m) { head.push(m.label + " us", "share"); });
+    var rows = p.dispatches.map(function (d, j) {
+      var row = [d.dispatch + " " + d.entry_point, JSON.stringify(d.dims), fmt(predicted[j]),
+                 fmt(100 * predicted[j] / sum(predicted), 2) + "%"];
+      measured.forEach(function (m) { row.push(fmt(m.us[j]), fmt(100 * m.us[j] / sum(m.us), 2) + "%"); });
+      return row;
+    });
+    var total = ["total", "", fmt(sum(predicted)), "100%"];
+    measured.forEach(function (m) { total.push(fmt(sum(m.us)), "100%"); });
+    rows.push(total);
+    table(parent, head, rows);
+  }
+
+  // A family: its first types at each of its cases, split by dispatch.
+  function family(s, k) {
+    s.appendChild(el("p", {}, "A kernel family of " + k.family[0].dispatches.length + " dispatches in one command " +
+      "buffer: each dispatch is the member variant the family's glue serves at the dims it binds, predicted as a " +
+      "kernel (with the member's own counters where it was counted), launch included; the family's time is their sum."));
+    var charts = el("div", {"class": "charts"});
+    s.appendChild(charts);
+    k.family.filter(function (p) { return p.entry_point === k.counted_variant; }).forEach(function (p) {
+      var measured = family_split(charts, k, p);
+      s.appendChild(el("h3", {}, p.entry_point + " at case " + p["case"].name + " " + JSON.stringify(p["case"].dims)));
+      family_table(s, p, measured);
+    });
+  }
+
   function kernel(k) {
     var s = el("section", {id: "k-" + k.kernel});
     s.appendChild(el("h2", {}, k.kernel));
@@ -167,6 +243,7 @@
     document.getElementById("toc").appendChild(el("a", {href: "#k-" + k.kernel}, k.kernel));
     document.getElementById("kernels").appendChild(s);
     if (k.skipped) { s.appendChild(el("p", {}, "Not analysed: " + k.skipped)); return; }
+    if (k.family) { family(s, k); return; }
     s.appendChild(el("p", {}, "Realistic case `" + k["case"].name + "` " + JSON.stringify(k["case"].dims) +
       (k.counters ? "; counters of " + k.counted_variant + " at case `" + k.counted_case.name + "` " +
         JSON.stringify(k.counted_case.dims) + ": " + k.counters.unique_bytes + " unique bytes, " +

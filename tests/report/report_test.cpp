@@ -153,6 +153,85 @@ TEST(Measured, PredictionsRankTheArgmaxSweepAsTheH200Does) {
   EXPECT_EQ(pairs, 15u);  // six tune points, each pair 2x apart
 }
 
+// bench --gpu cuda --json on families (the H200 runs of argmax_two_stage and decode_layer, their
+// family results copied as written): each family time with its dispatches' times in order.
+TEST(Measured, AFamilysBenchResultCarriesEachDispatchsTime) {
+  const auto sets = read_measured(fixture("h200_family_bench.json"));
+  ASSERT_EQ(sets.size(), 3u);  // argmax_two_stage at one case, decode_layer at two
+  EXPECT_EQ(sets[0].kernel, "argmax_two_stage");
+  ASSERT_EQ(sets[0].points[0].members.size(), 2u);
+  EXPECT_EQ(sets[0].points[0].members[1].kernel, "argmax_merge");
+  EXPECT_DOUBLE_EQ(sets[0].points[0].members[1].median_us, 4.832);
+  EXPECT_EQ(sets[1].kernel, "decode_layer");
+  EXPECT_EQ(sets[1].case_name, "qwen3_1p7b_ctx1");
+  const MeasuredPoint& bf16 = sets[1].points[2];
+  EXPECT_EQ(bf16.entry_point, "decode_layer_bf16");
+  EXPECT_DOUBLE_EQ(bf16.median_us, 122.592);
+  ASSERT_EQ(bf16.members.size(), 10u);
+  EXPECT_EQ(bf16.members[0].dispatch, 1);
+  EXPECT_EQ(bf16.members[0].kernel, "decode_layer_norm_matvec");
+  EXPECT_DOUBLE_EQ(bf16.members[0].median_us, 21.888);
+  // The output and the down projection: one member at dispatches 7 and 10.
+  EXPECT_EQ(bf16.members[6].kernel, "decode_layer_matvec_residual");
+  EXPECT_EQ(bf16.members[9].kernel, "decode_layer_matvec_residual");
+  EXPECT_EQ(bf16.members[9].dispatch, 10);
+  EXPECT_DOUBLE_EQ(bf16.members[9].median_us, 24.8);
+  const nlohmann::json j = to_json(sets[1]);
+  EXPECT_EQ(j["points"][2]["members"][9]["median_us"], 24.8);
+  EXPECT_FALSE(to_json(read_measured(fixture("h200_bench.json"))[0])["points"][0].contains("members"));
+}
+
+TEST(Measured, AMemberWithoutATimeIsAnErrorNamingIt) {
+  const nlohmann::json doc = nlohmann::json::parse(R"({"gpu": "NVIDIA H200", "results": [{"kernel": "argmax_two_stage",
+      "case": "c", "entry_point": "argmax_two_stage_f32", "median_us": 12.1,
+      "members": [{"dispatch": 1, "kernel": "argmax_blocks", "median_us": 6.8}, {"dispatch": 2, "kernel": "argmax_merge"}]}]})");
+  try {
+    parse_measured(doc, "x.json");
+    ADD_FAILURE() << "no error";
+  } catch (const MeasuredError& e) {
+    EXPECT_STREQ(e.what(), "results[0].members[1]: `median_us` must be a number");
+  }
+}
+
+// Members that are not the family's dispatches in order (another spec's run) are dropped with a
+// warning; the family's own time stays.
+TEST(Measured, MembersThatAreNotTheFamilysDispatchesAreAWarning) {
+  const auto kernels = load({"specs/argmax_two_stage.yaml"});
+  const nlohmann::json doc = nlohmann::json::parse(R"({"gpu": "NVIDIA H200", "results": [{"kernel": "argmax_two_stage",
+      "case": "c", "entry_point": "argmax_two_stage_f32", "median_us": 12.1,
+      "members": [{"dispatch": 1, "kernel": "argmax_merge", "median_us": 6.8}, {"dispatch": 2, "kernel": "argmax_blocks", "median_us": 4.8}]}]})");
+  std::vector<std::string> warnings;
+  const auto sets = match_library(parse_measured(doc, "x.json"), kernels, warnings);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("x.json: warning: the members of `argmax_two_stage_f32`"), std::string::npos) << warnings[0];
+  ASSERT_EQ(sets.size(), 1u);
+  EXPECT_TRUE(sets[0].points[0].members.empty());
+  EXPECT_DOUBLE_EQ(sets[0].points[0].median_us, 12.1);
+}
+
+// A family's report.json entry: its predicted split per case and type, and the measured split
+// beside it under `measured` (the page pairs them by case and entry point).
+TEST(Run, AFamilysPredictedSplitAndMeasuredSplitAreInReportJson) {
+  ReportOptions o = argmax_report("report-family", {"h200_family_bench.json"});
+  o.inputs = {std::string(MTLGEN_SOURCE_DIR) + "/specs/argmax_two_stage.yaml"};
+  std::ostringstream out, err;
+  ASSERT_EQ(run_report(o, out, err), 0) << err.str();
+  const nlohmann::json j = nlohmann::json::parse(file_text(o.out_dir / "report.json"));
+  const nlohmann::json* family = nullptr;
+  for (const auto& k : j["kernels"]) family = k["kernel"] == "argmax_two_stage" ? &k : family;
+  ASSERT_NE(family, nullptr);
+  const auto& point = (*family)["family"][0];
+  EXPECT_EQ(point["case"]["name"], "vocab_151936");
+  EXPECT_EQ(point["entry_point"], "argmax_two_stage_f32");
+  ASSERT_EQ(point["dispatches"].size(), 2u);
+  EXPECT_EQ(point["dispatches"][1]["kernel"], "argmax_merge");
+  EXPECT_EQ(point["dispatches"][1]["dims"]["blocks"], 149);
+  EXPECT_EQ(point["total"].size(), advisor::chips().size());
+  const auto& measured = (*family)["measured"][0];
+  EXPECT_EQ(measured["case"], "vocab_151936");
+  EXPECT_EQ(measured["points"][0]["members"].size(), 2u);
+}
+
 TEST(Run, AnEntryTheLibraryLacksIsAWarningNamingTheFileAndEntry) {
   ReportOptions o = argmax_report("report-measured-unknown", {"unknown_entries.json"});
   std::ostringstream out, err;
@@ -183,6 +262,22 @@ TEST(Run, AMalformedMeasuredFileIsAnIoErrorNamingItAndNoPageIsWritten) {
   EXPECT_THROW(parse_measured(neither, "x.json"), MeasuredError);  // a tuning file without its format
 }
 
+// A family in report.json: predicted at a case at least, each point's total per chip the sum of its
+// dispatches, every dispatch of a member the report counted (its own analysis) with its counters.
+void family_sums_its_dispatches(const nlohmann::json& k) {
+  ASSERT_FALSE(k["family"].empty()) << k["kernel"];
+  for (const auto& p : k["family"]) {
+    for (size_t chip = 0; chip < p["total"].size(); ++chip) {
+      double sum = 0;
+      for (const auto& d : p["dispatches"]) {
+        sum += d["predictions"][chip]["time_us"].get<double>();
+        EXPECT_TRUE(d["counted"].get<bool>()) << k["kernel"] << " dispatch " << d["dispatch"];
+      }
+      EXPECT_NEAR(p["total"][chip]["time_us"].get<double>(), sum, 1e-9 * sum) << k["kernel"] << " " << p["entry_point"];
+    }
+  }
+}
+
 // Done when: the page for the shipped library, and its cost models agree with the counters.
 TEST(ShippedLibrary, ThePageIsWrittenAndEveryCostModelAgreesWithTheCounters) {
   if (!std::filesystem::exists(kChartLibrary)) GTEST_SKIP() << "libjs-chart.js is not installed";
@@ -195,9 +290,14 @@ TEST(ShippedLibrary, ThePageIsWrittenAndEveryCostModelAgreesWithTheCounters) {
   ASSERT_EQ(run_report(o, out, err), 0) << err.str();
   EXPECT_TRUE(std::filesystem::exists(o.out_dir / "index.html"));
   const nlohmann::json j = nlohmann::json::parse(file_text(o.out_dir / "report.json"));
-  size_t checked = 0;
+  size_t checked = 0, families = 0;
   for (const auto& k : j["kernels"]) {
     if (k.contains("skipped")) continue;
+    if (k.contains("family")) {
+      ++families;
+      family_sums_its_dispatches(k);
+      continue;
+    }
     EXPECT_FALSE(k["counters"].is_null()) << k["kernel"] << ": " << k.value("count_error", "");
     for (const auto& c : k["cost"]) {
       if (c["declared"].is_null()) continue;
@@ -212,6 +312,7 @@ TEST(ShippedLibrary, ThePageIsWrittenAndEveryCostModelAgreesWithTheCounters) {
     }
   }
   EXPECT_GT(checked, 60u);
+  EXPECT_GE(families, 4u);  // argmax_two_stage, decode_layer, decode_token, sdpa_vector_2pass
   // The nvfp4 matvec's widest load is a vec<float, 4> of x, and each simdgroup re-reads x for its
   // rows: the terms calibration_test.cpp gives its seeds.
   for (const auto& k : j["kernels"]) {
