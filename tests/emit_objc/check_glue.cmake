@@ -3,7 +3,8 @@
 #   (objcxx and harness with PRELUDE=ON: through a precompiled prelude, but for FULL_KERNELS' files)
 #   MODE=objcxx          every OUT/*/MTG*.mm and support/*.mm but the harness's, and the MTG*.h and
 #                        Objective-C++ support headers on their own (header_units), through CXX with FLAGS
-#                        (Objective-C++ against tests/stubs)
+#                        (Objective-C++ against tests/stubs); with RUN_OUT, a kernel's .mm that MODE=run
+#                        compiles from RUN_OUT only where it is one of FULL_KERNELS
 #   MODE=harness         every OUT/*/bench_*.mm, autotune_*.mm, *_harness.h and support/mtlgen_harness.*
 #                        the same way (with PRELUDE=ON, the programs but FULL_KERNELS' in one unit)
 #   MODE=facade          FULL_KERNELS' OUT/<kernel>/<kernel>.h and support/mtlgen_metal.h each on its own,
@@ -147,6 +148,20 @@ if(MODE STREQUAL "generate")
 elseif(MODE STREQUAL "objcxx")
   file(GLOB units "${OUT}/*/MTG*.mm" "${OUT}/support/*.mm")
   list(FILTER units EXCLUDE REGEX "mtlgen_harness\\.mm$")
+  # With RUN_OUT (the glue run's generated tree, whose MTG*.mm the run compiles with -Werror for the
+  # GNUstep runtime), a kernel's .mm found there is left to the run, but FULL_KERNELS': one template
+  # writes every kernel's glue, and those two (a kernel, a family) keep the Apple runtime's check.
+  if(RUN_OUT)
+    set(kept "")
+    foreach(unit IN LISTS units)
+      get_filename_component(dir "${unit}" DIRECTORY)
+      get_filename_component(kernel "${dir}" NAME)
+      if(kernel STREQUAL "support" OR kernel IN_LIST FULL_KERNELS OR NOT EXISTS "${RUN_OUT}/${kernel}")
+        list(APPEND kept "${unit}")
+      endif()
+    endforeach()
+    set(units ${kept})
+  endif()
   file(GLOB headers "${OUT}/*/MTG*.h" "${OUT}/support/MTG*.h")
   foreach(name IN ITEMS mtlgen_objc mtlgen_runtime)
     list(APPEND headers "${OUT}/support/${name}.h")
