@@ -677,7 +677,8 @@ int family_bench_main(Family& family, int argc, const char* const* argv, const c
       Timing t;
       SplitTiming split;
       NSError* failure = nil;
-      if (!Prepare(family, s.problem, v, s.queue, w, &failure) || !Time(family, s.queue, w, s.problem, v, o, t, &failure)) {
+      if (!Prepare(family, s.problem, v, s.queue, w, &failure) ||
+          !Time(family, s.queue, w, s.problem, v, o, t, &failure)) {
         return Fail(MTGDescription(failure));
       }
       const double gbps = family.bytes_moved(s.problem.dims, v) / (t.median_us * 1e3);

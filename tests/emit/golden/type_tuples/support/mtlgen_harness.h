@@ -111,7 +111,8 @@ std::span<T> view(std::vector<uint8_t>& bytes) {
 int bench_main(Kernel& kernel, int argc, const char* _Nonnull const* _Nonnull argv, const char* default_metallib);
 int autotune_main(Kernel& kernel, int argc, const char* _Nonnull const* _Nonnull argv, const char* default_metallib);
 // `bench_<family> --help`: one token per command buffer, and each dispatch timed in its own encoder.
-int family_bench_main(Family& family, int argc, const char* _Nonnull const* _Nonnull argv, const char* default_metallib);
+int family_bench_main(Family& family, int argc, const char* _Nonnull const* _Nonnull argv,
+                      const char* default_metallib);
 
 }  // namespace mtlgen::harness
 
