@@ -28,21 +28,25 @@ Json prediction_json(const Chip& chip, const Prediction& p) {
           {"gflops", p.gflops}};
 }
 
-Json point_json(const Point& p) {
-  Json j = {{"label", p.label},
-            {"entry_point", p.variant->entry_point},
-            {"counted", p.counted},
-            {"unique_bytes", p.workload.unique_bytes},
-            {"flops", p.workload.flops},
-            {"threadgroups", p.workload.threadgroups},
-            {"threads_per_threadgroup", p.workload.threads_per_threadgroup},
-            {"threadgroup_memory_bytes", p.workload.threadgroup_memory_bytes},
-            {"loaded_bytes", std::max(p.workload.loaded_bytes, p.workload.unique_bytes)},
-            {"bytes_in_flight", p.workload.bytes_in_flight},
-            {"sync_phases", p.workload.sync_phases}};
+// What a prediction is made from, and its time on every chip (chips() order).
+Json predicted_json(Json j, const Workload& w, const std::vector<Prediction>& per_chip) {
+  j.update({{"unique_bytes", w.unique_bytes},
+            {"flops", w.flops},
+            {"threadgroups", w.threadgroups},
+            {"threads_per_threadgroup", w.threads_per_threadgroup},
+            {"threadgroup_memory_bytes", w.threadgroup_memory_bytes},
+            {"loaded_bytes", std::max(w.loaded_bytes, w.unique_bytes)},
+            {"coalescing", w.coalescing},
+            {"bytes_in_flight", w.bytes_in_flight},
+            {"sync_phases", w.sync_phases}});
   j["predictions"] = Json::array();
-  for (size_t i = 0; i < p.per_chip.size(); ++i) j["predictions"].push_back(prediction_json(chips()[i], p.per_chip[i]));
+  for (size_t i = 0; i < per_chip.size(); ++i) j["predictions"].push_back(prediction_json(chips()[i], per_chip[i]));
   return j;
+}
+
+Json point_json(const Point& p) {
+  return predicted_json({{"label", p.label}, {"entry_point", p.variant->entry_point}, {"counted", p.counted}}, p.workload,
+                        p.per_chip);
 }
 
 Json finding_json(const Finding& f) {
@@ -58,21 +62,12 @@ Json cost_json(const CostCheck& c) {
 }
 
 Json dispatch_json(const DispatchPrediction& d) {
-  Json j = {{"dispatch", d.dispatch},
-            {"kernel", d.member->name},
-            {"entry_point", d.variant->entry_point},
-            {"dims", d.dims},
-            {"counted", d.counted},
-            {"unique_bytes", d.workload.unique_bytes},
-            {"flops", d.workload.flops},
-            {"threadgroups", d.workload.threadgroups},
-            {"threads_per_threadgroup", d.workload.threads_per_threadgroup},
-            {"loaded_bytes", std::max(d.workload.loaded_bytes, d.workload.unique_bytes)},
-            {"coalescing", d.workload.coalescing},
-            {"bytes_in_flight", d.workload.bytes_in_flight}};
-  j["predictions"] = Json::array();
-  for (size_t i = 0; i < d.per_chip.size(); ++i) j["predictions"].push_back(prediction_json(chips()[i], d.per_chip[i]));
-  return j;
+  return predicted_json({{"dispatch", d.dispatch},
+                         {"kernel", d.member->name},
+                         {"entry_point", d.variant->entry_point},
+                         {"dims", d.dims},
+                         {"counted", d.counted}},
+                        d.workload, d.per_chip);
 }
 
 Json family_point_json(const FamilyPoint& p) {

@@ -101,6 +101,19 @@ void render(const ir::Kernel& k, support::OutputSet& out, TemplateData& d, const
   out.add(k.names.path(file), support::render_template(tmpl, d));
 }
 
+// The glue's encode arguments a harness takes from its case: every buffer at offset 0, the dims,
+// and the scalars where the kernel has any (the glue takes none otherwise).
+std::vector<SelectorPart> case_arguments(const ir::Kernel& k) {
+  std::vector<SelectorPart> parts;
+  for (size_t i = 0; i < k.buffers.size(); ++i) {
+    parts.push_back({k.names.buffers[i].label, "", fmt::format("buffers[{}]", i)});
+    parts.push_back({k.names.buffers[i].offset, "", "0"});
+  }
+  parts.push_back({"dims", "", "test_data::dims_from(c.dims)"});
+  if (!k.scalars.empty()) parts.push_back({"scalars", "", "test_data::scalars_of(c)"});
+  return parts;
+}
+
 class HarnessWriter {
  public:
   explicit HarnessWriter(const ir::Kernel& k) : k_(k), class_name_(objc_class_name(k)) {}
@@ -123,13 +136,7 @@ class HarnessWriter {
  private:
   // The glue's explicit-tuning encode, every buffer at offset 0.
   TemplateData encode_args() const {
-    std::vector<SelectorPart> parts;
-    for (size_t i = 0; i < k_.buffers.size(); ++i) {
-      parts.push_back({k_.names.buffers[i].label, "", fmt::format("buffers[{}]", i)});
-      parts.push_back({k_.names.buffers[i].offset, "", "0"});
-    }
-    parts.push_back({"dims", "", "test_data::dims_from(c.dims)"});
-    if (!k_.scalars.empty()) parts.push_back({"scalars", "", "test_data::scalars_of(c)"});  // the glue takes none otherwise
+    std::vector<SelectorPart> parts = case_arguments(k_);
     parts.push_back({"types", "", fmt::format("[{} typesOfVariant:variant]", class_name_)});
     parts.push_back({"tuning", "", fmt::format("[{} tuningOfVariant:variant]", class_name_)});
     parts.push_back({"error", "", "error"});
@@ -199,13 +206,7 @@ class FamilyHarnessWriter {
  private:
   // The glue's encode arguments after the encoder, every buffer at offset 0, colons under `call`'s.
   TemplateData glue_args(const std::string& call) const {
-    std::vector<SelectorPart> parts;
-    for (size_t i = 0; i < k_.buffers.size(); ++i) {
-      parts.push_back({k_.names.buffers[i].label, "", fmt::format("buffers[{}]", i)});
-      parts.push_back({k_.names.buffers[i].offset, "", "0"});
-    }
-    parts.push_back({"dims", "", "test_data::dims_from(c.dims)"});
-    if (!k_.scalars.empty()) parts.push_back({"scalars", "", "test_data::scalars_of(c)"});  // the glue takes none otherwise
+    std::vector<SelectorPart> parts = case_arguments(k_);
     parts.push_back({"types", "", "types_of(variant)"});
     parts.push_back({"error", "", "error"});
     return aligned(call.size(), parts);
