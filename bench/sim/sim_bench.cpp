@@ -21,13 +21,22 @@
 //
 // BM_RmsNorm / BM_Argmax take (workers, path): path 0 runs one fiber per thread, path 1 the loop
 // form the MSL front end makes of the kernel (msl-loops/*_loops.inc, docs/simulator.md).
+//
+// Shipped kernels, one per family shape (issue 29), from the committed out/ files (shipped_*.cpp):
+// BM_Q4_0Matvec (4,096 x 4,096, f32 TG 64 RPS 4), BM_SdpaVector (8 heads x 1,024 keys x head dim
+// 128, bf16 cache, TG 1024) and BM_RglruScanBackward (its checkpoints and segments dispatches,
+// 1 x 1,024 steps x 1,024 lanes, segments of 32), same arguments and counters, each checked against
+// its serial twin after the timed loop; sdpa_vector has no loop form (path 0 only).
+// BM_PoclQ4_0Matvec / BM_PoclSdpaVector run OpenCL twins of the first two (kernels/*.cl).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <functional>
 #include <random>
@@ -35,6 +44,7 @@
 
 #include "mtlsim/runtime.h"
 #include "rms_norm_launch.h"
+#include "shipped_kernels.h"
 #ifdef MTLGEN_SIM_BENCH_POCL
 #include <fstream>
 #include <sstream>
@@ -245,6 +255,211 @@ void BM_Argmax(benchmark::State& state) {
 }
 BENCHMARK(BM_Argmax)->ArgsProduct({{1, 2}, {0, 1}})->UseManualTime()->Unit(benchmark::kMicrosecond);
 
+// ---- shipped kernels (out/<kernel>/<kernel>.metal, shipped_*.cpp): one matvec, sdpa, one scan backward ----
+// Same (workers, path) arguments; path 1 runs the loop form where the front end makes one
+// (q4_0_matvec, both rglru dispatches); sdpa_vector has none and runs as fibers only. Each checks
+// the simulator's output against its serial twin after the timed loop (a mismatch fails the case).
+using sim_bench::kQ4BlockBytes;
+using sim_bench::kQ4K;
+using sim_bench::kQ4Rows;
+using sim_bench::kScanDim;
+using sim_bench::kScanLen;
+using sim_bench::kScanSeg;
+using sim_bench::kSdpaD;
+using sim_bench::kSdpaHeads;
+using sim_bench::kSdpaKeys;
+using sim_bench::kSdpaKvHeads;
+
+// q4_0 weights: per block a half scale in [0.01, 0.05) and 16 random bytes of nibbles.
+std::vector<uint8_t> q4_0_weights(uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> scale(0.01f, 0.05f);
+  const size_t blocks = size_t(kQ4Rows) * (kQ4K / 32);
+  std::vector<uint8_t> w(blocks * kQ4BlockBytes);
+  for (size_t b = 0; b < blocks; ++b) {
+    const _Float16 d = _Float16(scale(rng));
+    std::memcpy(&w[b * kQ4BlockBytes], &d, sizeof d);
+    for (uint j = 2; j < kQ4BlockBytes; ++j) w[b * kQ4BlockBytes + j] = uint8_t(rng());
+  }
+  return w;
+}
+
+// y[r] = sum over blocks of d * sum_j (q_j - 8) x_j, as the kernel computes it per block.
+void serial_q4_0_matvec(const uint8_t* w, const float* x, float* y) {
+  const uint blocks = kQ4K / 32;
+  for (uint r = 0; r < kQ4Rows; ++r) {
+    float acc = 0.0f;
+    for (uint b = 0; b < blocks; ++b) {
+      const uint8_t* blk = w + (size_t(r) * blocks + b) * kQ4BlockBytes;
+      _Float16 d;
+      std::memcpy(&d, blk, sizeof d);
+      const float* xb = x + b * 32;
+      float qx = 0.0f;
+      for (uint j = 0; j < 16; ++j)
+        qx += float((blk[2 + j] & 0xF) - 8) * xb[j] + float((blk[2 + j] >> 4) - 8) * xb[j + 16];
+      acc += float(d) * qx;
+    }
+    y[r] = acc;
+  }
+}
+
+// The first row where y and the serial y_ref differ by more than rounding allows (1e-5 of the
+// row's sum of |terms|, the summation orders differ), or -1.
+long q4_0_mismatch(const uint8_t* w, const float* x, const float* y, const float* y_ref) {
+  const uint blocks = kQ4K / 32;
+  for (uint r = 0; r < kQ4Rows; ++r) {
+    double bound = 0;
+    for (uint b = 0; b < blocks; ++b) {
+      const uint8_t* blk = w + (size_t(r) * blocks + b) * kQ4BlockBytes;
+      _Float16 d;
+      std::memcpy(&d, blk, sizeof d);
+      for (uint j = 0; j < 16; ++j)
+        bound += std::fabs(double(d)) * (std::abs((blk[2 + j] & 0xF) - 8) * std::fabs(x[b * 32 + j]) +
+                                         std::abs((blk[2 + j] >> 4) - 8) * std::fabs(x[b * 32 + j + 16]));
+    }
+    if (!(std::fabs(double(y[r]) - double(y_ref[r])) <= 1e-5 * bound + 1e-6)) return long(r);
+  }
+  return -1;
+}
+
+void BM_Q4_0Matvec(benchmark::State& state) {
+  const std::vector<uint8_t> w = q4_0_weights(4);
+  const std::vector<float> x = random_floats(kQ4K, 5);
+  std::vector<float> y(kQ4Rows), y_ref(kQ4Rows);
+  sim_bench::Q4Args args{w.data(), x.data(), y.data()};
+  run_against_serial(
+      state, [&] { return sim_bench::dispatch_q4_0_matvec(args, int(state.range(0)), state.range(1) != 0); },
+      [&] { serial_q4_0_matvec(w.data(), x.data(), y_ref.data()); });
+  if (q4_0_mismatch(w.data(), x.data(), y.data(), y_ref.data()) >= 0) state.SkipWithError("q4_0_matvec mismatch");
+}
+BENCHMARK(BM_Q4_0Matvec)->ArgsProduct({{1, 2}, {0, 1}})->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// bf16 (round to nearest even) of normal floats, as bits.
+std::vector<uint16_t> random_bf16(size_t n, uint32_t seed) {
+  const std::vector<float> f = random_floats(n, seed);
+  std::vector<uint16_t> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t b = std::bit_cast<uint32_t>(f[i]);
+    v[i] = uint16_t((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);
+  }
+  return v;
+}
+float bf16(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }
+
+// Per head: scores scale * q.k_j, their max, weights exp(s - max), out = sum w v / sum w.
+void serial_sdpa_vector(const float* q, const uint16_t* k, const uint16_t* v, float* out, float* scores) {
+  const float scale = 1.0f / std::sqrt(float(kSdpaD));
+  for (uint h = 0; h < kSdpaHeads; ++h) {
+    const size_t kv = size_t(h / (kSdpaHeads / kSdpaKvHeads)) * kSdpaKeys * kSdpaD;
+    float qs[kSdpaD];
+    for (uint i = 0; i < kSdpaD; ++i) qs[i] = scale * q[h * kSdpaD + i];
+    float m = -INFINITY, sum = 0.0f;
+    for (uint j = 0; j < kSdpaKeys; ++j) {
+      float s = 0.0f;
+      for (uint i = 0; i < kSdpaD; ++i) s += qs[i] * bf16(k[kv + size_t(j) * kSdpaD + i]);
+      scores[j] = s;
+      m = std::max(m, s);
+    }
+    float* o = out + h * kSdpaD;
+    std::fill(o, o + kSdpaD, 0.0f);
+    for (uint j = 0; j < kSdpaKeys; ++j) {
+      const float wj = std::exp(scores[j] - m);
+      sum += wj;
+      for (uint i = 0; i < kSdpaD; ++i) o[i] += wj * bf16(v[kv + size_t(j) * kSdpaD + i]);
+    }
+    for (uint i = 0; i < kSdpaD; ++i) o[i] /= sum;
+  }
+}
+
+// The first element where out and the serial ref differ by more than 1e-4 (relative, outputs are
+// weighted means of N(0, 1) values), or -1.
+long float_mismatch(const float* out, const float* ref, size_t n, float tolerance) {
+  for (size_t i = 0; i < n; ++i)
+    if (!(std::fabs(out[i] - ref[i]) <= tolerance * (1 + std::fabs(ref[i])))) return long(i);
+  return -1;
+}
+
+struct SdpaData {
+  std::vector<float> q = random_floats(kSdpaHeads * kSdpaD, 6);
+  std::vector<uint16_t> k = random_bf16(size_t(kSdpaKvHeads) * kSdpaKeys * kSdpaD, 7),
+                        v = random_bf16(size_t(kSdpaKvHeads) * kSdpaKeys * kSdpaD, 8);
+};
+
+void BM_SdpaVector(benchmark::State& state) {
+  const SdpaData data;
+  std::vector<float> out(kSdpaHeads * kSdpaD), ref(out.size()), scores(kSdpaKeys);
+  sim_bench::SdpaArgs args{data.q.data(), data.k.data(), data.v.data(), out.data()};
+  run_against_serial(
+      state, [&] { return sim_bench::dispatch_sdpa_vector(args, int(state.range(0)), state.range(1) != 0); },
+      [&] { serial_sdpa_vector(data.q.data(), data.k.data(), data.v.data(), ref.data(), scores.data()); });
+  if (float_mismatch(out.data(), ref.data(), out.size(), 1e-4f) >= 0) state.SkipWithError("sdpa_vector mismatch");
+}
+BENCHMARK(BM_SdpaVector)->ArgsProduct({{1, 2}, {0}})->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// rglru_scan_backward's inputs: gates a in [0.5, 1), the rest N(0, 1).
+struct ScanData {
+  std::vector<float> a, b = random_floats(size_t(kScanLen) * kScanDim, 10), h0 = random_floats(kScanDim, 11),
+                        dy = random_floats(size_t(kScanLen) * kScanDim, 12), dh_final = random_floats(kScanDim, 13);
+  ScanData() : a(size_t(kScanLen) * kScanDim) {
+    std::mt19937 rng(9);
+    std::uniform_real_distribution<float> gate(0.5f, 1.0f);
+    for (float& g : a) g = gate(rng);
+  }
+};
+struct ScanGrads {
+  std::vector<float> checkpoints = std::vector<float>(size_t(kScanLen / kScanSeg) * kScanDim),
+                     da = std::vector<float>(size_t(kScanLen) * kScanDim), db = da, dh0 = std::vector<float>(kScanDim);
+};
+
+// The family's two passes per lane (batch 1): checkpoints every seg steps of h = fma(a, h, b), then
+// segments last to first, each recomputed from its checkpoint and walked backward.
+void serial_rglru_scan_backward(const ScanData& in, ScanGrads& g) {
+  const size_t dim = kScanDim;
+  for (size_t d = 0; d < dim; ++d) {
+    float h = in.h0[d];
+    for (size_t t = 0; t < kScanLen; ++t) {
+      if (t % kScanSeg == 0) g.checkpoints[t / kScanSeg * dim + d] = h;
+      h = std::fma(in.a[t * dim + d], h, in.b[t * dim + d]);
+    }
+  }
+  float before[kScanSeg];
+  for (size_t d = 0; d < dim; ++d) {
+    float grad = in.dh_final[d];
+    for (size_t s = kScanLen / kScanSeg; s-- > 0;) {
+      float h = g.checkpoints[s * dim + d];
+      for (size_t k = 0; k < kScanSeg; ++k) {
+        const size_t i = (s * kScanSeg + k) * dim + d;
+        before[k] = h;
+        h = std::fma(in.a[i], h, in.b[i]);
+      }
+      for (size_t k = kScanSeg; k-- > 0;) {
+        const size_t i = (s * kScanSeg + k) * dim + d;
+        grad += in.dy[i];
+        g.da[i] = grad * before[k];
+        g.db[i] = grad;
+        grad *= in.a[i];
+      }
+    }
+    g.dh0[d] = grad;
+  }
+}
+
+void BM_RglruScanBackward(benchmark::State& state) {
+  const ScanData in;
+  ScanGrads sim, ref;
+  sim_bench::ScanArgs args{in.a.data(),           in.b.data(),  in.h0.data(), in.dy.data(), in.dh_final.data(),
+                           sim.checkpoints.data(), sim.da.data(), sim.db.data(), sim.dh0.data()};
+  run_against_serial(
+      state, [&] { return sim_bench::dispatch_rglru_scan_backward(args, int(state.range(0)), state.range(1) != 0); },
+      [&] { serial_rglru_scan_backward(in, ref); });
+  // Every f32 operation is the serial twin's, in its order: the gradients agree to rounding.
+  if (float_mismatch(sim.da.data(), ref.da.data(), sim.da.size(), 1e-6f) >= 0 ||
+      float_mismatch(sim.db.data(), ref.db.data(), sim.db.size(), 1e-6f) >= 0 ||
+      float_mismatch(sim.dh0.data(), ref.dh0.data(), sim.dh0.size(), 1e-6f) >= 0)
+    state.SkipWithError("rglru_scan_backward mismatch");
+}
+BENCHMARK(BM_RglruScanBackward)->ArgsProduct({{1, 2}, {0, 1}})->UseManualTime()->Unit(benchmark::kMicrosecond);
+
 #ifdef MTLGEN_SIM_BENCH_POCL
 // ---- PoCL (OpenCL on the CPU) running OpenCL C twins of the same kernels ----
 // PoCL reads its thread count once per process (when the platform is first queried) and its
@@ -260,7 +475,7 @@ struct PoclKernelRun {
   std::vector<cl_mem> buffers;
 };
 
-enum PoclKernelId : int { kPoclRmsNorm = 0, kPoclArgmax = 1 };
+enum PoclKernelId : int { kPoclRmsNorm = 0, kPoclArgmax = 1, kPoclQ4_0Matvec = 2, kPoclSdpaVector = 3, kPoclKernels = 4 };
 enum PoclOp : int { kPoclIterate = 0, kPoclCheck = 1 };
 
 struct PoclRequest {
@@ -327,7 +542,8 @@ bool read_all(int fd, void* p, size_t n) {
   if (err != CL_SUCCESS) fail("clCreateContext failed");
   cl_command_queue queue = clCreateCommandQueue(ctx, dev, 0, &err);
   if (err != CL_SUCCESS) fail("clCreateCommandQueue failed");
-  const std::string src = read_cl("rms_norm.cl") + "\n" + read_cl("argmax.cl");
+  const std::string src = read_cl("rms_norm.cl") + "\n" + read_cl("argmax.cl") + "\n" + read_cl("q4_0_matvec.cl") + "\n" +
+                          read_cl("sdpa_vector.cl");
   if (src.size() < 2) fail("cannot read kernels/*.cl from " MTLGEN_SIM_BENCH_CL_DIR);
   const char* text = src.c_str();
   cl_program program = clCreateProgramWithSource(ctx, 1, &text, nullptr, &err);
@@ -341,18 +557,23 @@ bool read_all(int fd, void* p, size_t n) {
     fail("PoCL program build failed");
   }
 
-  // Same data as BM_RmsNorm / BM_Argmax.
+  // Same data as BM_RmsNorm / BM_Argmax / BM_Q4_0Matvec / BM_SdpaVector.
   const std::vector<float> rx = random_floats(kRows * kCols, 1), rw = random_floats(kCols, 2);
   std::vector<float> ry(rx.size()), ry_ref(rx.size());
   const std::vector<float> ax = random_floats(kVocab, 3);
   uint aref = 0;
+  const std::vector<uint8_t> qw = q4_0_weights(4);
+  const std::vector<float> qx = random_floats(kQ4K, 5);
+  std::vector<float> qy(kQ4Rows), qy_ref(kQ4Rows);
+  const SdpaData sd;
+  std::vector<float> sout(kSdpaHeads * kSdpaD), sout_ref(sout.size()), sscores(kSdpaKeys);
 
   auto buffer = [&](cl_mem_flags flags, size_t bytes, const void* host) {
     cl_mem m = clCreateBuffer(ctx, flags | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes, const_cast<void*>(host), &err);
     if (err != CL_SUCCESS) fail("clCreateBuffer failed");
     return m;
   };
-  PoclKernelRun runs[2];
+  PoclKernelRun runs[kPoclKernels];
   {
     PoclKernelRun& r = runs[kPoclRmsNorm];
     r.k = clCreateKernel(program, "rms_norm_f32_tg512", &err);
@@ -379,6 +600,35 @@ bool read_all(int fd, void* p, size_t n) {
     clSetKernelArg(r.k, 2, sizeof n, &n);
     r.global = kArgmaxTg, r.local = kArgmaxTg;
   }
+  {
+    PoclKernelRun& r = runs[kPoclQ4_0Matvec];
+    r.k = clCreateKernel(program, "q4_0_matvec_f32_tg64_rps4", &err);
+    if (err != CL_SUCCESS) fail("clCreateKernel(q4_0_matvec_f32_tg64_rps4) failed");
+    r.buffers = {buffer(CL_MEM_READ_ONLY, qw.size(), qw.data()),
+                 buffer(CL_MEM_READ_ONLY, qx.size() * sizeof(float), qx.data()),
+                 buffer(CL_MEM_WRITE_ONLY, qy.size() * sizeof(float), nullptr)};
+    const cl_uint rows = kQ4Rows, k = kQ4K;
+    for (cl_uint i = 0; i < 3; ++i) clSetKernelArg(r.k, i, sizeof(cl_mem), &r.buffers[i]);
+    clSetKernelArg(r.k, 3, sizeof rows, &rows);
+    clSetKernelArg(r.k, 4, sizeof k, &k);
+    r.local = sim_bench::kQ4Tg;
+    r.global = size_t(kQ4Rows + r.local / 32 * sim_bench::kQ4Rps - 1) / (r.local / 32 * sim_bench::kQ4Rps) * r.local;
+  }
+  {
+    PoclKernelRun& r = runs[kPoclSdpaVector];
+    r.k = clCreateKernel(program, "sdpa_vector_f32_bf16_tg1024_d128", &err);
+    if (err != CL_SUCCESS) fail("clCreateKernel(sdpa_vector_f32_bf16_tg1024_d128) failed");
+    r.buffers = {buffer(CL_MEM_READ_ONLY, sd.q.size() * sizeof(float), sd.q.data()),
+                 buffer(CL_MEM_READ_ONLY, sd.k.size() * sizeof(uint16_t), sd.k.data()),
+                 buffer(CL_MEM_READ_ONLY, sd.v.size() * sizeof(uint16_t), sd.v.data()),
+                 buffer(CL_MEM_WRITE_ONLY, sout.size() * sizeof(float), nullptr)};
+    const cl_uint dims[4] = {kSdpaHeads, kSdpaKvHeads, kSdpaKeys, kSdpaKeys};  // n_heads, n_kv_heads, kv_len, capacity
+    const cl_float scale = 0.0f;
+    for (cl_uint i = 0; i < 4; ++i) clSetKernelArg(r.k, i, sizeof(cl_mem), &r.buffers[i]);
+    for (cl_uint i = 0; i < 4; ++i) clSetKernelArg(r.k, 4 + i, sizeof(cl_uint), &dims[i]);
+    clSetKernelArg(r.k, 8, sizeof scale, &scale);
+    r.global = size_t(kSdpaHeads) * sim_bench::kSdpaTg, r.local = sim_bench::kSdpaTg;
+  }
   // Warm-up: PoCL compiles the work-group function for the local size on first enqueue.
   for (const PoclKernelRun& r : runs)
     if (clEnqueueNDRangeKernel(queue, r.k, 1, nullptr, &r.global, &r.local, 0, nullptr, nullptr) != CL_SUCCESS ||
@@ -399,10 +649,12 @@ bool read_all(int fd, void* p, size_t n) {
       rep.cl_s = std::chrono::duration<double>(Clock::now() - start).count();
       start = Clock::now();
       cpu = thread_cpu();
-      if (req.which == kPoclRmsNorm)
-        serial_rms_norm(rx.data(), rw.data(), ry_ref.data(), kRows, kCols, kEps);
-      else
-        benchmark::DoNotOptimize(aref = serial_argmax(ax.data(), kVocab));
+      switch (req.which) {
+        case kPoclRmsNorm: serial_rms_norm(rx.data(), rw.data(), ry_ref.data(), kRows, kCols, kEps); break;
+        case kPoclArgmax: benchmark::DoNotOptimize(aref = serial_argmax(ax.data(), kVocab)); break;
+        case kPoclQ4_0Matvec: serial_q4_0_matvec(qw.data(), qx.data(), qy_ref.data()); break;
+        default: serial_sdpa_vector(sd.q.data(), sd.k.data(), sd.v.data(), sout_ref.data(), sscores.data());
+      }
       rep.serial_cpu = thread_cpu() - cpu;
       rep.serial_s = std::chrono::duration<double>(Clock::now() - start).count();
     } else if (req.which == kPoclRmsNorm) {  // check: PoCL output vs the serial loop
@@ -414,6 +666,19 @@ bool read_all(int fd, void* p, size_t n) {
                         double(ry_ref[i]));
           break;
         }
+    } else if (req.which == kPoclQ4_0Matvec) {
+      serial_q4_0_matvec(qw.data(), qx.data(), qy_ref.data());
+      clEnqueueReadBuffer(queue, r.buffers[2], CL_TRUE, 0, qy.size() * sizeof(float), qy.data(), 0, nullptr, nullptr);
+      if (const long row = q4_0_mismatch(qw.data(), qx.data(), qy.data(), qy_ref.data()); row >= 0)
+        std::snprintf(rep.error, sizeof rep.error, "PoCL q4_0_matvec mismatch at row %ld: %g vs %g", row,
+                      double(qy[size_t(row)]), double(qy_ref[size_t(row)]));
+    } else if (req.which == kPoclSdpaVector) {
+      serial_sdpa_vector(sd.q.data(), sd.k.data(), sd.v.data(), sout_ref.data(), sscores.data());
+      clEnqueueReadBuffer(queue, r.buffers[3], CL_TRUE, 0, sout.size() * sizeof(float), sout.data(), 0, nullptr,
+                          nullptr);
+      if (const long i = float_mismatch(sout.data(), sout_ref.data(), sout.size(), 1e-4f); i >= 0)
+        std::snprintf(rep.error, sizeof rep.error, "PoCL sdpa_vector mismatch at %ld: %g vs %g", i,
+                      double(sout[size_t(i)]), double(sout_ref[size_t(i)]));
     } else {
       aref = serial_argmax(ax.data(), kVocab);
       cl_uint out = 0;
@@ -492,6 +757,12 @@ BENCHMARK(BM_PoclRmsNorm)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMic
 
 void BM_PoclArgmax(benchmark::State& state) { run_pocl_against_serial(state, kPoclArgmax); }
 BENCHMARK(BM_PoclArgmax)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+void BM_PoclQ4_0Matvec(benchmark::State& state) { run_pocl_against_serial(state, kPoclQ4_0Matvec); }
+BENCHMARK(BM_PoclQ4_0Matvec)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+void BM_PoclSdpaVector(benchmark::State& state) { run_pocl_against_serial(state, kPoclSdpaVector); }
+BENCHMARK(BM_PoclSdpaVector)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
 #endif  // MTLGEN_SIM_BENCH_POCL
 
 // ---- raw fiber switch rate: 1024 threads x 64 barriers per threadgroup ----
