@@ -328,8 +328,8 @@ void emit_sim_source_object(const ir::Kernel& k, const std::vector<ir::SourceLau
   std::string text = k.source->simulator_text;
   std::map<std::string, std::string> headers = k.source->simulator_headers;
   msl::drop_explicit_instantiations(text, headers);
-  for (const auto& [name, header] : headers) {
-    if (name != file) out.add(kSourceObjectDir + name, header);  // files beside it: the source itself too
+  for (const auto& [name, header] : headers) {  // files beside it: the source itself too
+    if (name != file) out.add(kSourceObjectDir + name, ir::with_loop_forms(header, loop_forms, name));
   }
   out.add(kSourceObjectDir + file, ir::with_loop_forms(std::move(text), loop_forms));
   out.add(source_object_launcher_path(), with_return_marks(source_launcher_source(k, launchers), file));

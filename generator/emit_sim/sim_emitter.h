@@ -25,7 +25,8 @@ void emit_sim(const ir::Kernel& kernel, support::OutputSet& out);
 void emit_sim_variants(const ir::Kernel& kernel, const std::set<std::string>& entry_points, support::OutputSet& out);
 
 // A hand-written kernel's simulator kernel object: its file and headers as the simulator compiles
-// them (explicit instantiations blanked, `loop_forms` inserted into the file: ir::with_loop_forms)
+// them (explicit instantiations blanked, `loop_forms` inserted into the file or the header that
+// defines each kernel: ir::with_loop_forms)
 // and one launcher per entry of `launchers` (ir::SourceKernel::launchers), under kSourceObjectDir.
 // Nothing in it names the spec or the kernel: verify caches the object by content, so every spec
 // and kernel of the file shares it. emit_sim writes only the bridge for such a kernel.

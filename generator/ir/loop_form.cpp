@@ -5,10 +5,15 @@
 
 namespace mtlgen::ir {
 
-std::string with_loop_forms(std::string file, const std::vector<LoopFormKernel>& forms) {
-  std::map<int, std::string> after;  // by line, each insertion written once
-  for (const LoopFormKernel& f : forms)
-    if (!f.text.empty() && f.after_line > 0) after[f.after_line] += f.text;
+std::string with_loop_forms(std::string file, const std::vector<LoopFormKernel>& forms, const std::string& header) {
+  std::map<int, std::string> after;  // by line of the copy, each insertion written once
+  int base = 0;                      // what `#line` adds to a line of the copy
+  for (const LoopFormKernel& f : forms) {
+    if (f.text.empty() || f.after_line <= 0 || f.header != header) continue;
+    const int directive = header.empty() ? 0 : 1;  // a header's copy: its `#line` first
+    after[f.after_line + directive] += f.text;
+    base = f.line_base - directive;
+  }
   if (after.empty()) return file;
   std::string out;
   size_t line_start = 0;
@@ -21,7 +26,7 @@ std::string with_loop_forms(std::string file, const std::vector<LoopFormKernel>&
     }
     out.append(file, line_start, end - line_start);
     if (!out.empty() && out.back() != '\n') out += '\n';
-    out += text + (text.ends_with('\n') ? "" : "\n") + "#line " + std::to_string(last + 1) + "\n";
+    out += text + (text.ends_with('\n') ? "" : "\n") + "#line " + std::to_string(base + last + 1) + "\n";
     line_start = end;
     line = last + 1;
   }

@@ -218,8 +218,10 @@ void rewrite_range_designators(Context& ctx);
 std::string apply_edits(const std::string& text, std::vector<Edit> edits);
 
 // Loop form (msl_loop_rewrite.cpp): each kernel's threadgroup as loops over its threads, from
-// the main file's original text (`original`) and the simulator edits already planned.
+// the original text of the file that defines it (the main file's `original`, or one of `headers`)
+// and the simulator edits already planned.
 LoopForm plan_loop_form(Context& ctx, const Description& d, const std::string& original,
+                        const std::map<std::string, LocalHeader>& headers,
                         const std::optional<std::set<std::string>>& entry_points);
 
 // Errors split by the kernels they stop (msl_kernel_errors.cpp): the entries of unreadable

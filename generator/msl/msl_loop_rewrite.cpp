@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "msl/loop_form_revision.h"
 #include "msl/msl_loop_rewrite.h"
@@ -156,9 +157,12 @@ std::string directives_in(const std::string& text, unsigned begin, unsigned end,
 LoopFormKernel LoopFormWriter::write(const std::string& function, const EntryPoint& entry) {
   LoopFormKernel k;
   k.function = function;
+  k.header = source_.kernel_file().header;
+  k.line_base = source_.kernel_file().line_base;
   CXCursor fn = source_.definition(function);
   try {
-    if (clang_Cursor_isNull(fn)) throw Refusal{"the kernel's definition is not in the main file", 0};
+    if (clang_Cursor_isNull(fn))
+      throw Refusal{"the kernel function has no single definition in the file or a header the simulator copies", 0};
     // Written after the kernel: the macros its body defines for itself and undefines before its
     // end (ggml's `#define FC_OP FC_sum_rows_op`), defined again around the form.
     auto [begin, end] = source_.range_of(fn, false);
@@ -190,17 +194,13 @@ std::string LoopFormWriter::loop_function(CXCursor fn, const EntryPoint& entry) 
 
 // ---- Source ----
 
-Source::Source(Context& ctx, const Description& d, const std::string& original) : ctx_(ctx), d_(d), original_(original) {
+Source::Source(Context& ctx, const Description& d, const KernelFile& file) : ctx_(ctx), d_(d), file_(file) {
   collect_definitions(clang_getTranslationUnitCursor(ctx.tu()));
 }
 
-const UserFile& Source::main() const {
-  for (const auto& [path, f] : ctx_.files())
-    if (f.is_main) return f;
-  throw Refusal{"no main file", 0};
-}
-
 int Source::line_of(CXCursor c) const { return ctx_.begin(c).loc.line; }
+
+std::string Source::line_directive(int line) const { return fmt::format("#line {}\n", file_.line_base + line); }
 
 void Source::collect_definitions(CXCursor parent) {
   visit(parent, [&](CXCursor c) {
@@ -210,8 +210,8 @@ void Source::collect_definitions(CXCursor parent) {
     if (k == CXCursor_Namespace) collect_definitions(c);
     if (is_function(k) && clang_isCursorDefinition(c) &&
         clang_Cursor_isNull(clang_getSpecializedCursorTemplate(c))) {
-      if (at.file->is_main) definitions_[spelling(c)].push_back(c);
-      else other_definitions_.insert(spelling(c));
+      if (at.file == file_.file) definitions_[spelling(c)].push_back(c);
+      else other_definitions_[spelling(c)].push_back(c);
     }
     return CXChildVisit_Continue;
   });
@@ -229,10 +229,10 @@ CXCursor Source::body_of(CXCursor fn) {
   return clang_getNullCursor();
 }
 
-// Byte range of a statement in the main file, with an expression statement's `;`.
+// Byte range of a statement in the kernel's file, with an expression statement's `;`.
 std::pair<unsigned, unsigned> Source::range_of(CXCursor c, bool with_semicolon) const {
   FilePos b = ctx_.begin(c), e = ctx_.end(c);
-  if (!b.file || !b.file->is_main || e.file != b.file) throw Refusal{"a statement comes from a macro or another file", line_of(c)};
+  if (!b.file || b.file != file_.file || e.file != b.file) throw Refusal{"a statement comes from a macro or another file", line_of(c)};
   unsigned end = e.offset;
   if (with_semicolon) {
     size_t t = b.file->token_at(end);
@@ -243,7 +243,7 @@ std::pair<unsigned, unsigned> Source::range_of(CXCursor c, bool with_semicolon) 
 
 // The original text of [begin, end) with the simulator's edits and the scope's renames.
 std::string Source::render(unsigned begin, unsigned end, const Scope& scope, std::vector<Edit> replaced) const {
-  const UserFile& f = main();
+  const UserFile& f = file();
   std::vector<Edit> edits;
   for (const Edit& r : replaced) edits.push_back({r.begin - begin, r.end - begin, r.text});
   auto it = ctx_.edits.find(f.path);
@@ -256,7 +256,7 @@ std::string Source::render(unsigned begin, unsigned end, const Scope& scope, std
     if (i > 0 && (f.tokens[i - 1].text == "." || f.tokens[i - 1].text == "->" || f.tokens[i - 1].text == "::")) continue;
     edits.push_back({t.begin - begin, t.end - begin, scope.rename(t.text)});
   }
-  return apply_edits(original_.substr(begin, end - begin), std::move(edits));
+  return apply_edits(original().substr(begin, end - begin), std::move(edits));
 }
 
 std::string Source::render(CXCursor c, const Scope& scope, bool with_semicolon) const {
@@ -265,7 +265,7 @@ std::string Source::render(CXCursor c, const Scope& scope, bool with_semicolon) 
 }
 
 bool Source::is_assignment(CXCursor lhs) const {
-  const UserFile& f = main();
+  const UserFile& f = file();
   size_t t = f.token_at(ctx_.end(lhs).offset);
   return t < f.tokens.size() && f.tokens[t].text == "=";
 }
@@ -273,9 +273,9 @@ bool Source::is_assignment(CXCursor lhs) const {
 void Source::refuse_threadgroup_variables(CXCursor fn) const {
   auto [b, e] = range_of(fn, false);
   for (const ThreadgroupSite& s : d_.threadgroup_sites)
-    if (s.file == main().path && s.begin >= b && s.end <= e)
+    if (s.file == file().path && s.begin >= b && s.end <= e)
       throw Refusal{fmt::format("it declares the threadgroup variable `{}` in a body", s.name),
-                    1 + int(std::count(original_.begin(), original_.begin() + s.begin, '\n'))};
+                    1 + int(std::count(original().begin(), original().begin() + s.begin, '\n'))};
 }
 
 }  // namespace mtlgen::msl::loop_form
@@ -286,19 +286,69 @@ const char* LoopForm::revision() { return kLoopFormSourceHash; }
 
 std::string LoopForm::text() const {
   std::string all;
-  for (const LoopFormKernel& k : kernels) all += k.text;
+  for (const LoopFormKernel& k : kernels)
+    if (k.header.empty()) all += k.text;
   return all;
 }
 
+namespace {
+
+// The user files that define each function (template) of the translation unit.
+std::map<std::string, std::set<const UserFile*>> defining_files(Context& ctx) {
+  std::map<std::string, std::set<const UserFile*>> out;
+  std::function<void(CXCursor)> collect = [&](CXCursor parent) {
+    loop_form::visit(parent, [&](CXCursor c) {
+      const CXCursorKind k = clang_getCursorKind(c);
+      const FilePos at = ctx.pos(c);
+      if (!at.file) return CXChildVisit_Continue;
+      if (k == CXCursor_Namespace) collect(c);
+      if (loop_form::is_function(k) && clang_isCursorDefinition(c) &&
+          clang_Cursor_isNull(clang_getSpecializedCursorTemplate(c)))
+        out[spelling(c)].insert(at.file);
+      return CXChildVisit_Continue;
+    });
+  };
+  collect(clang_getTranslationUnitCursor(ctx.tu()));
+  return out;
+}
+
+// Where the kernel function `function` is written: the main file, or the one header that
+// defines it (its forms then go into that header's copy, whose lines Unit::simulator_headers
+// numbers n * kHeaderLineStride + line, n counting the headers in `headers`' order from 1).
+loop_form::KernelFile kernel_file(Context& ctx, const std::map<std::string, std::set<const UserFile*>>& defining,
+                                  const std::string& function, const std::string& original,
+                                  const std::map<std::string, LocalHeader>& headers) {
+  const UserFile* main = nullptr;
+  for (const auto& [path, f] : ctx.files())
+    if (f.is_main) main = &f;
+  auto it = defining.find(function);
+  if (it != defining.end() && it->second.size() == 1 && *it->second.begin() != main) {
+    const UserFile* file = *it->second.begin();
+    int n = 1;
+    for (const auto& [path, header] : headers) {
+      if (path == file->path) return {file, &header.text, header.key, n * kHeaderLineStride};
+      ++n;
+    }
+  }
+  return {main, &original, "", 0};
+}
+
+}  // namespace
+
 LoopForm plan_loop_form(Context& ctx, const Description& d, const std::string& original,
+                        const std::map<std::string, LocalHeader>& headers,
                         const std::optional<std::set<std::string>>& entry_points) {
   LoopForm form;
-  loop_form::LoopFormWriter writer(ctx, d, original);
+  const auto defining = defining_files(ctx);
+  std::map<const UserFile*, std::unique_ptr<loop_form::LoopFormWriter>> writers;  // one per file
   std::set<std::string> done;
   for (const EntryPoint& e : d.entry_points) {
     if (entry_points && !entry_points->count(e.host_name)) continue;
     if (!done.insert(e.function).second) continue;
-    form.kernels.push_back(writer.write(e.function, e));
+    const loop_form::KernelFile file = kernel_file(ctx, defining, e.function, original, headers);
+    auto& writer = writers[file.file];
+    if (!writer) writer = std::make_unique<loop_form::LoopFormWriter>(ctx, d, file);
+    form.kernels.push_back(writer->write(e.function, e));
   }
   return form;
 }

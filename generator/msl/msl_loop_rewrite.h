@@ -89,20 +89,34 @@ std::string rename_words(const std::string& type, const Scope& scope);
 // Whether `c` is or contains a cursor of `kind`.
 bool contains(CXCursor c, CXCursorKind kind);
 
-// ---- the source (msl_loop_rewrite.cpp): the main file's functions, ranges and text ----
+// ---- the source (msl_loop_rewrite.cpp): the kernel's file's functions, ranges and text ----
+// One user file (the main file, or a header it includes: MLX keeps its kernels there): its
+// kernels and the helpers they inline must be defined in it.
+struct KernelFile {
+  const UserFile* file = nullptr;
+  const std::string* original = nullptr;  // its text as read (the pre-pass keeps every offset)
+  std::string header;                     // LoopFormKernel::header ("": the main file)
+  int line_base = 0;                      // LoopFormKernel::line_base
+};
+
 class Source {
  public:
-  Source(Context& ctx, const Description& d, const std::string& original);
+  Source(Context& ctx, const Description& d, const KernelFile& file);
 
   Context& ctx() const { return ctx_; }
-  const std::string& original() const { return original_; }
-  const UserFile& main() const;
+  const std::string& original() const { return *file_.original; }
+  const UserFile& file() const { return *file_.file; }
+  const KernelFile& kernel_file() const { return file_; }
   int line_of(CXCursor c) const;
-  // The one definition of `name` in the main file; null when there is none or it is overloaded.
+  // `#line` for a line of the file, as the simulator's copy numbers it.
+  std::string line_directive(int line) const;
+  // The one definition of `name` in the file; null when there is none or it is overloaded.
   CXCursor definition(const std::string& name) const;
   bool defined_here(const std::string& name) const { return definitions_.count(name) != 0; }
   bool defined_elsewhere(const std::string& name) const { return other_definitions_.count(name) != 0; }
   const std::vector<CXCursor>& definitions(const std::string& name) const { return definitions_.at(name); }
+  // Its definitions in the other user files (a header's helpers, MLX's simd_shuffle_down overloads).
+  const std::vector<CXCursor>& definitions_elsewhere(const std::string& name) const { return other_definitions_.at(name); }
   static CXCursor body_of(CXCursor fn);
   std::pair<unsigned, unsigned> range_of(CXCursor c, bool with_semicolon) const;
   std::string render(unsigned begin, unsigned end, const Scope& scope, std::vector<Edit> replaced = {}) const;
@@ -116,9 +130,9 @@ class Source {
 
   Context& ctx_;
   const Description& d_;
-  const std::string& original_;
+  KernelFile file_;
   std::map<std::string, std::vector<CXCursor>> definitions_;
-  std::set<std::string> other_definitions_;
+  std::map<std::string, std::vector<CXCursor>> other_definitions_;
 };
 
 // ---- sync points (msl_loop_rewrite_body.cpp): which calls a region ends at ----
@@ -130,10 +144,10 @@ class SyncPoints {
   bool is_sync_call(const std::string& name);
 
  private:
-  bool helper_syncs(const std::string& name);
+  bool helper_syncs(const std::string& name, bool elsewhere);
 
   const Source& src_;
-  std::map<std::string, bool> syncs_;  // by helper, for every kernel of the file
+  std::map<std::pair<std::string, bool>, bool> syncs_;  // by helper (and whether defined elsewhere), for every kernel of the file
 };
 
 // ---- the flattened body (msl_loop_rewrite_body.cpp): items by region, and the values they share ----
@@ -242,6 +256,7 @@ class Flattener {
   void declaration_of_extracted(CXCursor s, const Scope& scope, Item& item, const std::vector<Edit>& replaced);
   void sync_statement(CXCursor s, const Scope& scope);
   void sync_call(CXCursor call, Target target, const Scope& scope, int line);
+  bool calls_the_builtin(CXCursor call) const;
   void helper_return(CXCursor ret, const Scope& scope, const Target& result);
 
   const Source& src_;
@@ -276,8 +291,7 @@ class RegionWriter {
 // Each kernel of a file: flattened, then written, or refused.
 class LoopFormWriter {
  public:
-  LoopFormWriter(Context& ctx, const Description& d, const std::string& original)
-      : source_(ctx, d, original), sync_(source_) {}
+  LoopFormWriter(Context& ctx, const Description& d, const KernelFile& file) : source_(ctx, d, file), sync_(source_) {}
 
   // The loop form of the kernel function `name`, or why it has none.
   LoopFormKernel write(const std::string& function, const EntryPoint& entry);

@@ -23,18 +23,23 @@ bool SyncPoints::contains_sync(CXCursor c) {
   return found;
 }
 
+// A function defined in another user file than the kernel's counts when it (or the builtin it
+// may overload) syncs: the flattener then refuses it (it inlines only the kernel's file's helpers),
+// where a region loop would otherwise run its sync point mid-region.
 bool SyncPoints::is_sync_call(const std::string& name) {
-  if (src_.defined_here(name)) return helper_syncs(name);
-  return !src_.defined_elsewhere(name) && is_sync_builtin(name);
+  if (src_.defined_here(name)) return helper_syncs(name, false);
+  if (src_.defined_elsewhere(name)) return is_sync_builtin(name) || helper_syncs(name, true);
+  return is_sync_builtin(name);
 }
 
-bool SyncPoints::helper_syncs(const std::string& name) {
-  auto memo = syncs_.find(name);
+bool SyncPoints::helper_syncs(const std::string& name, bool elsewhere) {
+  const auto key = std::make_pair(name, elsewhere);
+  auto memo = syncs_.find(key);
   if (memo != syncs_.end()) return memo->second;
-  syncs_[name] = true;  // a recursive helper counts as one: it is refused where called
+  syncs_[key] = true;  // a recursive helper counts as one: it is refused where called
   bool any = false;
-  for (CXCursor def : src_.definitions(name)) any = any || contains_sync(def);
-  return syncs_[name] = any;
+  for (CXCursor def : elsewhere ? src_.definitions_elsewhere(name) : src_.definitions(name)) any = any || contains_sync(def);
+  return syncs_[key] = any;
 }
 
 // ---- FlatBody ----

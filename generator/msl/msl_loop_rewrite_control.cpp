@@ -46,7 +46,7 @@ bool UniformControl::statement(CXCursor s, const Scope& scope) {
 
 // `for (init; cond; inc) body` whose init declares the counters, cond and inc uniform.
 void UniformControl::uniform_for(CXCursor s, const Scope& scope) {
-  const UserFile& f = src_.main();
+  const UserFile& f = src_.file();
   const size_t open = f.token_at(src_.range_of(s, false).first) + 1, close = closing(f, open);
   std::vector<CXCursor> kids = children(s);
   const CXCursor body = kids.back();

@@ -64,7 +64,7 @@ void Flattener::declaration(CXCursor s, const Scope& scope, Item& item) {
   item.name_end = item.name_at + unsigned(body_.vars[item.var].name.size());
   item.has_init = has_initializer(item.text.substr(item.name_end));
   body_.vars[item.var].initialised = item.has_init;
-  if (constant) body_.hoisted.push_back(fmt::format("#line {}\n{}\n", item.line, item.text));
+  if (constant) body_.hoisted.push_back(src_.line_directive(item.line) + item.text + "\n");
   (void)e;
 }
 
@@ -179,6 +179,13 @@ void Flattener::sync_statement(CXCursor s, const Scope& scope) {
   sync_call(call, target, scope, src_.line_of(s));
 }
 
+// Whether `call` resolves to a function outside the user's files (the shim's builtin), not to an
+// overload a user file defines (MLX's bf16_math.h `simd_sum(bfloat)`); unresolved (dependent): no.
+bool Flattener::calls_the_builtin(CXCursor call) const {
+  CXCursor callee = clang_getCursorReferenced(call);
+  return !clang_Cursor_isNull(callee) && !src_.ctx().in_user_file(callee);
+}
+
 void Flattener::sync_call(CXCursor call, Target target, const Scope& scope, int line) {
   const std::string name = callee_name(call);
   const int n = clang_Cursor_getNumArguments(call);
@@ -186,6 +193,9 @@ void Flattener::sync_call(CXCursor call, Target target, const Scope& scope, int 
     if (sync_.contains_sync(clang_Cursor_getArgument(call, unsigned(i))))
       throw Refusal{fmt::format("a barrier or simd function in an argument of `{}`", name), line};
   if (src_.defined_here(name)) return inliner_.inline_helper(call, name, target, scope, line);
+  if (src_.defined_elsewhere(name) && !(is_sync_builtin(name) && calls_the_builtin(call)))
+    throw Refusal{fmt::format("`{}`, which reaches a barrier or simd function, is defined in another file than the kernel "
+                              "(a loop form inlines only helpers of the kernel's own file)", name), line};
   if (!is_sync_builtin(name)) throw Refusal{fmt::format("`{}` is not a barrier or simd function", name), line};
   Item item = make_item(Item::sync, line, src_.render(call, scope));
   item.region = body_.region;

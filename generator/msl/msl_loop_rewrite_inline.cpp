@@ -42,7 +42,7 @@ void HelperInliner::collect_names(CXCursor def, const std::string& prefix, Scope
 
 // Tokens of a parameter's declared type (before its name), without address spaces and cv.
 std::vector<std::string> HelperInliner::type_words(CXCursor param) const {
-  const UserFile& f = src_.main();
+  const UserFile& f = src_.file();
   std::vector<std::string> words;
   unsigned name_at = src_.ctx().pos(param).offset;
   size_t first = specifier_start(f, f.token_at(src_.ctx().begin(param).offset));
@@ -53,14 +53,14 @@ std::vector<std::string> HelperInliner::type_words(CXCursor param) const {
 }
 
 std::string HelperInliner::declared_type(CXCursor param, const Scope& scope) const {
-  const UserFile& f = src_.main();
+  const UserFile& f = src_.file();
   size_t first = specifier_start(f, f.token_at(src_.ctx().begin(param).offset));
   return src_.render(f.tokens[first].begin, src_.ctx().pos(param).offset, scope);
 }
 
 // Explicit template arguments of the call (`tg_sum<TG>(...)`), as rendered text.
 std::vector<std::string> HelperInliner::explicit_args(CXCursor call, const std::string& name, const Scope& caller) const {
-  const UserFile& f = src_.main();
+  const UserFile& f = src_.file();
   auto [b, e] = src_.range_of(call, false);
   size_t i = f.token_at(b);
   while (i < f.tokens.size() && f.tokens[i].text != name) ++i;

@@ -54,7 +54,7 @@ bool Uniformity::uniform_reference(CXCursor ref) const {
 // Whether `body` assigns `name`, increments it or takes its address.
 bool Uniformity::assigns(CXCursor body, const std::string& name) const {
   static const std::set<std::string> writes = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=", "++", "--"};
-  const UserFile& f = src_.main();
+  const UserFile& f = src_.file();
   auto [b, e] = src_.range_of(body, false);
   for (size_t i = f.token_at(b); i < f.tokens.size() && f.tokens[i].end <= e; ++i) {
     if (f.tokens[i].text != name) continue;

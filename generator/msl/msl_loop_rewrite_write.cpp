@@ -28,7 +28,7 @@ std::string RegionWriter::write_function(CXCursor fn, const EntryPoint& entry) c
 
 // `template <...> void mtlsim_loops_k(<the kernel's parameters>, const LoopRun& mtlsim_run)`.
 std::string RegionWriter::signature(CXCursor fn) const {
-  const UserFile& f = src_.main();
+  const UserFile& f = src_.file();
   auto [b, e] = src_.range_of(fn, false);
   size_t name_tok = f.token_at(src_.ctx().pos(fn).offset);
   std::string head;
@@ -85,7 +85,7 @@ std::string RegionWriter::write_segments(const EntryPoint& entry) const {
   int first = 0;
   for (int last : ends) {
     for (const Item& item : body_.items)
-      if (item.kind == Item::control && item.region == first) out += fmt::format("#line {}\n{}\n", item.line, item.text);
+      if (item.kind == Item::control && item.region == first) out += src_.line_directive(item.line) + item.text + "\n";
     if (last < first) continue;
     if (first == last && empty_region(first)) {  // between two headers or closing braces
       first = last + 1;
@@ -133,7 +133,7 @@ std::string RegionWriter::declare(const Item& item, const std::string& type, con
 
 std::string RegionWriter::sync_result(const Item& item) const {
   std::string value = fmt::format("::mtlsim::loops::result<decltype({})>()", item.text);
-  std::string out = fmt::format("#line {}\n", item.line);
+  std::string out = src_.line_directive(item.line);
   if (item.target.kind == Target::assign) return out + fmt::format("{} = {};\n", item.target.text, value);
   if (item.target.kind == Target::declare) return out + declare(item, item.target.text, value);
   return "";
@@ -151,7 +151,7 @@ std::string RegionWriter::with_private_fill(const Item& item) {
 }
 
 std::string RegionWriter::write_item(const Item& item) const {
-  std::string out = fmt::format("#line {}\n", item.line);
+  std::string out = src_.line_directive(item.line);
   switch (item.kind) {
     case Item::sync: return out + item.text + ";\n";
     case Item::result:

@@ -275,7 +275,7 @@ Unit parse(const ParseOptions& options, Diagnostics& diags) {
   warn_threadgroup_initializers(d.threadgroup_variables, diags);
   d.address_space_twins = std::move(twins);
   plan_simulator_edits(ctx, d);
-  unit.impl_->loop_form = plan_loop_form(ctx, d, *text, options.loop_form_entry_points);
+  unit.impl_->loop_form = plan_loop_form(ctx, d, *text, headers, options.loop_form_entry_points);
   unit.impl_->cuda_texts = plan_cuda_texts(ctx, d);
   unit.impl_->instantiation_lines = find_instantiation_lines(ctx);
   auto& lines = unit.impl_->instantiation_lines;

@@ -132,6 +132,7 @@ class SourceReader {
     src.simulator_text = unit.simulator_source();
     src.loop_forms = unit.loop_form().kernels;
     collect_headers(unit, file.parent_path());
+    refuse_forms_outside_the_copy();
     if (!check_entries(unit)) return std::nullopt;
     for (auto& b : k_.buffers) complete_buffer(unit, b);
     add_function_constants(unit);
@@ -175,6 +176,18 @@ class SourceReader {
     for (const auto& h : unit.simulator_headers()) {
       fs::path key(h.key);
       if (!key.is_absolute() && !h.key.starts_with("..")) headers[h.key] = h.text;  // stays inside the copy
+    }
+  }
+
+  // A kernel defined in a header the kernel object does not copy (one outside the tree beside the
+  // file) has nowhere for its loop form to go: it runs as fibers.
+  void refuse_forms_outside_the_copy() {
+    ir::SourceKernel& src = *k_.source;
+    for (ir::LoopFormKernel& f : src.loop_forms) {
+      if (f.header.empty() || f.text.empty() || src.simulator_headers.count(f.header)) continue;
+      f.text.clear();
+      f.loop_function.clear();
+      f.refusal = "the kernel is defined in a header outside the directory tree of the file, which the simulator does not copy";
     }
   }
 

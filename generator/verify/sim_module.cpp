@@ -392,15 +392,16 @@ void check_includes(const ir::Kernel& k) {
   if (!error.empty()) throw RefusedSpecCode(error);
 }
 
-// loop_form.txt's line for each kernel function of `forms` (made of `file`): whether it runs as
-// loops, and why not.
+// loop_form.txt's line for each kernel function of `forms` (made of `file` and the headers it
+// includes): whether it runs as loops, and why not.
 std::string loop_form_notes(const std::string& label, const std::vector<ir::LoopFormKernel>& forms,
                             const std::string& file) {
   std::string notes;
   for (const ir::LoopFormKernel& k : forms)
-    notes += k.refusal.empty() ? fmt::format("{}: `{}` runs as loops\n", label, k.function)
+    notes += k.refusal.empty() ? fmt::format("{}: `{}` runs as loops{}\n", label, k.function,
+                                             k.header.empty() ? "" : " (defined in " + k.header + ")")
                                : fmt::format("{}: `{}` runs as fibers: {} (line {} of {})\n", label, k.function,
-                                             k.refusal, k.refusal_line, file);
+                                             k.refusal, k.refusal_line, k.header.empty() ? file : k.header);
   return notes;
 }
 

@@ -2,7 +2,8 @@
 // its loop form comes from the spec's parse of the file as written (instantiations kept), and is
 // inserted into the kernel object's copy right after the kernel, before the `#undef` of the macro
 // its body names; the lines after it keep their numbers, so findings name the user's lines on
-// either path.
+// either path. So does one defined in a header the file includes (MLX's pattern): its form goes
+// into the copy of the header, numbered as the copy numbers the header's lines.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -22,7 +23,7 @@ struct TemplateRun {
   int exit_code = 0;
   std::string printed;
   std::string notes;  // the kernel object's loop_form.txt
-  std::string copy;   // its copy of sums.metal
+  std::string copy;   // its copy of `copied` (sums.metal)
   std::string json;   // --json
 };
 
@@ -33,7 +34,8 @@ std::string file_text(const fs::path& p) {
   return s.str();
 }
 
-TemplateRun verify_template(const std::string& name, mtlsim::ExecPath exec, const fs::path& cache) {
+TemplateRun verify_template(const std::string& name, mtlsim::ExecPath exec, const fs::path& cache,
+                            const std::string& copied = "sums.metal") {
   verify::VerifyOptions o;
   o.inputs = {"tests/verify/template_loops/" + name + ".yaml"};
   o.module.cache_dir = cache.string();
@@ -48,7 +50,7 @@ TemplateRun verify_template(const std::string& name, mtlsim::ExecPath exec, cons
   run.json = file_text(o.json_path);
   for (const auto& entry : fs::directory_iterator(cache / "kernel")) {
     run.notes += file_text(entry.path() / "loop_form.txt");
-    run.copy += file_text(entry.path() / "sim" / "source" / "sums.metal");
+    run.copy += file_text(entry.path() / "sim" / "source" / copied);
   }
   return run;
 }
@@ -85,6 +87,41 @@ TEST(TemplateLoopForm, AFindingAfterAnInsertedFormNamesTheUsersLine) {
     EXPECT_EQ(run.exit_code, support::kVerifyFailed) << run.printed;
     EXPECT_NE(run.printed.find("received uninitialised threadgroup memory"), std::string::npos) << run.printed;
     EXPECT_NE(run.printed.find("(tests/verify/template_loops/sums.metal:45)"), std::string::npos) << run.printed;
+    const bool as_loops = run.json.find("\"threadgroups_as_loops\": 0") == std::string::npos;
+    EXPECT_EQ(as_loops, exec == mtlsim::ExecPath::automatic) << run.json;
+  }
+  fs::remove_all(cache);
+}
+
+TEST(TemplateLoopForm, AKernelDefinedInAHeaderRunsAsLoops) {
+  const fs::path cache = template_cache("row_total");
+  TemplateRun run = verify_template("row_total", mtlsim::ExecPath::automatic, cache, "row_sums.h");
+  EXPECT_EQ(run.exit_code, support::kOk) << run.printed;
+  EXPECT_EQ(run.json.find("\"threadgroups_as_loops\": 0"), std::string::npos) << run.json;
+  EXPECT_NE(run.notes.find("header_sums.metal: `row_total` runs as loops (defined in row_sums.h)"), std::string::npos)
+      << run.notes;
+  // In the header's copy, right after the kernel (line 18 of the header, 19 of the copy, whose
+  // first line is its `#line`), its statements and the line after it numbered as the copy numbers
+  // the header's lines (n * 1,000,000 + line).
+  const size_t form = run.copy.find("  if (i == 0) out[row] = T(total);\n}\n\n// The loop form of `row_total`");
+  EXPECT_NE(form, std::string::npos) << run.copy;
+  EXPECT_NE(run.copy.find("#line 1000013\n"), std::string::npos) << run.copy;
+  EXPECT_NE(run.copy.find("#define MTLSIM_LOOPS_row_total 1\n#line 1000019\n\ntemplate <typename T>\nkernel void row_total_all"),
+            std::string::npos)
+      << run.copy;
+  fs::remove_all(cache);
+}
+
+// row_sums.h:29 comes after row_total's form in the header's copy: the fiber path runs the
+// header's lines there, the loop form its own `#line`-ed copy of them; both name the header.
+TEST(TemplateLoopForm, AFindingInAHeadersKernelNamesTheHeadersLine) {
+  const fs::path cache = template_cache("row_total_all");
+  for (mtlsim::ExecPath exec : {mtlsim::ExecPath::automatic, mtlsim::ExecPath::fibers}) {
+    TemplateRun run = verify_template("row_total_all", exec, cache, "row_sums.h");
+    EXPECT_EQ(run.exit_code, support::kVerifyFailed) << run.printed;
+    EXPECT_NE(run.printed.find("received uninitialised threadgroup memory"), std::string::npos) << run.printed;
+    EXPECT_NE(run.printed.find("row_sums.h:29)"), std::string::npos) << run.printed;
+    EXPECT_EQ(run.printed.find("1000029"), std::string::npos) << run.printed;
     const bool as_loops = run.json.find("\"threadgroups_as_loops\": 0") == std::string::npos;
     EXPECT_EQ(as_loops, exec == mtlsim::ExecPath::automatic) << run.json;
   }
