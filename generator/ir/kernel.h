@@ -438,12 +438,23 @@ struct Kernel;
 // A kernel family (`kernels:` + `dispatches:`): several kernels run in order over shared
 // buffers, verified end to end against the family's reference. The family is an ir::Kernel
 // without a body of its own; its members are complete kernels (each also checked on its own).
+// Where a family's kernel comes from: the family's own spec, or (`name: {spec: file.yaml}`)
+// another spec, whose kernel the family dispatches as that spec defines, validates, emits and
+// verifies it, so both share one pipeline, one simulator module and one GPU program.
+struct FamilyMemberOrigin {
+  std::string borrowed_spec;  // the path as written, relative to the family's spec; "" for its own
+  SourceLoc loc;              // of that path
+  bool borrowed() const { return !borrowed_spec.empty(); }
+};
+
 struct Family {
   std::vector<Kernel> kernels;
+  std::vector<FamilyMemberOrigin> origins;  // one per entry of `kernels`
   std::vector<FamilyDispatch> dispatches;
   SourceLoc loc;  // of `kernels:`
 
   const Kernel& kernel_of(const FamilyDispatch& d) const { return kernels[d.member]; }
+  bool borrowed(size_t member) const { return member < origins.size() && origins[member].borrowed(); }
   // The member's dims at dispatch `d`, for the family's `dims` at its variant `family_variant`.
   // Throws expr::EvalError when a value cannot be evaluated or does not fit 32 bits.
   std::map<std::string, int64_t> member_dims(const FamilyDispatch& d, const std::map<std::string, int64_t>& dims,

@@ -35,6 +35,7 @@ void add_kernel(std::vector<ir::Kernel>& kernels, const ir::Kernel& kernel, supp
     kernels.push_back(kernel);
     return;
   }
+  if (same->spec_path == kernel.spec_path && same->spec_hash == kernel.spec_hash) return;  // a borrowed kernel, again
   diags.error(ErrorKind::duplicate_name, kernel.name_loc,
               fmt::format("kernel `{}` is also defined in {}", kernel.name, same->spec_path),
               "kernel names must be unique across a library: their files share one output directory");

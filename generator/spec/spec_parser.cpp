@@ -133,7 +133,7 @@ class Parser : SpecNodeReader {
     auto fam = std::make_shared<ir::Family>();
     auto kernels = top.required("kernels");
     fam->loc = ctx_.loc(kernels);
-    each_entry(kernels, "kernels", [&](auto& key, auto& v) { fam->kernels.push_back(member_kernel(key, v, top)); });
+    each_entry(kernels, "kernels", [&](auto& key, auto& v) { member_kernel(key, v, top, *fam); });
     if (kernels.IsMap() && kernels.size() == 0) {
       ctx_.diags().error(ErrorKind::missing_field, fam->loc, "`kernels:` lists no kernels",
                          "give each kernel of the family as `name: {...}`, with the keys of a kernel spec");
@@ -146,14 +146,31 @@ class Parser : SpecNodeReader {
     k_.family = std::move(fam);
   }
 
-  ir::Kernel member_kernel(const YAML::Node& key, const YAML::Node& value, MapReader& family_top) {
+  // `name: {...}`: a kernel of the family's own; `name: {spec: file.yaml}`: kernel `name` of another
+  // spec, loaded by the front end once this spec is parsed (load_spec), kept here by name only.
+  void member_kernel(const YAML::Node& key, const YAML::Node& value, MapReader& family_top, ir::Family& fam) {
     ir::Kernel m;
     m.name = key_name(key, m.name_loc);
     m.spec_path = k_.spec_path;
     m.spec_hash = k_.spec_hash;
     m.family_name = k_.name;
-    Parser(ctx_, m).member(value, family_top);
-    return m;
+    ir::FamilyMemberOrigin origin;
+    if (value.IsMap() && value["spec"].IsDefined()) {
+      MapReader r(ctx_, value, fmt::format("kernel `{}` of another spec", m.name), {"spec"});
+      YAML::Node n = r.ok() ? r.required("spec") : YAML::Node(YAML::NodeType::Undefined);
+      if (n.IsDefined()) {
+        origin.borrowed_spec = ctx_.string(n, "a spec file").value_or("");
+        origin.loc = ctx_.value_loc(n);
+        if (origin.borrowed_spec.empty() && n.IsScalar()) {
+          ctx_.diags().error(ErrorKind::bad_value, origin.loc, "`spec:` names no file",
+                             "give the path of the spec that defines the kernel, relative to this spec");
+        }
+      }
+    } else {
+      Parser(ctx_, m).member(value, family_top);
+    }
+    fam.kernels.push_back(std::move(m));
+    fam.origins.push_back(std::move(origin));
   }
 
   // `- kernel: name` with optional `dims:`, `buffers:`, `scalars:` and `types:` maps from the

@@ -570,7 +570,8 @@ void Validator::check_case(const ir::TestCase& c) {
 
 void Validator::validate_members() {
   auto family = std::make_shared<ir::Family>(*k_.family);
-  for (auto& m : family->kernels) {
+  for (size_t i = 0; i < family->kernels.size(); ++i) {
+    ir::Kernel& m = family->kernels[i];
     if (m.name == k_.name) {
       diags_.error(ErrorKind::duplicate_name, m.name_loc, fmt::format("kernel `{}` has the family's name", m.name),
                    "the family's files and each kernel's share one output directory: rename one");
@@ -580,7 +581,7 @@ void Validator::validate_members() {
                    "family members have a `body:`; hand-written kernels cannot join a family yet");
       continue;
     }
-    validate_kernel(m, diags_);
+    if (!family->borrowed(i)) validate_kernel(m, diags_);  // a borrowed one was, in its own spec
   }
   k_.family = std::move(family);
 }

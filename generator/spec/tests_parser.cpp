@@ -38,22 +38,43 @@ class TestsParser : SpecNodeReader {
     for (const auto& b : k_.buffers) if (b.name == name) return &b;
     return nullptr;
   }
+  void case_input(const YAML::Node& key, const YAML::Node& value);
   const ir::BlockLayout* block_named(const std::string& name) const {
     for (const auto& b : k_.blocks) if (b.name == name) return &b;
     return nullptr;
   }
+
+  // `tests.case_inputs`: a buffer's fill in every case that does not fill it itself.
+  std::map<std::string, ir::InputFill> case_inputs_;
 };
 
 void TestsParser::run(const YAML::Node& n) {
-  MapReader r(ctx_, n, "tests", {"seed", "tolerance", "inputs", "constants", "cases"});
+  MapReader r(ctx_, n, "tests", {"seed", "tolerance", "inputs", "case_inputs", "constants", "cases"});
   if (!r.ok()) return;
   if (auto s = r.optional("seed"); s.IsDefined()) k_.tests.seed = static_cast<uint64_t>(ctx_.integer(s, "seed").value_or(1));
   each_unique_entry(r.optional("tolerance"), "tolerance", [&](auto& key, auto& v) { tolerance(key, v); });
   if (auto i = r.optional("inputs"); i.IsDefined()) {
     if (auto f = input_fill(i)) k_.tests.default_fill = *f;
   }
+  each_unique_entry(r.optional("case_inputs"), "case_inputs", [&](auto& key, auto& v) { case_input(key, v); });
   constant_values(r.optional("constants"), k_.tests.constants);
   each_item(r.required("cases"), "cases", [&](const YAML::Node& c) { test_case(c); });
+}
+
+void TestsParser::case_input(const YAML::Node& key, const YAML::Node& value) {
+  SourceLoc loc;
+  std::string name = key_name(key, loc);
+  const ir::Buffer* b = buffer_named(name);
+  if (!b || b->access == ir::Access::write || b->intermediate) {
+    std::vector<std::string> inputs;
+    for (const auto& x : k_.buffers) if (x.access != ir::Access::write && !x.intermediate) inputs.push_back(x.name);
+    std::string s = support::did_you_mean(name, inputs);
+    ctx_.diags().error(ErrorKind::test_case, loc, fmt::format("`{}` is not an input buffer", name),
+                       s.empty() ? fmt::format("the input buffers are: {}", fmt::join(inputs, ", "))
+                                 : fmt::format("did you mean `{}`?", s));
+    return;
+  }
+  if (auto f = buffer_fill(value, name)) case_inputs_[name] = *f;
 }
 
 void TestsParser::tolerance(const YAML::Node& key, const YAML::Node& value) {
@@ -245,6 +266,7 @@ void TestsParser::test_case(const YAML::Node& n) {
     std::string name = key_name(key, loc);
     if (auto f = buffer_fill(v, name)) c.inputs[name] = *f;
   });
+  for (const auto& [name, fill] : case_inputs_) c.inputs.try_emplace(name, fill);
   each_unique_entry(r.optional("scalars"), "scalars", [&](auto& key, auto& v) {
     SourceLoc loc;
     std::string name = key_name(key, loc);
