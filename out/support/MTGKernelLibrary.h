@@ -23,6 +23,12 @@
 #import "../decode_layer_matvec_residual/MTGDecodeLayerMatvecResidual.h"
 #import "../decode_layer_rms_norm/MTGDecodeLayerRmsNorm.h"
 #import "../decode_layer_gate_up/MTGDecodeLayerGateUp.h"
+#import "../swiglu/MTGSwiglu.h"
+#import "../residual_add/MTGResidualAdd.h"
+#import "../nvfp4_matvec/MTGNvfp4Matvec.h"
+#import "../nvfp4_gate_up_matvec/MTGNvfp4GateUpMatvec.h"
+#import "../q4_0_matvec/MTGQ4_0Matvec.h"
+#import "../q8_0_matvec/MTGQ8_0Matvec.h"
 #import "../decode_token_rms_norm/MTGDecodeTokenRmsNorm.h"
 #import "../decode_token_lm_head/MTGDecodeTokenLmHead.h"
 #import "../decode_token_argmax_blocks/MTGDecodeTokenArgmaxBlocks.h"
@@ -35,13 +41,9 @@
 #import "../kv_cache_update/MTGKvCacheUpdate.h"
 #import "../layer_norm/MTGLayerNorm.h"
 #import "../matvec/MTGMatvec.h"
-#import "../nvfp4_gate_up_matvec/MTGNvfp4GateUpMatvec.h"
-#import "../nvfp4_matvec/MTGNvfp4Matvec.h"
 #import "../nvfp4_qkv_matvec/MTGNvfp4QkvMatvec.h"
-#import "../q4_0_matvec/MTGQ4_0Matvec.h"
 #import "../q4_1_matvec/MTGQ4_1Matvec.h"
 #import "../q5_0_matvec/MTGQ5_0Matvec.h"
-#import "../q8_0_matvec/MTGQ8_0Matvec.h"
 #import "../rglru_scan/MTGRglruScan.h"
 #import "../rglru_scan_checkpoints/MTGRglruScanCheckpoints.h"
 #import "../rglru_scan_backward_segments/MTGRglruScanBackwardSegments.h"
@@ -69,6 +71,10 @@
 #import "../ssd_scan_state/MTGSsdScanState.h"
 #import "../argmax_two_stage/MTGArgmaxTwoStage.h"
 #import "../decode_layer/MTGDecodeLayer.h"
+#import "../decode_layer_affine/MTGDecodeLayerAffine.h"
+#import "../decode_layer_nvfp4/MTGDecodeLayerNvfp4.h"
+#import "../decode_layer_q4_0/MTGDecodeLayerQ4_0.h"
+#import "../decode_layer_q8_0/MTGDecodeLayerQ8_0.h"
 #import "../decode_token/MTGDecodeToken.h"
 #import "../gla_scan_backward/MTGGlaScanBackward.h"
 #import "../rglru_scan_backward/MTGRglruScanBackward.h"
@@ -78,11 +84,11 @@
 
 NS_ASSUME_NONNULL_BEGIN
 
-/// 58 kernels: add_rms_norm, affine_matvec, argmax, argmax_blocks, argmax_merge, decode_layer_norm_matvec, decode_layer_head_norm, decode_layer_rope, decode_layer_kv_cache_update, decode_layer_attn_partial, decode_layer_attn_merge, decode_layer_matvec_residual, decode_layer_rms_norm, decode_layer_gate_up, decode_token_rms_norm, decode_token_lm_head, decode_token_argmax_blocks, decode_token_argmax_merge, gla_scan, gla_scan_checkpoints, gla_scan_backward_segments, gla_scan_backward_reduce, gla_scan_state, kv_cache_update, layer_norm, matvec, nvfp4_gate_up_matvec, nvfp4_matvec, nvfp4_qkv_matvec, q4_0_matvec, q4_1_matvec, q5_0_matvec, q8_0_matvec, rglru_scan, rglru_scan_checkpoints, rglru_scan_backward_segments, rglru_scan_state, rms_norm, rms_norm_matvec, rms_norm_mlx, rms_norm_q4_0_matvec, rms_norm_single_row, rope, rotlru_scan, rotlru_scan_checkpoints, rotlru_scan_backward_segments, rotlru_scan_state, sdpa_vector, sdpa_vector_2pass_partial, sdpa_vector_2pass_merge, softmax, softmax_online, softmax_single_row, ssd_scan, ssd_scan_checkpoints, ssd_scan_backward_segments, ssd_scan_backward_reduce, ssd_scan_state. Kernels with function constants use the spec's values;
+/// 60 kernels: add_rms_norm, affine_matvec, argmax, argmax_blocks, argmax_merge, decode_layer_norm_matvec, decode_layer_head_norm, decode_layer_rope, decode_layer_kv_cache_update, decode_layer_attn_partial, decode_layer_attn_merge, decode_layer_matvec_residual, decode_layer_rms_norm, decode_layer_gate_up, swiglu, residual_add, nvfp4_matvec, nvfp4_gate_up_matvec, q4_0_matvec, q8_0_matvec, decode_token_rms_norm, decode_token_lm_head, decode_token_argmax_blocks, decode_token_argmax_merge, gla_scan, gla_scan_checkpoints, gla_scan_backward_segments, gla_scan_backward_reduce, gla_scan_state, kv_cache_update, layer_norm, matvec, nvfp4_qkv_matvec, q4_1_matvec, q5_0_matvec, rglru_scan, rglru_scan_checkpoints, rglru_scan_backward_segments, rglru_scan_state, rms_norm, rms_norm_matvec, rms_norm_mlx, rms_norm_q4_0_matvec, rms_norm_single_row, rope, rotlru_scan, rotlru_scan_checkpoints, rotlru_scan_backward_segments, rotlru_scan_state, sdpa_vector, sdpa_vector_2pass_partial, sdpa_vector_2pass_merge, softmax, softmax_online, softmax_single_row, ssd_scan, ssd_scan_checkpoints, ssd_scan_backward_segments, ssd_scan_backward_reduce, ssd_scan_state. Kernels with function constants use the spec's values;
 /// create their classes directly for others. Share one instance across threads: each kernel creates
 /// a variant's pipeline once, on its first use, unless a prewarm did.
 /// Kernel families, whose encode calls record their kernels' dispatches through the objects above
-/// them: argmax_two_stage, decode_layer, decode_token, gla_scan_backward, rglru_scan_backward, rotlru_scan_backward, sdpa_vector_2pass, ssd_scan_backward.
+/// them: argmax_two_stage, decode_layer, decode_layer_affine, decode_layer_nvfp4, decode_layer_q4_0, decode_layer_q8_0, decode_token, gla_scan_backward, rglru_scan_backward, rotlru_scan_backward, sdpa_vector_2pass, ssd_scan_backward.
 @interface MTGKernelLibrary : NSObject
 
 /// The entry points of every variant of every kernel.
@@ -135,6 +141,12 @@ NS_ASSUME_NONNULL_BEGIN
 @property (readonly) MTGDecodeLayerMatvecResidual* decodeLayerMatvecResidual;
 @property (readonly) MTGDecodeLayerRmsNorm* decodeLayerRmsNorm;
 @property (readonly) MTGDecodeLayerGateUp* decodeLayerGateUp;
+@property (readonly) MTGSwiglu* swiglu;
+@property (readonly) MTGResidualAdd* residualAdd;
+@property (readonly) MTGNvfp4Matvec* nvfp4Matvec;
+@property (readonly) MTGNvfp4GateUpMatvec* nvfp4GateUpMatvec;
+@property (readonly) MTGQ4_0Matvec* q4_0Matvec;
+@property (readonly) MTGQ8_0Matvec* q8_0Matvec;
 @property (readonly) MTGDecodeTokenRmsNorm* decodeTokenRmsNorm;
 @property (readonly) MTGDecodeTokenLmHead* decodeTokenLmHead;
 @property (readonly) MTGDecodeTokenArgmaxBlocks* decodeTokenArgmaxBlocks;
@@ -147,13 +159,9 @@ NS_ASSUME_NONNULL_BEGIN
 @property (readonly) MTGKvCacheUpdate* kvCacheUpdate;
 @property (readonly) MTGLayerNorm* layerNorm;
 @property (readonly) MTGMatvec* matvec;
-@property (readonly) MTGNvfp4GateUpMatvec* nvfp4GateUpMatvec;
-@property (readonly) MTGNvfp4Matvec* nvfp4Matvec;
 @property (readonly) MTGNvfp4QkvMatvec* nvfp4QkvMatvec;
-@property (readonly) MTGQ4_0Matvec* q4_0Matvec;
 @property (readonly) MTGQ4_1Matvec* q4_1Matvec;
 @property (readonly) MTGQ5_0Matvec* q5_0Matvec;
-@property (readonly) MTGQ8_0Matvec* q8_0Matvec;
 @property (readonly) MTGRglruScan* rglruScan;
 @property (readonly) MTGRglruScanCheckpoints* rglruScanCheckpoints;
 @property (readonly) MTGRglruScanBackwardSegments* rglruScanBackwardSegments;
@@ -181,6 +189,10 @@ NS_ASSUME_NONNULL_BEGIN
 @property (readonly) MTGSsdScanState* ssdScanState;
 @property (readonly) MTGArgmaxTwoStage* argmaxTwoStage;
 @property (readonly) MTGDecodeLayer* decodeLayer;
+@property (readonly) MTGDecodeLayerAffine* decodeLayerAffine;
+@property (readonly) MTGDecodeLayerNvfp4* decodeLayerNvfp4;
+@property (readonly) MTGDecodeLayerQ4_0* decodeLayerQ4_0;
+@property (readonly) MTGDecodeLayerQ8_0* decodeLayerQ8_0;
 @property (readonly) MTGDecodeToken* decodeToken;
 @property (readonly) MTGGlaScanBackward* glaScanBackward;
 @property (readonly) MTGRglruScanBackward* rglruScanBackward;

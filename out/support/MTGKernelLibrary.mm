@@ -17,7 +17,7 @@ struct KernelSource {
   MTLLanguageVersion languageVersion;
 };
 
-constexpr std::array<KernelSource, 58> kKernels = {{
+constexpr std::array<KernelSource, 60> kKernels = {{
     {"add_rms_norm", MTLLanguageVersion3_1},
     {"affine_matvec", MTLLanguageVersion3_1},
     {"argmax", MTLLanguageVersion3_1},
@@ -32,6 +32,12 @@ constexpr std::array<KernelSource, 58> kKernels = {{
     {"decode_layer_matvec_residual", MTLLanguageVersion3_1},
     {"decode_layer_rms_norm", MTLLanguageVersion3_1},
     {"decode_layer_gate_up", MTLLanguageVersion3_1},
+    {"swiglu", MTLLanguageVersion3_1},
+    {"residual_add", MTLLanguageVersion3_1},
+    {"nvfp4_matvec", MTLLanguageVersion3_1},
+    {"nvfp4_gate_up_matvec", MTLLanguageVersion3_1},
+    {"q4_0_matvec", MTLLanguageVersion3_1},
+    {"q8_0_matvec", MTLLanguageVersion3_1},
     {"decode_token_rms_norm", MTLLanguageVersion3_1},
     {"decode_token_lm_head", MTLLanguageVersion3_1},
     {"decode_token_argmax_blocks", MTLLanguageVersion3_0},
@@ -44,13 +50,9 @@ constexpr std::array<KernelSource, 58> kKernels = {{
     {"kv_cache_update", MTLLanguageVersion3_1},
     {"layer_norm", MTLLanguageVersion3_1},
     {"matvec", MTLLanguageVersion3_1},
-    {"nvfp4_gate_up_matvec", MTLLanguageVersion3_1},
-    {"nvfp4_matvec", MTLLanguageVersion3_1},
     {"nvfp4_qkv_matvec", MTLLanguageVersion3_1},
-    {"q4_0_matvec", MTLLanguageVersion3_1},
     {"q4_1_matvec", MTLLanguageVersion3_1},
     {"q5_0_matvec", MTLLanguageVersion3_1},
-    {"q8_0_matvec", MTLLanguageVersion3_1},
     {"rglru_scan", MTLLanguageVersion3_1},
     {"rglru_scan_checkpoints", MTLLanguageVersion3_1},
     {"rglru_scan_backward_segments", MTLLanguageVersion3_1},
@@ -89,7 +91,7 @@ constexpr std::array<KernelSource, 58> kKernels = {{
 @implementation MTGKernelLibrary
 
 + (NSArray<NSString*>*)entryPoints {
-  NSMutableArray<NSString*>* names = [NSMutableArray arrayWithCapacity:817];
+  NSMutableArray<NSString*>* names = [NSMutableArray arrayWithCapacity:835];
   for (const auto& v : mtlgen::kernels::add_rms_norm::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::affine_matvec::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::argmax::kVariants) [names addObject:@(v.entry_point)];
@@ -104,6 +106,12 @@ constexpr std::array<KernelSource, 58> kKernels = {{
   for (const auto& v : mtlgen::kernels::decode_layer_matvec_residual::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::decode_layer_rms_norm::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::decode_layer_gate_up::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::swiglu::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::residual_add::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::nvfp4_matvec::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::nvfp4_gate_up_matvec::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::q4_0_matvec::kVariants) [names addObject:@(v.entry_point)];
+  for (const auto& v : mtlgen::kernels::q8_0_matvec::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::decode_token_rms_norm::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::decode_token_lm_head::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::decode_token_argmax_blocks::kVariants) [names addObject:@(v.entry_point)];
@@ -116,13 +124,9 @@ constexpr std::array<KernelSource, 58> kKernels = {{
   for (const auto& v : mtlgen::kernels::kv_cache_update::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::layer_norm::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::matvec::kVariants) [names addObject:@(v.entry_point)];
-  for (const auto& v : mtlgen::kernels::nvfp4_gate_up_matvec::kVariants) [names addObject:@(v.entry_point)];
-  for (const auto& v : mtlgen::kernels::nvfp4_matvec::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::nvfp4_qkv_matvec::kVariants) [names addObject:@(v.entry_point)];
-  for (const auto& v : mtlgen::kernels::q4_0_matvec::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::q4_1_matvec::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::q5_0_matvec::kVariants) [names addObject:@(v.entry_point)];
-  for (const auto& v : mtlgen::kernels::q8_0_matvec::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::rglru_scan::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::rglru_scan_checkpoints::kVariants) [names addObject:@(v.entry_point)];
   for (const auto& v : mtlgen::kernels::rglru_scan_backward_segments::kVariants) [names addObject:@(v.entry_point)];
@@ -253,179 +257,187 @@ constexpr std::array<KernelSource, 58> kKernels = {{
                                                          tuningTable:tuningTable
                                                                error:error];
   if (_decodeLayerGateUp == nil) return nil;
-  _decodeTokenRmsNorm = [[MTGDecodeTokenRmsNorm alloc] initWithLibrary:libraries[14]
-                                                           tuningTable:tuningTable
-                                                                 error:error];
-  if (_decodeTokenRmsNorm == nil) return nil;
-  _decodeTokenLmHead = [[MTGDecodeTokenLmHead alloc] initWithLibrary:libraries[15]
-                                                         tuningTable:tuningTable
-                                                               error:error];
-  if (_decodeTokenLmHead == nil) return nil;
-  _decodeTokenArgmaxBlocks = [[MTGDecodeTokenArgmaxBlocks alloc] initWithLibrary:libraries[16]
-                                                                     tuningTable:tuningTable
-                                                                           error:error];
-  if (_decodeTokenArgmaxBlocks == nil) return nil;
-  _decodeTokenArgmaxMerge = [[MTGDecodeTokenArgmaxMerge alloc] initWithLibrary:libraries[17]
-                                                                   tuningTable:tuningTable
-                                                                         error:error];
-  if (_decodeTokenArgmaxMerge == nil) return nil;
-  _glaScan = [[MTGGlaScan alloc] initWithLibrary:libraries[18]
-                                     tuningTable:tuningTable
-                                           error:error];
-  if (_glaScan == nil) return nil;
-  _glaScanCheckpoints = [[MTGGlaScanCheckpoints alloc] initWithLibrary:libraries[19]
-                                                           tuningTable:tuningTable
-                                                                 error:error];
-  if (_glaScanCheckpoints == nil) return nil;
-  _glaScanBackwardSegments = [[MTGGlaScanBackwardSegments alloc] initWithLibrary:libraries[20]
-                                                                     tuningTable:tuningTable
-                                                                           error:error];
-  if (_glaScanBackwardSegments == nil) return nil;
-  _glaScanBackwardReduce = [[MTGGlaScanBackwardReduce alloc] initWithLibrary:libraries[21]
-                                                                 tuningTable:tuningTable
-                                                                       error:error];
-  if (_glaScanBackwardReduce == nil) return nil;
-  _glaScanState = [[MTGGlaScanState alloc] initWithLibrary:libraries[22]
-                                               tuningTable:tuningTable
-                                                     error:error];
-  if (_glaScanState == nil) return nil;
-  _kvCacheUpdate = [[MTGKvCacheUpdate alloc] initWithLibrary:libraries[23]
-                                                 tuningTable:tuningTable
-                                                       error:error];
-  if (_kvCacheUpdate == nil) return nil;
-  _layerNorm = [[MTGLayerNorm alloc] initWithLibrary:libraries[24]
-                                         tuningTable:tuningTable
-                                               error:error];
-  if (_layerNorm == nil) return nil;
-  _matvec = [[MTGMatvec alloc] initWithLibrary:libraries[25]
+  _swiglu = [[MTGSwiglu alloc] initWithLibrary:libraries[14]
                                    tuningTable:tuningTable
                                          error:error];
-  if (_matvec == nil) return nil;
-  _nvfp4GateUpMatvec = [[MTGNvfp4GateUpMatvec alloc] initWithLibrary:libraries[26]
-                                                         tuningTable:tuningTable
-                                                               error:error];
-  if (_nvfp4GateUpMatvec == nil) return nil;
-  _nvfp4Matvec = [[MTGNvfp4Matvec alloc] initWithLibrary:libraries[27]
+  if (_swiglu == nil) return nil;
+  _residualAdd = [[MTGResidualAdd alloc] initWithLibrary:libraries[15]
+                                             tuningTable:tuningTable
+                                                   error:error];
+  if (_residualAdd == nil) return nil;
+  _nvfp4Matvec = [[MTGNvfp4Matvec alloc] initWithLibrary:libraries[16]
                                              tuningTable:tuningTable
                                                    error:error];
   if (_nvfp4Matvec == nil) return nil;
-  _nvfp4QkvMatvec = [[MTGNvfp4QkvMatvec alloc] initWithLibrary:libraries[28]
-                                                   tuningTable:tuningTable
-                                                         error:error];
-  if (_nvfp4QkvMatvec == nil) return nil;
-  _q4_0Matvec = [[MTGQ4_0Matvec alloc] initWithLibrary:libraries[29]
+  _nvfp4GateUpMatvec = [[MTGNvfp4GateUpMatvec alloc] initWithLibrary:libraries[17]
+                                                         tuningTable:tuningTable
+                                                               error:error];
+  if (_nvfp4GateUpMatvec == nil) return nil;
+  _q4_0Matvec = [[MTGQ4_0Matvec alloc] initWithLibrary:libraries[18]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_q4_0Matvec == nil) return nil;
-  _q4_1Matvec = [[MTGQ4_1Matvec alloc] initWithLibrary:libraries[30]
-                                           tuningTable:tuningTable
-                                                 error:error];
-  if (_q4_1Matvec == nil) return nil;
-  _q5_0Matvec = [[MTGQ5_0Matvec alloc] initWithLibrary:libraries[31]
-                                           tuningTable:tuningTable
-                                                 error:error];
-  if (_q5_0Matvec == nil) return nil;
-  _q8_0Matvec = [[MTGQ8_0Matvec alloc] initWithLibrary:libraries[32]
+  _q8_0Matvec = [[MTGQ8_0Matvec alloc] initWithLibrary:libraries[19]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_q8_0Matvec == nil) return nil;
-  _rglruScan = [[MTGRglruScan alloc] initWithLibrary:libraries[33]
+  _decodeTokenRmsNorm = [[MTGDecodeTokenRmsNorm alloc] initWithLibrary:libraries[20]
+                                                           tuningTable:tuningTable
+                                                                 error:error];
+  if (_decodeTokenRmsNorm == nil) return nil;
+  _decodeTokenLmHead = [[MTGDecodeTokenLmHead alloc] initWithLibrary:libraries[21]
+                                                         tuningTable:tuningTable
+                                                               error:error];
+  if (_decodeTokenLmHead == nil) return nil;
+  _decodeTokenArgmaxBlocks = [[MTGDecodeTokenArgmaxBlocks alloc] initWithLibrary:libraries[22]
+                                                                     tuningTable:tuningTable
+                                                                           error:error];
+  if (_decodeTokenArgmaxBlocks == nil) return nil;
+  _decodeTokenArgmaxMerge = [[MTGDecodeTokenArgmaxMerge alloc] initWithLibrary:libraries[23]
+                                                                   tuningTable:tuningTable
+                                                                         error:error];
+  if (_decodeTokenArgmaxMerge == nil) return nil;
+  _glaScan = [[MTGGlaScan alloc] initWithLibrary:libraries[24]
+                                     tuningTable:tuningTable
+                                           error:error];
+  if (_glaScan == nil) return nil;
+  _glaScanCheckpoints = [[MTGGlaScanCheckpoints alloc] initWithLibrary:libraries[25]
+                                                           tuningTable:tuningTable
+                                                                 error:error];
+  if (_glaScanCheckpoints == nil) return nil;
+  _glaScanBackwardSegments = [[MTGGlaScanBackwardSegments alloc] initWithLibrary:libraries[26]
+                                                                     tuningTable:tuningTable
+                                                                           error:error];
+  if (_glaScanBackwardSegments == nil) return nil;
+  _glaScanBackwardReduce = [[MTGGlaScanBackwardReduce alloc] initWithLibrary:libraries[27]
+                                                                 tuningTable:tuningTable
+                                                                       error:error];
+  if (_glaScanBackwardReduce == nil) return nil;
+  _glaScanState = [[MTGGlaScanState alloc] initWithLibrary:libraries[28]
+                                               tuningTable:tuningTable
+                                                     error:error];
+  if (_glaScanState == nil) return nil;
+  _kvCacheUpdate = [[MTGKvCacheUpdate alloc] initWithLibrary:libraries[29]
+                                                 tuningTable:tuningTable
+                                                       error:error];
+  if (_kvCacheUpdate == nil) return nil;
+  _layerNorm = [[MTGLayerNorm alloc] initWithLibrary:libraries[30]
+                                         tuningTable:tuningTable
+                                               error:error];
+  if (_layerNorm == nil) return nil;
+  _matvec = [[MTGMatvec alloc] initWithLibrary:libraries[31]
+                                   tuningTable:tuningTable
+                                         error:error];
+  if (_matvec == nil) return nil;
+  _nvfp4QkvMatvec = [[MTGNvfp4QkvMatvec alloc] initWithLibrary:libraries[32]
+                                                   tuningTable:tuningTable
+                                                         error:error];
+  if (_nvfp4QkvMatvec == nil) return nil;
+  _q4_1Matvec = [[MTGQ4_1Matvec alloc] initWithLibrary:libraries[33]
+                                           tuningTable:tuningTable
+                                                 error:error];
+  if (_q4_1Matvec == nil) return nil;
+  _q5_0Matvec = [[MTGQ5_0Matvec alloc] initWithLibrary:libraries[34]
+                                           tuningTable:tuningTable
+                                                 error:error];
+  if (_q5_0Matvec == nil) return nil;
+  _rglruScan = [[MTGRglruScan alloc] initWithLibrary:libraries[35]
                                          tuningTable:tuningTable
                                                error:error];
   if (_rglruScan == nil) return nil;
-  _rglruScanCheckpoints = [[MTGRglruScanCheckpoints alloc] initWithLibrary:libraries[34]
+  _rglruScanCheckpoints = [[MTGRglruScanCheckpoints alloc] initWithLibrary:libraries[36]
                                                                tuningTable:tuningTable
                                                                      error:error];
   if (_rglruScanCheckpoints == nil) return nil;
-  _rglruScanBackwardSegments = [[MTGRglruScanBackwardSegments alloc] initWithLibrary:libraries[35]
+  _rglruScanBackwardSegments = [[MTGRglruScanBackwardSegments alloc] initWithLibrary:libraries[37]
                                                                          tuningTable:tuningTable
                                                                                error:error];
   if (_rglruScanBackwardSegments == nil) return nil;
-  _rglruScanState = [[MTGRglruScanState alloc] initWithLibrary:libraries[36]
+  _rglruScanState = [[MTGRglruScanState alloc] initWithLibrary:libraries[38]
                                                    tuningTable:tuningTable
                                                          error:error];
   if (_rglruScanState == nil) return nil;
-  _rmsNorm = [[MTGRmsNorm alloc] initWithLibrary:libraries[37]
+  _rmsNorm = [[MTGRmsNorm alloc] initWithLibrary:libraries[39]
                                      tuningTable:tuningTable
                                            error:error];
   if (_rmsNorm == nil) return nil;
-  _rmsNormMatvec = [[MTGRmsNormMatvec alloc] initWithLibrary:libraries[38]
+  _rmsNormMatvec = [[MTGRmsNormMatvec alloc] initWithLibrary:libraries[40]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_rmsNormMatvec == nil) return nil;
-  _rmsNormMlx = [[MTGRmsNormMlx alloc] initWithLibrary:libraries[39]
+  _rmsNormMlx = [[MTGRmsNormMlx alloc] initWithLibrary:libraries[41]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_rmsNormMlx == nil) return nil;
-  _rmsNormQ4_0Matvec = [[MTGRmsNormQ4_0Matvec alloc] initWithLibrary:libraries[40]
+  _rmsNormQ4_0Matvec = [[MTGRmsNormQ4_0Matvec alloc] initWithLibrary:libraries[42]
                                                          tuningTable:tuningTable
                                                                error:error];
   if (_rmsNormQ4_0Matvec == nil) return nil;
-  _rmsNormSingleRow = [[MTGRmsNormSingleRow alloc] initWithLibrary:libraries[41]
+  _rmsNormSingleRow = [[MTGRmsNormSingleRow alloc] initWithLibrary:libraries[43]
                                                        tuningTable:tuningTable
                                                              error:error];
   if (_rmsNormSingleRow == nil) return nil;
-  _rope = [[MTGRope alloc] initWithLibrary:libraries[42]
+  _rope = [[MTGRope alloc] initWithLibrary:libraries[44]
                                tuningTable:tuningTable
                                      error:error];
   if (_rope == nil) return nil;
-  _rotlruScan = [[MTGRotlruScan alloc] initWithLibrary:libraries[43]
+  _rotlruScan = [[MTGRotlruScan alloc] initWithLibrary:libraries[45]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_rotlruScan == nil) return nil;
-  _rotlruScanCheckpoints = [[MTGRotlruScanCheckpoints alloc] initWithLibrary:libraries[44]
+  _rotlruScanCheckpoints = [[MTGRotlruScanCheckpoints alloc] initWithLibrary:libraries[46]
                                                                  tuningTable:tuningTable
                                                                        error:error];
   if (_rotlruScanCheckpoints == nil) return nil;
-  _rotlruScanBackwardSegments = [[MTGRotlruScanBackwardSegments alloc] initWithLibrary:libraries[45]
+  _rotlruScanBackwardSegments = [[MTGRotlruScanBackwardSegments alloc] initWithLibrary:libraries[47]
                                                                            tuningTable:tuningTable
                                                                                  error:error];
   if (_rotlruScanBackwardSegments == nil) return nil;
-  _rotlruScanState = [[MTGRotlruScanState alloc] initWithLibrary:libraries[46]
+  _rotlruScanState = [[MTGRotlruScanState alloc] initWithLibrary:libraries[48]
                                                      tuningTable:tuningTable
                                                            error:error];
   if (_rotlruScanState == nil) return nil;
-  _sdpaVector = [[MTGSdpaVector alloc] initWithLibrary:libraries[47]
+  _sdpaVector = [[MTGSdpaVector alloc] initWithLibrary:libraries[49]
                                            tuningTable:tuningTable
                                                  error:error];
   if (_sdpaVector == nil) return nil;
-  _sdpaVector2passPartial = [[MTGSdpaVector2passPartial alloc] initWithLibrary:libraries[48]
+  _sdpaVector2passPartial = [[MTGSdpaVector2passPartial alloc] initWithLibrary:libraries[50]
                                                                    tuningTable:tuningTable
                                                                          error:error];
   if (_sdpaVector2passPartial == nil) return nil;
-  _sdpaVector2passMerge = [[MTGSdpaVector2passMerge alloc] initWithLibrary:libraries[49]
+  _sdpaVector2passMerge = [[MTGSdpaVector2passMerge alloc] initWithLibrary:libraries[51]
                                                                tuningTable:tuningTable
                                                                      error:error];
   if (_sdpaVector2passMerge == nil) return nil;
-  _softmax = [[MTGSoftmax alloc] initWithLibrary:libraries[50]
+  _softmax = [[MTGSoftmax alloc] initWithLibrary:libraries[52]
                                      tuningTable:tuningTable
                                            error:error];
   if (_softmax == nil) return nil;
-  _softmaxOnline = [[MTGSoftmaxOnline alloc] initWithLibrary:libraries[51]
+  _softmaxOnline = [[MTGSoftmaxOnline alloc] initWithLibrary:libraries[53]
                                                  tuningTable:tuningTable
                                                        error:error];
   if (_softmaxOnline == nil) return nil;
-  _softmaxSingleRow = [[MTGSoftmaxSingleRow alloc] initWithLibrary:libraries[52]
+  _softmaxSingleRow = [[MTGSoftmaxSingleRow alloc] initWithLibrary:libraries[54]
                                                        tuningTable:tuningTable
                                                              error:error];
   if (_softmaxSingleRow == nil) return nil;
-  _ssdScan = [[MTGSsdScan alloc] initWithLibrary:libraries[53]
+  _ssdScan = [[MTGSsdScan alloc] initWithLibrary:libraries[55]
                                      tuningTable:tuningTable
                                            error:error];
   if (_ssdScan == nil) return nil;
-  _ssdScanCheckpoints = [[MTGSsdScanCheckpoints alloc] initWithLibrary:libraries[54]
+  _ssdScanCheckpoints = [[MTGSsdScanCheckpoints alloc] initWithLibrary:libraries[56]
                                                            tuningTable:tuningTable
                                                                  error:error];
   if (_ssdScanCheckpoints == nil) return nil;
-  _ssdScanBackwardSegments = [[MTGSsdScanBackwardSegments alloc] initWithLibrary:libraries[55]
+  _ssdScanBackwardSegments = [[MTGSsdScanBackwardSegments alloc] initWithLibrary:libraries[57]
                                                                      tuningTable:tuningTable
                                                                            error:error];
   if (_ssdScanBackwardSegments == nil) return nil;
-  _ssdScanBackwardReduce = [[MTGSsdScanBackwardReduce alloc] initWithLibrary:libraries[56]
+  _ssdScanBackwardReduce = [[MTGSsdScanBackwardReduce alloc] initWithLibrary:libraries[58]
                                                                  tuningTable:tuningTable
                                                                        error:error];
   if (_ssdScanBackwardReduce == nil) return nil;
-  _ssdScanState = [[MTGSsdScanState alloc] initWithLibrary:libraries[57]
+  _ssdScanState = [[MTGSsdScanState alloc] initWithLibrary:libraries[59]
                                                tuningTable:tuningTable
                                                      error:error];
   if (_ssdScanState == nil) return nil;
@@ -440,6 +452,46 @@ constexpr std::array<KernelSource, 58> kKernels = {{
                                              decodeLayerMatvecResidual:_decodeLayerMatvecResidual
                                                     decodeLayerRmsNorm:_decodeLayerRmsNorm
                                                      decodeLayerGateUp:_decodeLayerGateUp];
+  _decodeLayerAffine = [[MTGDecodeLayerAffine alloc] initWithDecodeLayerRmsNorm:_decodeLayerRmsNorm
+                                                                   affineMatvec:_affineMatvec
+                                                            decodeLayerHeadNorm:_decodeLayerHeadNorm
+                                                                decodeLayerRope:_decodeLayerRope
+                                                       decodeLayerKvCacheUpdate:_decodeLayerKvCacheUpdate
+                                                         decodeLayerAttnPartial:_decodeLayerAttnPartial
+                                                           decodeLayerAttnMerge:_decodeLayerAttnMerge
+                                                                     addRmsNorm:_addRmsNorm
+                                                                         swiglu:_swiglu
+                                                                    residualAdd:_residualAdd];
+  _decodeLayerNvfp4 = [[MTGDecodeLayerNvfp4 alloc] initWithDecodeLayerRmsNorm:_decodeLayerRmsNorm
+                                                                  nvfp4Matvec:_nvfp4Matvec
+                                                          decodeLayerHeadNorm:_decodeLayerHeadNorm
+                                                              decodeLayerRope:_decodeLayerRope
+                                                     decodeLayerKvCacheUpdate:_decodeLayerKvCacheUpdate
+                                                       decodeLayerAttnPartial:_decodeLayerAttnPartial
+                                                         decodeLayerAttnMerge:_decodeLayerAttnMerge
+                                                                   addRmsNorm:_addRmsNorm
+                                                            nvfp4GateUpMatvec:_nvfp4GateUpMatvec
+                                                                  residualAdd:_residualAdd];
+  _decodeLayerQ4_0 = [[MTGDecodeLayerQ4_0 alloc] initWithDecodeLayerRmsNorm:_decodeLayerRmsNorm
+                                                                 q4_0Matvec:_q4_0Matvec
+                                                        decodeLayerHeadNorm:_decodeLayerHeadNorm
+                                                            decodeLayerRope:_decodeLayerRope
+                                                   decodeLayerKvCacheUpdate:_decodeLayerKvCacheUpdate
+                                                     decodeLayerAttnPartial:_decodeLayerAttnPartial
+                                                       decodeLayerAttnMerge:_decodeLayerAttnMerge
+                                                                 addRmsNorm:_addRmsNorm
+                                                                     swiglu:_swiglu
+                                                                residualAdd:_residualAdd];
+  _decodeLayerQ8_0 = [[MTGDecodeLayerQ8_0 alloc] initWithDecodeLayerRmsNorm:_decodeLayerRmsNorm
+                                                                 q8_0Matvec:_q8_0Matvec
+                                                        decodeLayerHeadNorm:_decodeLayerHeadNorm
+                                                            decodeLayerRope:_decodeLayerRope
+                                                   decodeLayerKvCacheUpdate:_decodeLayerKvCacheUpdate
+                                                     decodeLayerAttnPartial:_decodeLayerAttnPartial
+                                                       decodeLayerAttnMerge:_decodeLayerAttnMerge
+                                                                 addRmsNorm:_addRmsNorm
+                                                                     swiglu:_swiglu
+                                                                residualAdd:_residualAdd];
   _decodeToken = [[MTGDecodeToken alloc] initWithDecodeTokenRmsNorm:_decodeTokenRmsNorm
                                                   decodeTokenLmHead:_decodeTokenLmHead
                                             decodeTokenArgmaxBlocks:_decodeTokenArgmaxBlocks
@@ -474,6 +526,12 @@ constexpr std::array<KernelSource, 58> kKernels = {{
   if (![_decodeLayerMatvecResidual prewarmWithError:error]) return NO;
   if (![_decodeLayerRmsNorm prewarmWithError:error]) return NO;
   if (![_decodeLayerGateUp prewarmWithError:error]) return NO;
+  if (![_swiglu prewarmWithError:error]) return NO;
+  if (![_residualAdd prewarmWithError:error]) return NO;
+  if (![_nvfp4Matvec prewarmWithError:error]) return NO;
+  if (![_nvfp4GateUpMatvec prewarmWithError:error]) return NO;
+  if (![_q4_0Matvec prewarmWithError:error]) return NO;
+  if (![_q8_0Matvec prewarmWithError:error]) return NO;
   if (![_decodeTokenRmsNorm prewarmWithError:error]) return NO;
   if (![_decodeTokenLmHead prewarmWithError:error]) return NO;
   if (![_decodeTokenArgmaxBlocks prewarmWithError:error]) return NO;
@@ -486,13 +544,9 @@ constexpr std::array<KernelSource, 58> kKernels = {{
   if (![_kvCacheUpdate prewarmWithError:error]) return NO;
   if (![_layerNorm prewarmWithError:error]) return NO;
   if (![_matvec prewarmWithError:error]) return NO;
-  if (![_nvfp4GateUpMatvec prewarmWithError:error]) return NO;
-  if (![_nvfp4Matvec prewarmWithError:error]) return NO;
   if (![_nvfp4QkvMatvec prewarmWithError:error]) return NO;
-  if (![_q4_0Matvec prewarmWithError:error]) return NO;
   if (![_q4_1Matvec prewarmWithError:error]) return NO;
   if (![_q5_0Matvec prewarmWithError:error]) return NO;
-  if (![_q8_0Matvec prewarmWithError:error]) return NO;
   if (![_rglruScan prewarmWithError:error]) return NO;
   if (![_rglruScanCheckpoints prewarmWithError:error]) return NO;
   if (![_rglruScanBackwardSegments prewarmWithError:error]) return NO;
@@ -555,6 +609,18 @@ constexpr std::array<KernelSource, 58> kKernels = {{
   group->enter();
   [_decodeLayerGateUp prewarmWithCompletionHandler:kernelDone];
   group->enter();
+  [_swiglu prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_residualAdd prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_nvfp4Matvec prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_nvfp4GateUpMatvec prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_q4_0Matvec prewarmWithCompletionHandler:kernelDone];
+  group->enter();
+  [_q8_0Matvec prewarmWithCompletionHandler:kernelDone];
+  group->enter();
   [_decodeTokenRmsNorm prewarmWithCompletionHandler:kernelDone];
   group->enter();
   [_decodeTokenLmHead prewarmWithCompletionHandler:kernelDone];
@@ -579,19 +645,11 @@ constexpr std::array<KernelSource, 58> kKernels = {{
   group->enter();
   [_matvec prewarmWithCompletionHandler:kernelDone];
   group->enter();
-  [_nvfp4GateUpMatvec prewarmWithCompletionHandler:kernelDone];
-  group->enter();
-  [_nvfp4Matvec prewarmWithCompletionHandler:kernelDone];
-  group->enter();
   [_nvfp4QkvMatvec prewarmWithCompletionHandler:kernelDone];
-  group->enter();
-  [_q4_0Matvec prewarmWithCompletionHandler:kernelDone];
   group->enter();
   [_q4_1Matvec prewarmWithCompletionHandler:kernelDone];
   group->enter();
   [_q5_0Matvec prewarmWithCompletionHandler:kernelDone];
-  group->enter();
-  [_q8_0Matvec prewarmWithCompletionHandler:kernelDone];
   group->enter();
   [_rglruScan prewarmWithCompletionHandler:kernelDone];
   group->enter();

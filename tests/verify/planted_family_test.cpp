@@ -1,5 +1,6 @@
-// Bugs planted in the members of a kernel family (specs/decode_layer.yaml, specs/decode_token.yaml)
-// are caught by the family's own cases: each test copies the spec at one type (float: the bugs are in
+// Bugs planted in the members of a kernel family (specs/decode_layer.yaml, specs/decode_token.yaml,
+// and in specs/decode_layer_q4_0.yaml's dispatches and borrowed kernels) are caught by the family's
+// own cases: each test copies the spec at one type (float: the bugs are in
 // the indexing, not the arithmetic, and every type's modules cost a compile) with one member's body
 // changed, verifies it, and expects a family case to find the family's outputs differing from its
 // reference (the members' own cases run too but are not what is checked). The unchanged copy passes
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -30,17 +32,38 @@ void replace_once(std::string& text, const std::string& from, const std::string&
   if (at != std::string::npos) text.replace(at, from.size(), to);
 }
 
-// specs/<name>.yaml at float only, with `from` replaced by `to`, under a temporary directory named
-// after the spec and the bug.
-fs::path planted(const std::string& name, const std::string& bug, const std::string& from, const std::string& to) {
+std::string read_spec(const std::string& name) {
   std::ifstream in("specs/" + name + ".yaml");
   std::stringstream read;
   read << in.rdbuf();
-  std::string text = read.str();
+  return read.str();
+}
+
+// The specs `text` borrows kernels from (`{spec: file.yaml}`), copied beside it unchanged but for
+// `borrowed_bug` (file name, from, to), so the copy resolves them as the original does.
+struct BorrowedBug {
+  std::string spec, from, to;
+};
+
+void copy_borrowed(const std::string& text, const fs::path& dir, const BorrowedBug& bug) {
+  static const std::regex borrow(R"(\{spec: ([A-Za-z0-9_.-]+)\.yaml\})");
+  for (std::sregex_iterator it(text.begin(), text.end(), borrow), end; it != end; ++it) {
+    std::string borrowed = read_spec((*it)[1].str());
+    if ((*it)[1].str() == bug.spec) replace_once(borrowed, bug.from, bug.to);
+    std::ofstream(dir / ((*it)[1].str() + ".yaml")) << borrowed;
+  }
+}
+
+// specs/<name>.yaml at float only, with `from` replaced by `to`, under a temporary directory named
+// after the spec and the bug, beside the specs it borrows from (`borrowed_bug` planted in one).
+fs::path planted(const std::string& name, const std::string& bug, const std::string& from, const std::string& to,
+                 const BorrowedBug& borrowed_bug = {}) {
+  std::string text = read_spec(name);
   replace_once(text, "  T: [float, half, bfloat]\n", "  T: [float]\n");
-  replace_once(text, from, to);
+  if (!from.empty()) replace_once(text, from, to);
   const fs::path dir = fs::temp_directory_path() / ("mtlgen-planted-" + name + "-" + bug);
   fs::create_directories(dir);
+  copy_borrowed(text, dir, borrowed_bug);
   const fs::path spec = dir / (name + ".yaml");
   std::ofstream(spec) << text;
   return spec;
@@ -75,8 +98,9 @@ constexpr size_t kCiCases = 3;  // each family's CI cases, at float
 
 // At least one family case fails, and every failure is a mismatch with the family's reference (no
 // crash, no other checker).
-void expect_caught(const std::string& family, const std::string& bug, const std::string& from, const std::string& to) {
-  const fs::path spec = planted(family, bug, from, to);
+void expect_caught(const std::string& family, const std::string& bug, const std::string& from, const std::string& to,
+                   const BorrowedBug& borrowed_bug = {}) {
+  const fs::path spec = planted(family, bug, from, to, borrowed_bug);
   const KernelRun run = verify_kernel(spec, family);
   ASSERT_EQ(run.cases.size(), kCiCases) << run.printed;
   size_t failed = 0;
@@ -141,6 +165,28 @@ TEST(DecodeToken, CatchesASkippedNorm) {
 TEST(DecodeToken, CatchesAWrongRowStride) {
   expect_caught("decode_token", "row_stride", "w_rows[r] = w + size_t(min(row0 + r, rows - 1)) * cols;",
                 "w_rows[r] = w + size_t(min(row0 + r, rows - 1)) * (cols - 4);");
+}
+
+TEST(DecodeLayerQ4_0, FamilyCasesPassUnchanged) { expect_unchanged_passes("decode_layer_q4_0"); }
+
+// The MLP's output added to the layer's input x instead of h: the attention's residual is lost.
+TEST(DecodeLayerQ4_0, CatchesTheResidualAddBoundToTheWrongStream) {
+  expect_caught("decode_layer_q4_0", "residual_binding", "buffers: {x: mlp_out, residual: h}",
+                "buffers: {x: mlp_out, residual: x}");
+}
+
+// The cache takes the keys before rope (the rotated heads bound to nothing): the position-4 and
+// position-11 cases attend with unrotated keys.
+TEST(DecodeLayerQ4_0, CatchesUnrotatedKeysInTheCache) {
+  expect_caught("decode_layer_q4_0", "unrotated_keys", "buffers: {k_src: qk_rotated, v_src: qkv}",
+                "buffers: {k_src: qk_normed, v_src: qkv}");
+}
+
+// A bug in a borrowed kernel: swiglu multiplies by the gate twice, never reading up.
+TEST(DecodeLayerQ4_0, CatchesABugInABorrowedKernel) {
+  expect_caught("decode_layer_q4_0", "swiglu_gate_twice", "", "",
+                {"swiglu", "out[gid] = T(g / (1.0f + exp(-g)) * float(up[gid]));",
+                 "out[gid] = T(g / (1.0f + exp(-g)) * g);"});
 }
 
 // The spec line that holds `text`, which must occur exactly once in the file.
