@@ -112,7 +112,7 @@ TEST_P(ShippedKernel, Snapshot) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(CudaRewrite, ShippedKernel, ::testing::Values("argmax", "rms_norm", "matvec", "rope"));
+INSTANTIATE_TEST_SUITE_P(CudaRewrite, ShippedKernel, ::testing::Values("argmax", "rms_norm", "matvec", "rope", "affine_matvec"));
 
 // The threadgroup arrays a spec body declares are __shared__, one per block, as the simulator's are
 // one per threadgroup; [[threads_per_simdgroup]] is the shim's 32.

@@ -240,7 +240,7 @@ TEST(Q5_0Matvec, CatchesTheHighHalfReadingTheLowHalfsFifthBits) {
 
 // A 3-, 5- or 6-bit code that straddles two words keeps only its low bits, those of the first word.
 TEST(AffineMatvec, CatchesCodesCutOffAtTheWordEnd) {
-  expect_decoding_bug_caught("affine_matvec", "no_straddle", "q |= word << have;", "");
+  expect_decoding_bug_caught("affine_matvec", "no_straddle", "q |= stream[first / 32 + 1] << (32 - first % 32);", "");
 }
 
 }  // namespace
