@@ -20,44 +20,21 @@
 #include "decode_layer_norm_matvec/decode_layer_norm_matvec_reference.h"
 #include "decode_layer_rms_norm/decode_layer_rms_norm_reference.h"
 #include "decode_layer_rope/decode_layer_rope_reference.h"
-#include "support/mtlgen_testdata.h"
+#include "layer_chain_support.h"
 
 namespace {
 
 namespace kernels = mtlgen::kernels;
-namespace td = mtlgen::testdata;
+using layer_chain::expect_close;
+using layer_chain::fill;
+using layer_chain::normal;
+using layer_chain::tolerance;
 using mtlgen::bfloat;
-
-template <typename T>
-constexpr mtlgen::DType dtype_of() {
-  return std::is_same_v<T, float> ? mtlgen::DType::f32 : mtlgen::DType::bf16;
-}
+namespace td = mtlgen::testdata;
 
 template <typename T>
 std::vector<T> filled(size_t n, const td::Fill& f, const std::string& name) {
-  std::vector<T> v(n);
-  td::fill_elements(f, dtype_of<T>(), v.data(), n, td::buffer_seed(149, name));
-  return v;
-}
-
-td::Fill fill(td::Dist dist, double a, double b) {
-  td::Fill f;
-  f.dist = dist;
-  f.a = a;
-  f.b = b;
-  return f;
-}
-
-td::Fill normal(double std) {
-  return fill(td::Dist::normal, 0, std);
-}
-
-td::Tolerance tolerance(double max_abs, double max_rel, double nmse) {
-  td::Tolerance t;
-  t.max_abs = max_abs;
-  t.max_rel = max_rel;
-  t.nmse = nmse;
-  return t;
+  return layer_chain::filled<T>(n, f, 149, name);
 }
 
 // The family's inputs: decode_layer's position_4_h128 in miniature.
@@ -114,14 +91,6 @@ void run_members(Layer<T>& l) {
   kernels::decode_layer_rms_norm::reference<T>({1, d.hidden}, h, l.mlp_norm, h_normed);
   kernels::decode_layer_gate_up::reference<T>({d.inter, d.hidden}, l.w_gate, l.w_up, h_normed, mlp);
   kernels::decode_layer_matvec_residual::reference<T>({d.hidden, d.inter}, l.w_down, mlp, h, l.out);
-}
-
-template <typename T>
-void expect_close(const std::vector<T>& chained, const std::vector<T>& family, const td::Tolerance& tolerance,
-                  const char* buffer) {
-  const td::Judgement j = td::judge(dtype_of<T>(), chained.data(), family.data(), family.size(), tolerance);
-  EXPECT_TRUE(j.ok()) << buffer << ": " << j.mismatches << " of " << j.elements << " elements off, max|d| " << j.max_abs
-                      << " rel " << j.max_rel << " nmse " << j.nmse;
 }
 
 // `tolerance`: the family's (specs/decode_layer.yaml, tests.tolerance) for T.

@@ -20,31 +20,22 @@
 #include "decode_layer_q4_0/decode_layer_q4_0_reference.h"
 #include "decode_layer_rms_norm/decode_layer_rms_norm_reference.h"
 #include "decode_layer_rope/decode_layer_rope_reference.h"
+#include "layer_chain_support.h"
 #include "q4_0_matvec/q4_0_matvec_reference.h"
 #include "residual_add/residual_add_reference.h"
-#include "support/mtlgen_testdata.h"
 #include "swiglu/swiglu_reference.h"
 
 namespace decode_layer_q4_0_chain {  // named: unity builds (tests/CMakeLists.txt)
 
 namespace kernels = mtlgen::kernels;
-namespace td = mtlgen::testdata;
+using layer_chain::expect_close;
+using layer_chain::tolerance;
 using mtlgen::bfloat;
-
-template <typename T>
-constexpr mtlgen::DType dtype_of() {
-  return std::is_same_v<T, float> ? mtlgen::DType::f32 : mtlgen::DType::bf16;
-}
+namespace td = mtlgen::testdata;
 
 template <typename T>
 std::vector<T> filled(size_t n, td::Dist dist, double a, double b, const std::string& name) {
-  td::Fill f;
-  f.dist = dist;
-  f.a = a;
-  f.b = b;
-  std::vector<T> v(n);
-  td::fill_elements(f, dtype_of<T>(), v.data(), n, td::buffer_seed(167, name));
-  return v;
+  return layer_chain::filled<T>(n, layer_chain::fill(dist, a, b), 167, name);
 }
 
 // rows x cols / 32 q4_0 blocks (a half scale in [-0.03, 0.03], then 16 bytes of nibbles), every
@@ -121,22 +112,6 @@ void run_members(Layer<T>& l) {
   kernels::swiglu::reference<T>({d.inter}, gate, up, mlp);
   kernels::q4_0_matvec::reference<T>({d.hidden, d.inter}, l.w_down, mlp, mlp_out);
   kernels::residual_add::reference<T>({d.hidden}, mlp_out, h, l.out);
-}
-
-template <typename T>
-void expect_close(const std::vector<T>& chained, const std::vector<T>& family, const td::Tolerance& tolerance,
-                  const char* buffer) {
-  const td::Judgement j = td::judge(dtype_of<T>(), chained.data(), family.data(), family.size(), tolerance);
-  EXPECT_TRUE(j.ok()) << buffer << ": " << j.mismatches << " of " << j.elements << " elements off, max|d| " << j.max_abs
-                      << " rel " << j.max_rel << " nmse " << j.nmse;
-}
-
-td::Tolerance tolerance(double max_abs, double max_rel, double nmse) {
-  td::Tolerance t;
-  t.max_abs = max_abs;
-  t.max_rel = max_rel;
-  t.nmse = nmse;
-  return t;
 }
 
 // `tolerance`: the family's (specs/decode_layer_q4_0.yaml, tests.tolerance) for T.
