@@ -100,18 +100,45 @@ std::optional<Finding> threadgroup_memory(const ir::Kernel& k, const Point& p) {
                  "threadgroups share a core"};
 }
 
+// Another tune point of `v`'s types whose grid at case `t` gives every core of every chip a
+// threadgroup (the fewest threadgroups that do, so the most work each), as "TG=64 (entry)"; "" when
+// none does.
+std::string filling_tune_point(const ir::Kernel& k, const ir::Variant& v, const ir::TestCase& t, uint64_t cores) {
+  const ir::Variant* pick = nullptr;
+  uint64_t pick_groups = 0;
+  for (const auto& o : k.variants) {
+    if (o.types != v.types || o.tunables == v.tunables) continue;
+    const uint64_t groups = workload(k, o, t).threadgroups;
+    if (groups < cores || (pick != nullptr && groups >= pick_groups)) continue;
+    pick = &o;
+    pick_groups = groups;
+  }
+  if (pick == nullptr) return "";
+  std::string tuning;
+  for (const auto& [name, value] : pick->tunables) tuning += fmt::format("{}{}={}", tuning.empty() ? "" : ", ", name, value);
+  return fmt::format("{} ({}: {} threadgroups)", tuning, pick->entry_point, pick_groups);
+}
+
 std::optional<Finding> few_threadgroups(const ir::Kernel& k, const ir::Variant& v, const ir::TestCase& t) {
   const Workload w = workload(k, v, t);
   std::string short_of;
+  uint64_t most_cores = 0;
   for (const auto& c : chips()) {
+    most_cores = std::max(most_cores, uint64_t(c.gpu_cores));
     if (w.threadgroups < uint64_t(c.gpu_cores)) short_of += fmt::format("{}{} ({} cores)", short_of.empty() ? "" : ", ", c.name, c.gpu_cores);
   }
   if (short_of.empty()) return std::nullopt;
+  const std::string tune_point = filling_tune_point(k, v, t, most_cores);
   return Finding{"few-threadgroups", k.name, v.entry_point, k.dispatch.loc,
                  fmt::format("the grid has {} threadgroup(s) at case `{}`, fewer than the GPU cores of {}: the other "
                              "cores idle", w.threadgroups, t.name, short_of),
-                 "split the work of a threadgroup over several (a two-stage reduction, as argmax_two_stage does, or "
-                 "more rows per dispatch) so that every core gets threadgroups"};
+                 !tune_point.empty()
+                     ? fmt::format("where shapes like this one are what you run, use the tune point {}: every "
+                                   "core gets threadgroups (the tuning table sets one tune point per kernel and "
+                                   "element type: tune at the shapes you run)",
+                                   tune_point)
+                     : "split the work of a threadgroup over several (a two-stage reduction, as argmax_two_stage "
+                       "does, or more rows per dispatch) so that every core gets threadgroups"};
 }
 
 std::optional<Finding> tiny(const ir::Kernel& k, const ir::Variant& v, const ir::TestCase& t) {

@@ -211,7 +211,25 @@ TEST(StaticLints, OneThreadgroupForAVocabRowIsFewerThanTheCores) {
   auto found = test::of_lint(a, "few-threadgroups");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NE(found[0].message.find("M1 (8 cores)"), std::string::npos) << found[0].message;
+  EXPECT_NE(found[0].fix.find("two-stage reduction"), std::string::npos) << found[0].fix;  // no tune point fills them
   EXPECT_EQ(found[0].at.line, kernels[0].dispatch.loc.line);
+}
+
+// An elementwise kernel at TG 256 over 6,144 elements (24 threadgroups) has a tune point that
+// fills every core: the fix names it rather than a two-stage reduction.
+TEST(StaticLints, FewThreadgroupsNamesATunePointThatFillsTheCores) {
+  auto kernels = test::load("specs/swiglu.yaml");
+  const ir::Kernel& k = kernels[0];
+  KernelAdvice a = advise(k, {});
+  auto found = test::of_lint(a, "few-threadgroups");
+  ASSERT_FALSE(found.empty());
+  for (const auto& f : found) {
+    if (f.variant != "swiglu_f32_tg256") continue;
+    EXPECT_NE(f.message.find("24 threadgroup(s) at case `qwen3_1p7b`"), std::string::npos) << f.message;
+    EXPECT_NE(f.fix.find("use the tune point TG=64 (swiglu_f32_tg64: 96 threadgroups)"), std::string::npos) << f.fix;
+    return;
+  }
+  ADD_FAILURE() << "no few-threadgroups finding for swiglu_f32_tg256";
 }
 
 TEST(StaticLints, ThreadgroupMemoryThatHoldsFewerThreadgroupsThanTheThreadsWouldIsFlaggedAtTheArray) {
