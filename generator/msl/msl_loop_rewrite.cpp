@@ -185,7 +185,7 @@ std::string LoopFormWriter::loop_function(CXCursor fn, const EntryPoint& entry) 
   source_.refuse_threadgroup_variables(fn);
   CXCursor body = Source::body_of(fn);
   if (clang_Cursor_isNull(body)) throw Refusal{"the kernel has no body", source_.line_of(fn)};
-  Flattener flattener(source_, sync_);
+  Flattener flattener(source_, sync_, fn, entry);
   flattener.flatten(body, Scope{}, nullptr, false);
   flattener.body().keep_pointed_to();
   flattener.body().refuse_unkept();

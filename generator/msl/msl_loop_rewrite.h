@@ -63,6 +63,7 @@ struct Item {
   unsigned name_at = 0, name_end = 0;  // code: its name in `text` (a replicated one is renamed)
   bool has_init = true;
   bool barrier = false;  // sync: a threadgroup_barrier (ends a stretch the lane order runs through)
+  bool simd = false;     // control: of a simdgroup block (msl_loop_rewrite_control.cpp)
   Target target;     // sync, result
 };
 
@@ -161,29 +162,46 @@ struct FlatBody {
 
   int add_var(const std::string& name, const std::string& type, bool constant, int line);
   void note_uses(const std::string& text, int in_region);
-  // A control item ends the region before it and starts a new one after it.
-  void control(int line, std::string text);
+  // A control item ends the region before it and starts a new one after it; `simd`: of a
+  // simdgroup block (its header runs once per simdgroup, inside the stretch).
+  void control(int line, std::string text, bool simd);
   void keep_pointed_to();
   // Throws where a value a later region reads cannot be kept per thread.
   void refuse_unkept() const;
 };
 
 // ---- uniformity (msl_loop_rewrite_uniform.cpp): what every thread of a threadgroup sees alike ----
+// Threadgroup-wide (the strict rules: what a header run once per threadgroup, outside every
+// region, may read) or per simdgroup (what a simdgroup block's header, run with one lane's
+// builtins and values, may read: also the simdgroup's index, the threadgroup's position and
+// sizes, `constant` parameters, `const` scalar locals initialised from such values, and min, max,
+// clamp and abs of them).
 class Uniformity {
  public:
-  explicit Uniformity(const Source& src) : src_(src) {}
-  bool uniform(CXCursor e) const;
+  enum Scope_ { threadgroup, simdgroup };
+  Uniformity(const Source& src, CXCursor kernel, const EntryPoint& entry) : src_(src), kernel_(kernel), entry_(entry) {}
+  bool uniform(CXCursor e, Scope_ across = threadgroup) const;
   bool assigns(CXCursor body, const std::string& name) const;
   static bool jumps_out(CXCursor c, bool in_loop, bool in_switch);
   // The counters of the uniform loops being flattened, innermost last.
   void push_counters(const std::vector<CXCursor>& counters);
   void pop_counters(size_t n) { counters_.resize(counters_.size() - n); }
+  // The outermost simdgroup block being flattened (file offsets; 0, 0: none): a local declared in
+  // it is not bound where its headers run.
+  void set_block(std::pair<unsigned, unsigned> range) { block_ = range; }
 
  private:
-  bool uniform_reference(CXCursor ref) const;
+  bool uniform_reference(CXCursor ref, Scope_ across) const;
+  bool uniform_parameter(CXCursor param) const;
+  bool uniform_local(CXCursor var) const;
+  bool pure_function(CXCursor fn) const;
+  bool pure_call(CXCursor call) const;
 
   const Source& src_;
+  CXCursor kernel_;
+  const EntryPoint& entry_;
   std::vector<CXCursor> counters_;
+  std::pair<unsigned, unsigned> block_{0, 0};
 };
 
 class Flattener;
@@ -191,14 +209,24 @@ class Flattener;
 // ---- uniform loops and branches around sync points (msl_loop_rewrite_control.cpp) ----
 class UniformControl {
  public:
-  UniformControl(Flattener& flattener, const Source& src, FlatBody& body)
-      : flattener_(flattener), src_(src), body_(body), uniformity_(src) {}
+  UniformControl(Flattener& flattener, const Source& src, FlatBody& body, CXCursor kernel, const EntryPoint& entry)
+      : flattener_(flattener), src_(src), body_(body), uniformity_(src, kernel, entry) {}
   // Flattens `s` where it is a `for` or `if`; false where it is neither.
   bool statement(CXCursor s, const Scope& scope);
+  // Inside a simdgroup block: a threadgroup barrier there is refused.
+  bool in_simdgroup_block() const { return simd_depth_ > 0; }
 
  private:
   void uniform_for(CXCursor s, const Scope& scope);
   void uniform_if(CXCursor s, const Scope& scope);
+  // Whether the loop's init declares its counters (pushed on `counters`) and its header is uniform.
+  bool uniform_header(CXCursor s, const std::vector<CXCursor>& kids, Uniformity::Scope_ across,
+                      std::vector<CXCursor>& counters);
+  // Which form a loop or branch takes: threadgroup-wide where its header allows, else a simdgroup
+  // block where it holds no barrier; false: neither.
+  bool choose(const std::function<bool(Uniformity::Scope_)>& header_uniform, CXCursor s);
+  void enter(CXCursor s);
+  void leave();
   void control_body(CXCursor body, Scope scope, const std::vector<CXCursor>& counters);
 
   Flattener& flattener_;
@@ -206,6 +234,7 @@ class UniformControl {
   FlatBody& body_;
   Uniformity uniformity_;
   int blocks_ = 0;
+  int simd_depth_ = 0;  // simdgroup blocks being flattened
 };
 
 // ---- inlining helpers that contain a sync point (msl_loop_rewrite_inline.cpp) ----
@@ -237,8 +266,8 @@ class HelperInliner {
 // ---- flattening (msl_loop_rewrite_flatten.cpp): one kernel's body as top-level items ----
 class Flattener {
  public:
-  Flattener(const Source& src, SyncPoints& sync)
-      : src_(src), sync_(sync), control_(*this, src, body_), inliner_(*this, src, body_) {}
+  Flattener(const Source& src, SyncPoints& sync, CXCursor kernel, const EntryPoint& entry)
+      : src_(src), sync_(sync), control_(*this, src, body_, kernel, entry), inliner_(*this, src, body_) {}
   Flattener(const Flattener&) = delete;
   Flattener& operator=(const Flattener&) = delete;
 
@@ -277,7 +306,15 @@ class RegionWriter {
   std::string signature(CXCursor fn) const;
   static std::string strip_attributes(const std::string& s);
   std::string write_segments(const EntryPoint& entry) const;
+  // The regions `from`..`to` of a stretch after its first, simdgroup blocks among them, each
+  // preceded by `,`.
+  std::string write_chain(int from, int to, const EntryPoint& entry) const;
+  // The simdgroup block whose header starts region `r`; `next`: the region after its closing brace.
+  std::string write_block(int r, const EntryPoint& entry, int& next) const;
+  const Item* simd_control(int r) const;
   bool empty_region(int r) const;
+  // Thread `mtlsim_t`'s builtins and the kept values declared before region `r`.
+  std::string bindings(int r, const EntryPoint& entry) const;
   std::string write_region(int r, const EntryPoint& entry) const;
   std::string declare(const Item& item, const std::string& type, const std::string& init) const;
   std::string sync_result(const Item& item) const;

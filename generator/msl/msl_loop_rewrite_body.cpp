@@ -67,10 +67,12 @@ void FlatBody::note_uses(const std::string& text, int in_region) {
   }
 }
 
-void FlatBody::control(int line, std::string text) {
+void FlatBody::control(int line, std::string text, bool simd) {
   ++region;
+  if (simd) note_uses(text, region);  // read with the lane's values the block binds
   Item item = make_item(Item::control, line, std::move(text));
   item.region = region;
+  item.simd = simd;
   items.push_back(std::move(item));
 }
 

@@ -9,8 +9,13 @@
 // That is only right where every thread takes the same path, so the header may read nothing that
 // differs between threads: literals, template parameters, constexpr and file-scope constants,
 // enumerators and the counters of enclosing uniform loops; the body may not assign a counter nor
-// leave the loop (`break`, `continue`, `return`). Anything else, a loop over `local_index` for one,
-// stays one fiber per thread, where the fiber path reports the threads that miss a barrier.
+// leave the loop (`break`, `continue`, `return`). A loop or branch that holds simd functions but no
+// threadgroup barrier needs less: the same path for the lanes of each simdgroup. Its header may also
+// read what is uniform per simdgroup (`j = simd_group; j < kv_len`, Uniformity), and it becomes a
+// simdgroup block: one step of the stretch's lane-order driver that runs the loop once per
+// simdgroup, its regions loops over that simdgroup's lanes (RegionWriter, mtlsim/msl_loops.h).
+// Anything else, a loop over `local_index` for one, stays one fiber per thread, where the fiber
+// path reports the threads that miss a barrier.
 #include <fmt/format.h>
 
 #include "msl/msl_loop_rewrite.h"
@@ -51,51 +56,86 @@ void UniformControl::uniform_for(CXCursor s, const Scope& scope) {
   std::vector<CXCursor> kids = children(s);
   const CXCursor body = kids.back();
   kids.pop_back();
-  const auto non_uniform = [&] {
-    return Refusal{"a barrier or simd function inside a loop whose trip count may differ between threads (its header reads "
-                   "a value that is not the same for every thread, or its body changes the counter or leaves the loop)",
-                   src_.line_of(s)};
-  };
   std::vector<CXCursor> counters;
+  const auto header = [&](Uniformity::Scope_ across) {
+    counters.clear();
+    return uniform_header(s, kids, across, counters);
+  };
+  const bool leaves = Uniformity::jumps_out(body, false, false);
+  bool assigned = false;
+  if (!leaves && header(Uniformity::simdgroup))
+    for (CXCursor c : counters) assigned = assigned || uniformity_.assigns(body, spelling(c));
+  if (leaves || assigned || !choose(header, s))
+    throw Refusal{"a barrier or simd function inside a loop whose trip count may differ between threads (its header reads "
+                  "a value that is not the same for every thread, or for every thread of a simdgroup where the loop holds "
+                  "only simd functions, or its body changes the counter or leaves the loop)", src_.line_of(s)};
+  const bool simd = simd_depth_ > 0;
+  Scope inner = scope;
+  for (CXCursor c : counters) inner.renames[spelling(c)] = fmt::format("mtlsim_b{}_{}", ++blocks_, scope.rename(spelling(c)));
+  body_.control(src_.line_of(s), "for (" + src_.render(f.tokens[open].end, f.tokens[close].begin, inner) + ") {", simd);
+  control_body(body, inner, counters);
+  body_.control(src_.line_of(s), "}", simd);
+  if (simd) leave();
+}
+
+bool UniformControl::uniform_header(CXCursor s, const std::vector<CXCursor>& kids, Uniformity::Scope_ across,
+                                    std::vector<CXCursor>& counters) {
+  const UserFile& f = src_.file();
+  const size_t open = f.token_at(src_.range_of(s, false).first) + 1;
   size_t first = 0;
   if (f.tokens[open + 1].text != ";") {  // the init: it must declare the counters
-    if (kids.empty() || clang_getCursorKind(kids[0]) != CXCursor_DeclStmt) throw non_uniform();
+    if (kids.empty() || clang_getCursorKind(kids[0]) != CXCursor_DeclStmt) return false;
     for (CXCursor v : children(kids[first++])) {
       std::vector<CXCursor> init = children(v);
-      if (clang_getCursorKind(v) != CXCursor_VarDecl || (!init.empty() && !uniformity_.uniform(init.back()))) throw non_uniform();
+      if (clang_getCursorKind(v) != CXCursor_VarDecl || (!init.empty() && !uniformity_.uniform(init.back(), across))) return false;
       counters.push_back(v);
     }
   }
   uniformity_.push_counters(counters);
   bool ok = true;
   for (size_t i = first; i < kids.size(); ++i)  // the condition and the increment
-    ok = ok && clang_isExpression(clang_getCursorKind(kids[i])) && uniformity_.uniform(kids[i]);
+    ok = ok && clang_isExpression(clang_getCursorKind(kids[i])) && uniformity_.uniform(kids[i], across);
   uniformity_.pop_counters(counters.size());
-  if (!ok) throw non_uniform();
-  for (CXCursor c : counters)
-    if (uniformity_.assigns(body, spelling(c))) throw non_uniform();
-  if (Uniformity::jumps_out(body, false, false)) throw non_uniform();
-  Scope inner = scope;
-  for (CXCursor c : counters) inner.renames[spelling(c)] = fmt::format("mtlsim_b{}_{}", ++blocks_, scope.rename(spelling(c)));
-  body_.control(src_.line_of(s), "for (" + src_.render(f.tokens[open].end, f.tokens[close].begin, inner) + ") {");
-  control_body(body, inner, counters);
-  body_.control(src_.line_of(s), "}");
+  return ok;
+}
+
+// Threadgroup-wide where the header is uniform across the threadgroup (and no simdgroup block
+// encloses it); else a simdgroup block (entered here) where it is uniform per simdgroup. A barrier
+// inside a simdgroup block is refused when it is flattened (Flattener::sync_call).
+bool UniformControl::choose(const std::function<bool(Uniformity::Scope_)>& header_uniform, CXCursor s) {
+  if (simd_depth_ == 0 && header_uniform(Uniformity::threadgroup)) return true;
+  if (!header_uniform(Uniformity::simdgroup)) return false;
+  enter(s);
+  return true;
+}
+
+void UniformControl::enter(CXCursor s) {
+  if (simd_depth_++ == 0) uniformity_.set_block(src_.range_of(s, false));
+}
+
+void UniformControl::leave() {
+  if (--simd_depth_ == 0) uniformity_.set_block({0, 0});
 }
 
 // `if (cond) A else B` with a uniform condition.
 void UniformControl::uniform_if(CXCursor s, const Scope& scope) {
   std::vector<CXCursor> kids = children(s);
   const CXCursor cond = kids[0];
-  if (kids.size() < 2 || !clang_isExpression(clang_getCursorKind(cond)) || !uniformity_.uniform(cond) || Uniformity::jumps_out(s, false, false))
-    throw Refusal{"a barrier or simd function inside a branch whose condition may differ between threads (or that leaves "
-                  "the loop or kernel)", src_.line_of(s)};
-  body_.control(src_.line_of(s), "if (" + src_.render(cond, scope) + ") {");
+  const auto header = [&](Uniformity::Scope_ across) { return uniformity_.uniform(cond, across); };
+  if (kids.size() < 2 || !clang_isExpression(clang_getCursorKind(cond)) || Uniformity::jumps_out(s, false, false) ||
+      !choose(header, s))
+    throw Refusal{"a barrier or simd function inside a branch whose condition may differ between threads (or between the "
+                  "threads of a simdgroup, where the branch holds only simd functions), or that leaves the loop or kernel",
+                  src_.line_of(s)};
+  const bool simd = simd_depth_ > 0;
+  body_.control(src_.line_of(s), "if (" + src_.render(cond, scope) + ") {", simd);
   control_body(kids[1], scope, {});
   if (kids.size() > 2) {
-    body_.control(src_.line_of(kids[2]), "} else {");
+    body_.control(src_.line_of(kids[2]), "} else {", simd);
     control_body(kids[2], scope, {});
   }
-  body_.control(src_.line_of(s), "}");
+  body_.control(src_.line_of(s), "}", simd);
+  if (simd) leave();
 }
 
 // The body's own declarations get fresh names: a region binds a kept value by its name, and two

@@ -200,6 +200,8 @@ void Flattener::sync_call(CXCursor call, Target target, const Scope& scope, int 
   Item item = make_item(Item::sync, line, src_.render(call, scope));
   item.region = body_.region;
   item.barrier = name == "threadgroup_barrier";
+  if (item.barrier && control_.in_simdgroup_block())
+    throw Refusal{"a threadgroup barrier inside a loop or branch that is the same only within each simdgroup", line};
   body_.note_uses(item.text, body_.region);
   ++body_.region;
   body_.note_uses(item.text, body_.region);  // its result is read in the next region: decltype names them

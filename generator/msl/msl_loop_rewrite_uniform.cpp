@@ -1,6 +1,11 @@
-// What every thread of a threadgroup sees alike (issue 29 item 1): a uniform loop's or branch's
-// header may read literals, template parameters, constexpr and file-scope constants, enumerators
-// and the counters of enclosing uniform loops, and its body may not change a counter nor leave it.
+// What every thread of a threadgroup, or of a simdgroup, sees alike (issue 29 item 1). A uniform
+// loop's or branch's header may read literals, template parameters, constexpr and file-scope
+// constants, enumerators and the counters of enclosing uniform loops, and its body may not change a
+// counter nor leave it. A simdgroup block's header (a loop or branch around simd functions only,
+// run once per simdgroup with one lane's values) may also read the builtins that are the same in a
+// simdgroup (its index, the threadgroup's position, the grid's and threadgroup's sizes), the
+// kernel's `constant` parameters (no thread writes them), `const` scalar locals initialised from
+// such values, and min, max, clamp and abs of them.
 #include <set>
 
 #include "msl/msl_loop_rewrite.h"
@@ -11,15 +16,15 @@ void Uniformity::push_counters(const std::vector<CXCursor>& counters) {
   counters_.insert(counters_.end(), counters.begin(), counters.end());
 }
 
-// Whether the expression reads only what every thread of the threadgroup sees alike.
-bool Uniformity::uniform(CXCursor e) const {
+// Whether the expression reads only what every thread of the threadgroup (or simdgroup) sees alike.
+bool Uniformity::uniform(CXCursor e, Scope_ across) const {
   bool ok = true;
   auto check = [&](CXCursor x) {
     switch (clang_getCursorKind(x)) {
-      case CXCursor_DeclRefExpr: ok = ok && uniform_reference(x); break;
-      case CXCursor_CallExpr:            // a function's result, or a dependent expression
-      case CXCursor_OverloadedDeclRef:
-      case CXCursor_MemberRefExpr: ok = false; break;
+      case CXCursor_DeclRefExpr: ok = ok && uniform_reference(x, across); break;
+      case CXCursor_CallExpr: ok = ok && across == simdgroup && pure_call(x); break;  // `min(begin + n, end)`
+      case CXCursor_OverloadedDeclRef: ok = false; break;  // a dependent call
+      case CXCursor_MemberRefExpr: ok = ok && across == simdgroup; break;  // `params.n`, `tgid.x`: as uniform as the base
       default: break;
     }
   };
@@ -31,11 +36,14 @@ bool Uniformity::uniform(CXCursor e) const {
   return ok;
 }
 
-bool Uniformity::uniform_reference(CXCursor ref) const {
+bool Uniformity::uniform_reference(CXCursor ref, Scope_ across) const {
   const CXCursor d = clang_getCursorReferenced(ref);
   switch (clang_getCursorKind(d)) {
     case CXCursor_NonTypeTemplateParameter:
     case CXCursor_EnumConstantDecl: return true;
+    case CXCursor_ParmDecl: return across == simdgroup && uniform_parameter(d);
+    case CXCursor_FunctionDecl:
+    case CXCursor_FunctionTemplate: return across == simdgroup && pure_function(d);
     case CXCursor_VarDecl: break;
     default: return false;
   }
@@ -48,7 +56,57 @@ bool Uniformity::uniform_reference(CXCursor ref) const {
   if (!at.file) return false;
   for (size_t i = at.file->token_at(at.offset); i < at.file->tokens.size() && at.file->tokens[i].begin < src_.ctx().pos(d).offset; ++i)
     if (at.file->tokens[i].text == "constexpr") return true;
+  return across == simdgroup && uniform_local(d);
+}
+
+// The Metal library's min, max, clamp and abs: their result is as uniform as their arguments. A
+// cast written as a call (`uint(x)`) has no callee name and is a cast.
+bool Uniformity::pure_function(CXCursor fn) const {
+  static const std::set<std::string> pure = {"min", "max", "clamp", "abs"};
+  return pure.count(spelling(fn)) && !src_.ctx().in_user_file(fn);
+}
+
+bool Uniformity::pure_call(CXCursor call) const {
+  const CXCursor callee = clang_getCursorReferenced(call);
+  return !clang_Cursor_isNull(callee) && pure_function(callee);
+}
+
+// A parameter of the kernel (not of a helper) that is the same in a simdgroup: a `constant`
+// buffer or argument struct, or a builtin other than the thread's own position or lane.
+bool Uniformity::uniform_parameter(CXCursor param) const {
+  if (!clang_equalCursors(clang_getCursorSemanticParent(param), kernel_)) return false;
+  const std::string name = spelling(param);
+  for (const KernelParam& p : entry_.params) {
+    if (p.name != name) continue;
+    if (p.kind != ParamKind::builtin) return p.address_space == AddressSpace::constant;
+    if (!p.builtin) return p.builtin_attribute == "threads_per_simdgroup" || p.builtin_attribute == "thread_execution_width";
+    switch (*p.builtin) {
+      case ir::Builtin::threadgroup_position_in_grid:
+      case ir::Builtin::threads_per_grid:
+      case ir::Builtin::threads_per_threadgroup:
+      case ir::Builtin::threadgroups_per_grid:
+      case ir::Builtin::simdgroup_index_in_threadgroup:
+      case ir::Builtin::simdgroups_per_threadgroup:
+      case ir::Builtin::threads_per_simdgroup: return true;
+      default: return false;
+    }
+  }
   return false;
+}
+
+// A `const` scalar or vector local, declared before the simdgroup block, whose initializer is
+// uniform per simdgroup (`const uint kv_len = params.kv_len;`).
+bool Uniformity::uniform_local(CXCursor var) const {
+  const CXType type = clang_getCursorType(var);
+  const CXTypeKind kind = clang_getCanonicalType(type).kind;
+  const bool scalar = (kind >= CXType_FirstBuiltin && kind <= CXType_LastBuiltin && kind != CXType_Void) ||
+                      kind == CXType_Vector || kind == CXType_ExtVector;
+  if (!scalar || !clang_isConstQualifiedType(type)) return false;
+  const FilePos at = src_.ctx().pos(var);
+  if (at.file == &src_.file() && at.offset >= block_.first && at.offset < block_.second) return false;
+  std::vector<CXCursor> kids = children(var);
+  if (kids.empty() || !clang_isExpression(clang_getCursorKind(kids.back()))) return false;
+  return uniform(kids.back(), simdgroup);
 }
 
 // Whether `body` assigns `name`, increments it or takes its address.

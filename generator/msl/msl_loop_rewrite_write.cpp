@@ -79,24 +79,70 @@ std::string RegionWriter::write_segments(const EntryPoint& entry) const {
   std::set<int> ends = {body_.region};  // the last region of each stretch
   for (const Item& item : body_.items) {
     if (item.kind == Item::sync && item.barrier) ends.insert(item.region);
-    if (item.kind == Item::control) ends.insert(item.region - 1);
+    if (item.kind == Item::control && !item.simd) ends.insert(item.region - 1);
   }
   std::string out;
   int first = 0;
   for (int last : ends) {
     for (const Item& item : body_.items)
-      if (item.kind == Item::control && item.region == first) out += src_.line_directive(item.line) + item.text + "\n";
+      if (item.kind == Item::control && !item.simd && item.region == first) out += src_.line_directive(item.line) + item.text + "\n";
     if (last < first) continue;
     if (first == last && empty_region(first)) {  // between two headers or closing braces
       first = last + 1;
       continue;
     }
-    out += "::mtlsim::loops::segment(mtlsim_run";
-    for (int r = first; r <= last; ++r) out += ",\n[&](uint32_t mtlsim_t) {\n" + write_region(r, entry) + "}";
-    out += ");\n";
+    out += "::mtlsim::loops::segment(mtlsim_run,\n[&](uint32_t mtlsim_t) {\n" + write_region(first, entry) + "}";
+    out += write_chain(first + 1, last, entry) + ");\n";
     first = last + 1;
   }
   return out;
+}
+
+std::string RegionWriter::write_chain(int from, int to, const EntryPoint& entry) const {
+  std::string out;
+  for (int r = from; r <= to; ++r) {
+    const Item* c = simd_control(r);
+    if (c && c->text.front() != '}') {
+      out += ",\n" + write_block(r, entry, r);
+      if (r > to) break;
+    }
+    out += ",\n[&](uint32_t mtlsim_t) {\n" + write_region(r, entry) + "}";  // empty too: it passes the lead on
+  }
+  return out;
+}
+
+// `::mtlsim::loops::block(...)`: the header read with the values of the lane that arrived last (the
+// same in its simdgroup), the regions of each stretch between headers in one simd_run.
+std::string RegionWriter::write_block(int r, const EntryPoint& entry, int& next) const {
+  std::string out = "::mtlsim::loops::block([&](const ::mtlsim::detail::SimdGroup& mtlsim_sg, uint32_t mtlsim_lead) -> uint32_t {\n";
+  out += "const uint32_t mtlsim_t = mtlsim_lead;\n::mtlsim::detail::tls_lane = &mtlsim_run.lanes[mtlsim_t];\n";
+  out += bindings(r, entry);
+  std::string regions;
+  auto flush = [&] {
+    if (!regions.empty()) out += "mtlsim_lead = ::mtlsim::loops::simd_run(mtlsim_run, mtlsim_sg, mtlsim_lead" + regions + ");\n";
+    regions.clear();
+  };
+  int depth = 0;
+  for (int k = r; k <= body_.region; ++k) {
+    if (const Item* c = simd_control(k)) {
+      flush();
+      out += src_.line_directive(c->line) + c->text + "\n";
+      if (c->text == "}") --depth;
+      else if (c->text.front() != '}') ++depth;
+      if (depth == 0) {
+        next = k;
+        return out + "return mtlsim_lead;\n})";
+      }
+    }
+    regions += ",\n[&](uint32_t mtlsim_t) {\n" + write_region(k, entry) + "}";
+  }
+  throw Refusal{"a simdgroup block without its closing brace", simd_control(r)->line};
+}
+
+const Item* RegionWriter::simd_control(int r) const {
+  for (const Item& item : body_.items)
+    if (item.kind == Item::control && item.simd && item.region == r) return &item;
+  return nullptr;
 }
 
 bool RegionWriter::empty_region(int r) const {
@@ -107,7 +153,7 @@ bool RegionWriter::empty_region(int r) const {
   return true;
 }
 
-std::string RegionWriter::write_region(int r, const EntryPoint& entry) const {
+std::string RegionWriter::bindings(int r, const EntryPoint& entry) const {
   std::string out;
   for (const KernelParam& p : entry.params) {
     if (p.kind != ParamKind::builtin || p.name.empty()) continue;
@@ -117,6 +163,11 @@ std::string RegionWriter::write_region(int r, const EntryPoint& entry) const {
   }
   for (const Var& v : body_.vars)
     if (v.replicated && v.region < r) out += fmt::format("[[maybe_unused]] auto& {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
+  return out;
+}
+
+std::string RegionWriter::write_region(int r, const EntryPoint& entry) const {
+  std::string out = bindings(r, entry);
   for (const Item& item : body_.items) {
     if (item.kind == Item::sync && item.region == r - 1) out += sync_result(item);
     if (item.region == r && item.kind != Item::control) out += write_item(item);

@@ -167,6 +167,37 @@ TEST(LoopForm, UniformBranchInsideAUniformLoop) {
   EXPECT_NE(text.find("#line 12\n} else {\n"), std::string::npos) << text;
 }
 
+// A loop around simd functions (no barrier) whose trip count is the same within each simdgroup,
+// not across the threadgroup (sdpa_vector's keys `j = simd_group; j < kv_len`): a simdgroup block,
+// its header read with the lane's values (here a `constant` argument through a `const` local), its
+// regions run by the simdgroup.
+TEST(LoopForm, SimdgroupUniformLoopBecomesABlock) {
+  Parsed p = parse_text(
+      "#include <metal_stdlib>\nusing namespace metal;\n"
+      "struct Args { uint rows; };\n"
+      "kernel void k(device float* out [[buffer(0)]], constant Args& args [[buffer(1)]],\n"
+      "              uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {\n"
+      "  const uint rows = args.rows;\n"
+      "  for (uint r = sg; r < rows; r += 2) {\n"
+      "    float s = simd_sum(out[r * 32 + lane]);\n"
+      "    if (sg == 0) s = simd_max(s);\n"
+      "    if (lane == 0) out[r] = s;\n"
+      "  }\n"
+      "}\n");
+  ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
+  EXPECT_EQ(kernel(p, "k").refusal, "");
+  const std::string text = p.unit.loop_form().text();
+  EXPECT_NE(text.find("::mtlsim::loops::block([&](const ::mtlsim::detail::SimdGroup& mtlsim_sg, uint32_t mtlsim_lead) -> uint32_t {\n"
+                      "const uint32_t mtlsim_t = mtlsim_lead;\n"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("#line 7\nfor (uint mtlsim_b1_r = sg; mtlsim_b1_r < rows; mtlsim_b1_r += 2) {\n"
+                      "mtlsim_lead = ::mtlsim::loops::simd_run(mtlsim_run, mtlsim_sg, mtlsim_lead,"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("#line 9\nif (sg == 0) {\nmtlsim_lead = ::mtlsim::loops::simd_run("), std::string::npos)
+      << "a nested branch on the simdgroup stays in the block: " << text;
+  EXPECT_NE(text.find("#line 7\n}\nreturn mtlsim_lead;\n})"), std::string::npos) << text;
+}
+
 struct Refused {
   const char* name;
   std::string body;
@@ -202,6 +233,16 @@ INSTANTIATE_TEST_SUITE_P(
         Refused{"BreakOutOfAUniformLoop",
                 "  for (uint i = 0; i < 4; ++i) {\n    out[lid] = simd_sum(out[i]);\n    if (out[lid] > 0) break;\n  }\n", "",
                 "a loop whose trip count may differ between threads", 6},
+        Refused{"SimdFunctionInALoopOverTheLane",
+                "  for (uint i = lane; i < 100; i += 32) out[lid] += simd_sum(out[i]);\n", "",
+                "a loop whose trip count may differ between threads", 6},
+        Refused{"BarrierInALoopOverTheSimdgroup",
+                "  for (uint i = sg; i < 4; i += 2) {\n    out[lid] = simd_sum(out[i]);\n"
+                "    threadgroup_barrier(mem_flags::mem_none);\n  }\n", "",
+                "a threadgroup barrier inside a loop or branch that is the same only within each simdgroup", 8},
+        Refused{"SimdFunctionInALoopBoundedByALocalItChanges",
+                "  uint n = 4;\n  for (uint i = sg; i < n; i += 2) {\n    out[lid] = simd_sum(out[i]);\n    n = lane;\n  }\n", "",
+                "a loop whose trip count may differ between threads", 7},
         Refused{"SimdFunctionInAWhileLoop", "  uint i = 0;\n  while (i < 4) {\n    out[lid] = simd_sum(out[i]);\n    ++i;\n  }\n", "",
                 "inside a `while` or `do` loop", 7},
         Refused{"ReturnInAUniformBranch",
@@ -238,12 +279,11 @@ TEST(LoopForm, ShippedRmsNormQualifies) {
 namespace mtlgen::msl::testing {
 namespace {
 
-// Every kernel function of the shipped library (out/*.metal) runs as loops but these five, whose
-// sync points sit in loops or branches uniform only per simdgroup, or bounded by values read from
-// a buffer (docs/simulator.md). MTLGEN_SHOW_LOOP_FORM=1 prints the table.
-TEST(LoopForm, ShippedKernelsRunAsLoopsButSix) {
-  const std::set<std::string> fibers = {"decode_layer_attn_partial", "gla_scan_backward_segments", "rms_norm_mlx",
-                                        "sdpa_vector", "sdpa_vector_2pass_partial", "ssd_scan_backward_segments"};
+// Every kernel function of the shipped library (out/*.metal) runs as loops (docs/simulator.md);
+// sdpa_vector's key loop, rms_norm_mlx's `if (simd_group == 0)` and the scan backward segments'
+// loops bounded by `params` as simdgroup blocks. MTLGEN_SHOW_LOOP_FORM=1 prints the table.
+TEST(LoopForm, ShippedKernelsRunAsLoops) {
+  const std::set<std::string> fibers = {};
   size_t kernels = 0;
   for (const auto& dir : std::filesystem::directory_iterator(std::filesystem::path(MTLGEN_SOURCE_DIR) / "out")) {
     const std::string name = dir.path().filename().string();

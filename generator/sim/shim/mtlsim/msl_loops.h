@@ -17,23 +17,53 @@ inline uint32_t members(const detail::SimdGroup& sg) {
   return sg.members == ~0u ? kSimdWidth : uint32_t(__builtin_popcount(sg.members));
 }
 
+// A simdgroup block (a loop or branch around simd functions whose path is the same for the lanes of
+// each simdgroup, msl_loop_rewrite_control.cpp): a function of the simdgroup and its lead lane that
+// runs the whole loop for that simdgroup, its regions through simd_run, and returns the lane that
+// arrived last.
+template <class F>
+struct Block {
+  F run;
+};
+template <class F>
+Block<F> block(F f) {
+  return {f};
+}
+template <class F>
+inline constexpr bool is_block = false;
+template <class F>
+inline constexpr bool is_block<Block<F>> = true;
+
 // Simdgroup `sg` runs on through the regions left: `lead` (the last to arrive) first, then the
 // others in lane order; the last of them is the last to arrive at the next simd function. One call
 // site per region, so each of its instructions has one address (poison reports are per address).
+// Returns the lane that ran last.
 template <class F, class... Rest>
-[[gnu::always_inline]] inline void run_on(const detail::LoopRun& run, const detail::SimdGroup& sg, uint32_t lead,
-                                          F& region, Rest&... rest) {
-  const uint16_t* lanes = run.simd_order + sg.index * kSimdWidth;
-  const uint32_t n = members(sg);
+[[gnu::always_inline]] inline uint32_t run_on(const detail::LoopRun& run, const detail::SimdGroup& sg, uint32_t lead,
+                                              F& region, Rest&... rest) {
   uint32_t last = lead;
-  for (uint32_t k = 0; k <= n; ++k) {
-    const uint32_t t = k == 0 ? lead : lanes[k - 1];
-    if (k > 0 && t == lead) continue;
-    detail::tls_lane = &run.lanes[t];
-    region(t);
-    last = t;
+  if constexpr (is_block<F>) {
+    last = region.run(sg, lead);
+  } else {
+    const uint16_t* lanes = run.simd_order + sg.index * kSimdWidth;
+    const uint32_t n = members(sg);
+    for (uint32_t k = 0; k <= n; ++k) {
+      const uint32_t t = k == 0 ? lead : lanes[k - 1];
+      if (k > 0 && t == lead) continue;
+      detail::tls_lane = &run.lanes[t];
+      region(t);
+      last = t;
+    }
   }
-  if constexpr (sizeof...(Rest) > 0) run_on(run, sg, last, rest...);
+  if constexpr (sizeof...(Rest) > 0) return run_on(run, sg, last, rest...);
+  else return last;
+}
+
+// The regions of a simdgroup block between its headers, run by its simdgroup as run_on runs them.
+template <class... Regions>
+[[gnu::always_inline]] inline uint32_t simd_run(const detail::LoopRun& run, const detail::SimdGroup& sg, uint32_t lead,
+                                                Regions&&... regions) {
+  return run_on(run, sg, lead, regions...);
 }
 
 // Runs the regions of a stretch between threadgroup barriers, each but the last ending at a simd
@@ -41,7 +71,10 @@ template <class F, class... Rest>
 // reaches a simd function; when the last lane of a simdgroup arrives, that lane runs on and then
 // its simdgroup's other lanes, in lane order, ahead of threads yet to arrive (a simdgroup moves on
 // as a unit), through every later region of the stretch. So lane orders expose the same races in
-// both paths, and a simd function orders no threadgroup memory here either.
+// both paths, and a simd function orders no threadgroup memory here either. A simdgroup block among
+// the regions runs as the simdgroup reaches it: the threads of a simdgroup that arrive at its header
+// wait there (an implicit simdgroup barrier, as PoCL puts one at a loop with a barrier) until the
+// last arrives, then the simdgroup runs the whole loop or branch.
 template <class First, class... Rest>
 [[gnu::always_inline]] inline void segment(const detail::LoopRun& run, First&& first, Rest&&... rest) {
   uint32_t arrived[1024 / kSimdWidth] = {};
