@@ -105,7 +105,7 @@ VerifyRun verify(const fs::path& spec, bool exact_races, const std::string& tag 
 const std::set<std::string> kRunAsLoops = {
     "block_cumsum", "clear_before_reduce", "cross_threadgroup_accumulate", "family_half_dispatch",
     "function_constant_branch", "grid_rounded_down", "mem_none_barrier_race", "missing_barrier", "poison_branch",
-    "poison_index", "private_array_past_end", "run_time_threads", "same_value_store", "simd_sum_only",
+    "poison_index", "private_array_past_end", "run_time_threads", "same_value_store", "simd_rows_past_end", "simd_sum_only",
     "store_into_slack", "uninitialised_private_array", "uninitialised_private_read", "uninitialised_threadgroup_read",
     "vector_load_odd_size"};
 
