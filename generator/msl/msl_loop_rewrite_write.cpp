@@ -2,6 +2,7 @@
 // values a later region needs, and one mtlsim::loops::segment call per stretch between barriers.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "msl/msl_loop_rewrite.h"
@@ -21,8 +22,14 @@ std::string RegionWriter::write_function(CXCursor fn, const EntryPoint& entry) c
                          v.initialised ? "false" : "true");
   out += write_segments(entry);
   out += "}\n";
-  // The launchers compile their loop-form entry points only where this is defined.
+  // The launchers compile their loop-form entry points only where this is defined. Not for a form
+  // with simdgroup blocks in the race-instrumented module (--races exact): there every access to
+  // the values kept in frames is instrumented, where a fiber's locals are not, and such a form ran
+  // slower than fibers (its lane-order runs are the only ones that would take it).
+  const bool blocks = std::any_of(body_.items.begin(), body_.items.end(), [](const Item& i) { return i.simd; });
+  if (blocks) out += "#if !defined(__SANITIZE_THREAD__)\n";
   out += fmt::format("#define MTLSIM_LOOPS_{} 1\n", spelling(fn));
+  if (blocks) out += "#endif\n";
   return out;
 }
 
@@ -134,7 +141,8 @@ std::string RegionWriter::write_block(int r, const EntryPoint& entry, int& next)
         return out + "return mtlsim_lead;\n})";
       }
     }
-    regions += ",\n[&](uint32_t mtlsim_t) {\n" + write_region(k, entry) + "}";
+    if (empty_region(k)) regions += ",\n::mtlsim::loops::Pass{}";  // passes the lead on without a loop over the lanes
+    else regions += ",\n[&](uint32_t mtlsim_t) {\n" + write_region(k, entry) + "}";
   }
   throw Refusal{"a simdgroup block without its closing brace", simd_control(r)->line};
 }

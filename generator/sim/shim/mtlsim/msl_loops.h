@@ -34,6 +34,11 @@ inline constexpr bool is_block = false;
 template <class F>
 inline constexpr bool is_block<Block<F>> = true;
 
+// An empty region of a simdgroup block (a loop body's stretch without statements, a skipped
+// branch's): it runs nothing, only passes the lead on to the simdgroup's last lane in lane order,
+// as the lanes running through it would.
+struct Pass {};
+
 // Simdgroup `sg` runs on through the regions left: `lead` (the last to arrive) first, then the
 // others in lane order; the last of them is the last to arrive at the next simd function. One call
 // site per region, so each of its instructions has one address (poison reports are per address).
@@ -44,6 +49,10 @@ template <class F, class... Rest>
   uint32_t last = lead;
   if constexpr (is_block<F>) {
     last = region.run(sg, lead);
+  } else if constexpr (std::is_same_v<F, Pass>) {
+    const uint16_t* lanes = run.simd_order + sg.index * kSimdWidth;
+    const uint32_t n = members(sg);
+    if (n > 1 || lanes[0] != lead) last = lanes[n - 1] != lead ? lanes[n - 1] : lanes[n - 2];
   } else {
     const uint16_t* lanes = run.simd_order + sg.index * kSimdWidth;
     const uint32_t n = members(sg);
