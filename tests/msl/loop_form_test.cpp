@@ -196,6 +196,8 @@ TEST(LoopForm, SimdgroupUniformLoopBecomesABlock) {
   EXPECT_NE(text.find("#line 9\nif (sg == 0) {\nmtlsim_lead = ::mtlsim::loops::simd_run("), std::string::npos)
       << "a nested branch on the simdgroup stays in the block: " << text;
   EXPECT_NE(text.find("#line 7\n}\nreturn mtlsim_lead;\n})"), std::string::npos) << text;
+  EXPECT_NE(text.find("#if !defined(__SANITIZE_THREAD__)\n#define MTLSIM_LOOPS_k 1\n#endif\n"), std::string::npos)
+      << "fibers in the race-instrumented module: " << text;
 }
 
 struct Refused {
