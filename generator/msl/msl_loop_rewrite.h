@@ -219,6 +219,7 @@ class UniformControl {
  private:
   void uniform_for(CXCursor s, const Scope& scope);
   void uniform_if(CXCursor s, const Scope& scope);
+  void uniform_switch(CXCursor s, const Scope& scope);
   // Whether the loop's init declares its counters (pushed on `counters`) and its header is uniform.
   bool uniform_header(CXCursor s, const std::vector<CXCursor>& kids, Uniformity::Scope_ across,
                       std::vector<CXCursor>& counters);
@@ -228,6 +229,7 @@ class UniformControl {
   void enter(CXCursor s);
   void leave();
   void control_body(CXCursor body, Scope scope, const std::vector<CXCursor>& counters);
+  void control_body(const std::vector<CXCursor>& stmts, Scope scope, const std::vector<CXCursor>& counters);
 
   Flattener& flattener_;
   const Source& src_;

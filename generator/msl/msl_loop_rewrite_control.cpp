@@ -41,6 +41,7 @@ bool UniformControl::statement(CXCursor s, const Scope& scope) {
   switch (clang_getCursorKind(s)) {
     case CXCursor_ForStmt: uniform_for(s, scope); return true;
     case CXCursor_IfStmt: uniform_if(s, scope); return true;
+    case CXCursor_SwitchStmt: uniform_switch(s, scope); return true;
     case CXCursor_WhileStmt:
     case CXCursor_DoStmt:
       throw Refusal{"a barrier or simd function inside a `while` or `do` loop (only `for` loops whose trip count is the same "
@@ -138,11 +139,63 @@ void UniformControl::uniform_if(CXCursor s, const Scope& scope) {
   if (simd) leave();
 }
 
+// `switch (cond) { case A: ... break; ... default: ... }` with a uniform condition (affine_matvec's
+// `switch (bits)` over `params.bits`): each case becomes a braced case of its own ending in `break`;
+// a case that falls into the next, or a jump out of the switch, is refused.
+void UniformControl::uniform_switch(CXCursor s, const Scope& scope) {
+  const auto refusal = [&] {
+    return Refusal{"a barrier or simd function inside a `switch` whose condition may differ between threads, or whose "
+                   "cases fall through or leave it", src_.line_of(s)};
+  };
+  std::vector<CXCursor> kids = children(s);
+  if (kids.size() != 2 || !clang_isExpression(clang_getCursorKind(kids[0])) ||
+      clang_getCursorKind(kids[1]) != CXCursor_CompoundStmt)
+    throw refusal();
+  struct Case {
+    std::string labels;
+    int line = 0;
+    std::vector<CXCursor> stmts;
+  };
+  std::vector<Case> cases;
+  const auto is_label = [](CXCursor x) {
+    return clang_getCursorKind(x) == CXCursor_CaseStmt || clang_getCursorKind(x) == CXCursor_DefaultStmt;
+  };
+  for (CXCursor x : children(kids[1])) {
+    if (is_label(x)) cases.push_back({"", src_.line_of(x), {}});
+    else if (cases.empty()) throw refusal();
+    for (; is_label(x); x = children(x).back())  // `case 1: case 2:` nest
+      cases.back().labels += clang_getCursorKind(x) == CXCursor_DefaultStmt ? "default: "
+                                                                            : "case " + src_.render(children(x).front(), scope) + ": ";
+    cases.back().stmts.push_back(x);
+  }
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::vector<CXCursor>& stmts = cases[i].stmts;
+    if (!stmts.empty() && clang_getCursorKind(stmts.back()) == CXCursor_BreakStmt) stmts.pop_back();
+    else if (i + 1 != cases.size()) throw refusal();
+    for (CXCursor st : stmts)
+      if (Uniformity::jumps_out(st, false, false)) throw refusal();
+  }
+  const auto header = [&](Uniformity::Scope_ across) { return uniformity_.uniform(kids[0], across); };
+  if (!choose(header, s)) throw refusal();
+  const bool simd = simd_depth_ > 0;
+  body_.control(src_.line_of(s), "switch (" + src_.render(kids[0], scope) + ") {", simd);
+  for (const Case& c : cases) {
+    body_.control(c.line, c.labels + "{", simd);
+    control_body(c.stmts, scope, {});
+    body_.control(c.line, "} break;", simd);
+  }
+  body_.control(src_.line_of(s), "}", simd);
+  if (simd) leave();
+}
+
 // The body's own declarations get fresh names: a region binds a kept value by its name, and two
 // loops may each declare `other`.
 void UniformControl::control_body(CXCursor body, Scope scope, const std::vector<CXCursor>& counters) {
   const bool block = clang_getCursorKind(body) == CXCursor_CompoundStmt;
-  std::vector<CXCursor> stmts = block ? children(body) : std::vector<CXCursor>{body};
+  control_body(block ? children(body) : std::vector<CXCursor>{body}, std::move(scope), counters);
+}
+
+void UniformControl::control_body(const std::vector<CXCursor>& stmts, Scope scope, const std::vector<CXCursor>& counters) {
   for (CXCursor st : stmts)
     if (clang_getCursorKind(st) == CXCursor_DeclStmt)
       for (CXCursor v : children(st))

@@ -130,17 +130,19 @@ std::string RegionWriter::write_block(int r, const EntryPoint& entry, int& next)
     regions.clear();
   };
   int depth = 0;
+  bool dead = false;  // between a switch's cases: no statement there runs
   for (int k = r; k <= body_.region; ++k) {
     if (const Item* c = simd_control(k)) {
       flush();
       out += src_.line_directive(c->line) + c->text + "\n";
-      if (c->text == "}") --depth;
-      else if (c->text.front() != '}') ++depth;
+      depth += int(std::count(c->text.begin(), c->text.end(), '{')) - int(std::count(c->text.begin(), c->text.end(), '}'));
       if (depth == 0) {
         next = k;
         return out + "return mtlsim_lead;\n})";
       }
+      dead = c->text.rfind("switch (", 0) == 0 || c->text == "} break;";
     }
+    if (dead && empty_region(k)) continue;
     if (empty_region(k)) regions += ",\n::mtlsim::loops::Pass{}";  // passes the lead on without a loop over the lanes
     else regions += ",\n[&](uint32_t mtlsim_t) {\n" + write_region(k, entry) + "}";
   }

@@ -200,6 +200,31 @@ TEST(LoopForm, SimdgroupUniformLoopBecomesABlock) {
       << "fibers in the race-instrumented module: " << text;
 }
 
+// A `switch` on a `constant` argument around helpers that reach simd functions (affine_matvec's
+// `switch (bits)`): a simdgroup block whose cases are braced and end in `break`.
+TEST(LoopForm, UniformSwitchAroundSimdFunctions) {
+  Parsed p = parse_text(
+      "#include <metal_stdlib>\nusing namespace metal;\n"
+      "struct Args { uint bits; };\n"
+      "kernel void k(device float* out [[buffer(0)]], constant Args& args [[buffer(1)]],\n"
+      "              uint lane [[thread_index_in_simdgroup]]) {\n"
+      "  switch (args.bits) {\n"
+      "    case 3:\n"
+      "    case 4:\n"
+      "      out[lane] = simd_sum(out[lane]);\n"
+      "      break;\n"
+      "    default:\n"
+      "      out[lane] = simd_max(out[lane]);\n"
+      "  }\n"
+      "}\n");
+  ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
+  EXPECT_EQ(kernel(p, "k").refusal, "");
+  const std::string text = p.unit.loop_form().text();
+  EXPECT_NE(text.find("#line 6\nswitch (args.bits) {\n#line 7\ncase 3: case 4: {\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("#line 11\ndefault: {\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("} break;\n#line 6\n}\nreturn mtlsim_lead;\n})"), std::string::npos) << text;
+}
+
 struct Refused {
   const char* name;
   std::string body;
@@ -245,6 +270,9 @@ INSTANTIATE_TEST_SUITE_P(
         Refused{"SimdFunctionInALoopBoundedByALocalItChanges",
                 "  uint n = 4;\n  for (uint i = sg; i < n; i += 2) {\n    out[lid] = simd_sum(out[i]);\n    n = lane;\n  }\n", "",
                 "a loop whose trip count may differ between threads", 7},
+        Refused{"SwitchCaseFallsThrough",
+                "  switch (lid % 2) {\n    case 0:\n      out[lid] = simd_sum(out[lid]);\n    default:\n      out[lid] += 1;\n  }\n",
+                "", "a `switch` whose condition may differ between threads, or whose cases fall through", 6},
         Refused{"SimdFunctionInAWhileLoop", "  uint i = 0;\n  while (i < 4) {\n    out[lid] = simd_sum(out[i]);\n    ++i;\n  }\n", "",
                 "inside a `while` or `do` loop", 7},
         Refused{"ReturnInAUniformBranch",
