@@ -1,4 +1,4 @@
-// Uniform loops and branches around sync points (issue 29 item 1). A `for` loop or an `if` whose
+// Uniform loops and branches around sync points (issue 29 item 1). A `for` loop, `if` or `switch` whose
 // body holds a barrier or simd function keeps its header in the loop form, run once per
 // threadgroup, and its body's regions become loops over the threads inside it:
 //
