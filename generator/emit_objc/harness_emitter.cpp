@@ -20,6 +20,7 @@ using support::TemplateData;
 std::string double_literal(double v) {
   if (std::isnan(v)) return "std::numeric_limits<double>::quiet_NaN()";
   if (std::isinf(v)) return v > 0 ? "std::numeric_limits<double>::infinity()" : "-std::numeric_limits<double>::infinity()";
+  if (v == 0.0 && std::signbit(v)) return "-0.0";  // "-0" would be the integer 0: a positive zero
   return fmt::format("{}", v);
 }
 

@@ -48,8 +48,8 @@ inline std::vector<td::Case> cases() {
       {"residual", td::Fill{td::Dist::normal, 0, 1, {}, 0, 0, 0, {}, {}}},
   }});
   all.push_back({"specials", 163, {{"n", 6}}, {}, {
-      {"x", td::Fill{td::Dist::normal, 0, 1, {}, 0, 0, 0, {{0, std::numeric_limits<double>::infinity()}, {1, std::numeric_limits<double>::quiet_NaN()}, {2, -std::numeric_limits<double>::infinity()}, {3, 65504}, {4, -0}}, {}}},
-      {"residual", td::Fill{td::Dist::normal, 0, 1, {}, 0, 0, 0, {{0, -std::numeric_limits<double>::infinity()}, {3, 65504}, {4, -0}}, {}}},
+      {"x", td::Fill{td::Dist::normal, 0, 1, {}, 0, 0, 0, {{0, std::numeric_limits<double>::infinity()}, {1, std::numeric_limits<double>::quiet_NaN()}, {2, -std::numeric_limits<double>::infinity()}, {3, 65504}, {4, -0.0}}, {}}},
+      {"residual", td::Fill{td::Dist::normal, 0, 1, {}, 0, 0, 0, {{0, -std::numeric_limits<double>::infinity()}, {3, 65504}, {4, -0.0}}, {}}},
   }});
   // benchmark case: not run by `mtlgen verify` unless `--case qwen3_1p7b` asks
   all.push_back({"qwen3_1p7b", 163, {{"n", 2048}}, {}, {

@@ -48,7 +48,7 @@ inline std::vector<td::Case> cases() {
       {"up", td::Fill{td::Dist::normal, 0, 2, {}, 0, 0, 0, {}, {}}},
   }});
   all.push_back({"tails", 157, {{"n", 8}}, {}, {
-      {"gate", td::Fill{td::Dist::normal, 0, 1, {}, 0, 0, 0, {{0, -100}, {1, -88.5}, {2, 88.5}, {3, 100}, {4, 0}, {5, -0}}, {}}},
+      {"gate", td::Fill{td::Dist::normal, 0, 1, {}, 0, 0, 0, {{0, -100}, {1, -88.5}, {2, 88.5}, {3, 100}, {4, 0}, {5, -0.0}}, {}}},
       {"up", td::Fill{td::Dist::normal, 0, 2, {}, 0, 0, 0, {}, {}}},
   }});
   // benchmark case: not run by `mtlgen verify` unless `--case qwen3_1p7b` asks

@@ -386,6 +386,10 @@ int main(int argc, char** argv) {
   std::mt19937 rng(o.seed);
   fs::path dir = fs::temp_directory_path() / fmt::format("mtlgen-fuzz-{}", ::getpid());
   fs::create_directories(dir);
+  // The seeds beside the mutants: a family's `{spec: file.yaml}` resolves to an unmutated copy.
+  for (const auto& seed : o.seeds) {
+    fs::copy_file(seed, dir / fs::path(seed).filename(), fs::copy_options::overwrite_existing);
+  }
   int failures = 0, accepted = 0, aliased = 0;
   for (int i = 0; i < o.iterations; ++i) {
     const std::string& seed = o.seeds[size_t(i) % o.seeds.size()];
