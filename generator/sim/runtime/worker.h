@@ -37,6 +37,8 @@ struct DispatchJob {
   std::atomic<uint64_t> fiber_switches{0}, threadgroups_run{0}, threadgroups_as_loops{0};
 };
 
+enum class LaneState : uint8_t { not_started, ready, running, at_barrier, at_simd, done };
+
 class Worker {
  public:
   static constexpr uint32_t kMaxThreads = 1024;
@@ -168,9 +170,9 @@ class Worker {
   uint16_t starting_ = 0;    // the lane a fresh runner starts with
   uint32_t size_ = 0, simdgroups_ = 0;
   uint32_t done_ = 0;
-  // alive, the pending barrier's arrivals, line and mem_flags, and the lane states and wait lines
-  // (mtlsim/exec.h: the loop form's arrivals record themselves there inline).
-  Arrivals arrivals_{states_, wait_lines_};
+  // alive, and the pending barrier's arrivals, line and mem_flags (mtlsim/exec.h: the loop form's
+  // arrivals record themselves there inline).
+  Arrivals arrivals_;
   RaceDetector* race_ = nullptr;  // the dispatch's detector, if any
   bool abandoned_ = false;
   Dim3 tg_position_, tg_origin_;  // this threadgroup's position, and its first thread's

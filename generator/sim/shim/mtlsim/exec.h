@@ -182,16 +182,11 @@ struct LoopRun {
 // filled); valid until the threadgroup ends.
 void* loop_frame(size_t bytes, size_t align, int fill);
 
-// Where each lane of the running threadgroup stands (the worker's, worker.h).
-enum class LaneState : uint8_t { not_started, ready, running, at_barrier, at_simd, done };
-
-// The worker's bookkeeping of arrivals at barriers and simd functions (worker.cpp), laid out here
-// so that in the loop form, where an arrival only records itself and the region loop goes on,
-// the shim records it inline (arrive_simd, arrive_barrier below): one runtime call per completion,
-// by the last arrival, instead of one per thread and sync point through the PLT.
+// The worker's bookkeeping of a threadgroup's barrier (worker.cpp), laid out here so that in the
+// loop form, where an arrival only records itself and the region loop goes on, the shim records
+// it inline (arrive_simd, arrive_barrier below): one runtime call per completion, by the last
+// arrival, instead of one per thread and sync point through the PLT.
 struct Arrivals {
-  LaneState* states = nullptr;  // per lane
-  int* wait_lines = nullptr;    // per lane: the line it waits at (or last waited at)
   uint32_t alive = 0, barrier_waiting = 0;
   int barrier_line = 0;
   uint32_t barrier_flags = ~0u;  // mem_flags every arrival at the pending barrier named
@@ -205,12 +200,13 @@ extern thread_local constinit Arrivals* tls_arrivals MTLSIM_TLS_FAST;
 void simd_complete(Lane& me);
 void barrier_release(Lane& me);
 
-// Worker::simd_arrive and Worker::barrier_arrive in the loop form, inline.
-[[gnu::always_inline]] inline void arrive_simd(Arrivals& a, Lane& me, Op op, int line, CompleteFn complete) {
+// Worker::simd_arrive and Worker::barrier_arrive in the loop form, inline. They leave out what
+// only the reports of divergent or early-exiting threads read (each lane's state, operation and
+// line): in a loop form every thread of a simdgroup (of the threadgroup, for a barrier) reaches
+// the sync point that ends the region it runs, and none returns before the last region. A
+// mismatch is still noted (a front-end bug: the completion reports it).
+[[gnu::always_inline]] inline void arrive_simd(Lane& me, Op op, int line, CompleteFn complete) {
   SimdGroup& sg = *me.simd;
-  a.states[me.index] = LaneState::at_simd;
-  me.wait_op = op;
-  a.wait_lines[me.index] = line;
   if (sg.arrived == 0) {
     sg.op = op;
     sg.line = line;
@@ -222,9 +218,6 @@ void barrier_release(Lane& me);
   if (sg.arrived == sg.active) simd_complete(me);
 }
 [[gnu::always_inline]] inline void arrive_barrier(Arrivals& a, Lane& me, int line, uint32_t flags) {
-  a.states[me.index] = LaneState::at_barrier;
-  me.wait_op = Op::threadgroup_barrier;
-  a.wait_lines[me.index] = line;
   a.barrier_flags &= flags;
   if (a.barrier_waiting == 0) a.barrier_line = line;
   else if (line != a.barrier_line) a.barrier_mismatch = true;

@@ -187,8 +187,8 @@ inline R simd_collective(Op op, const T& v, uint32_t arg, int line) {
   SimdGroup& sg = *me.simd;
   std::memcpy(sg.in + me.lane * sizeof(T), &v, sizeof(T));
   sg.arg[me.lane] = arg;
-  if (Arrivals* a = tls_arrivals) {  // the loop form: the next region reads the result (mtlsim::loops::result)
-    arrive_simd(*a, me, op, line, &complete_collective<T, R, Policy>);
+  if (tls_arrivals) {  // the loop form: the next region reads the result (mtlsim::loops::result)
+    arrive_simd(me, op, line, &complete_collective<T, R, Policy>);
     return R{};
   }
   simd_rendezvous(me, op, line, &complete_collective<T, R, Policy>);
