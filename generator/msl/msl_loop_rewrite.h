@@ -324,6 +324,8 @@ class RegionWriter {
   // a macro of the user's files, which may name one unseen), but arrays and those whose address is
   // taken, which a pointer kept for a later region may point at.
   std::set<int> promoted_in(int r, const std::string& text) const;
+  // Whether a region's `text` may change the kept value `v`, which it then stores back.
+  static bool may_change(const std::string& text, const Var& v);
   std::string declare(const Item& item, const std::string& type, const std::string& init, bool promoted) const;
   std::string sync_result(const Item& item, bool promoted) const;
   static std::string with_private_fill(const Item& item);

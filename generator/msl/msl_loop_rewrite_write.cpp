@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 #include "msl/msl_loop_rewrite.h"
@@ -202,11 +203,45 @@ std::string RegionWriter::write_region(int r, const EntryPoint& entry) const {
   if (r == body_.region) return out;  // the last region (after every loop's closing brace): none reads them later
   for (int i : promoted) {
     const Var& v = body_.vars[size_t(i)];
-    // A `const` scalar is stored by the region that declares it and never changes after.
-    const bool constant = v.type.rfind("const ", 0) == 0 && v.type.find_first_of("*&[") == std::string::npos;
-    if (v.region == r || !constant) out += fmt::format("mtlsim_f_{0}[mtlsim_t] = {0};\n", v.name);
+    if (v.region == r || may_change(text, v)) out += fmt::format("mtlsim_f_{0}[mtlsim_t] = {0};\n", v.name);
   }
   return out;
+}
+
+// Whether `text` may change `v` (declared before it): a `const` scalar never changes; else some
+// occurrence of its name (not a member's) may change it unless what follows only reads it (a
+// binary operator, `?`, `]`, `;` but after `=` or `:`, which may bind a reference to it, and a
+// pointer's `[` or `->`, which reach what it points at). So an assignment, `++`, a member or element
+// of a vector or struct, or a whole argument (a reference parameter) all store it back.
+bool RegionWriter::may_change(const std::string& text, const Var& v) {
+  if (v.type.rfind("const ", 0) == 0 && v.type.find_first_of("*&[") == std::string::npos) return false;
+  const bool pointer = v.type.find_last_not_of(' ') != std::string::npos && v.type[v.type.find_last_not_of(' ')] == '*';
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = text.find(v.name); at != std::string::npos; at = text.find(v.name, at + 1)) {
+    const size_t end = at + v.name.size();
+    if ((at > 0 && ident(text[at - 1])) || (end < text.size() && ident(text[end]))) continue;
+    size_t b = at;
+    while (b > 0 && text[b - 1] == ' ') --b;
+    const char before = b > 0 ? text[b - 1] : '\n';
+    if (before == '.' || (before == '>' && b > 1 && text[b - 2] == '-')) continue;  // a member of something else
+    if (before == '+' || before == '-' || before == '&') return true;               // ++x, --x, &x (or a binary operand: conservative)
+    size_t e = end;
+    while (e < text.size() && text[e] == ' ') ++e;
+    const std::string next = text.substr(e, 3);
+    auto starts = [&](const char* s) { return next.rfind(s, 0) == 0; };
+    if (starts("<<=") || starts(">>=")) return true;
+    if (starts("==") || starts("!=") || starts("<=") || starts(">=") || starts("&&") || starts("||") || starts("<<") ||
+        starts(">>") || starts("->"))
+      continue;  // `->`: a pointer's target (a member of a struct value would be `.`)
+    if (next.size() >= 2 && next[1] == '=') return true;  // +=, -=, *=, /=, %=, &=, |=, ^=
+    if (starts("++") || starts("--")) return true;
+    const char c = next.empty() ? ';' : next[0];
+    if (c == '[' && pointer) continue;
+    if (std::strchr("+-*/%<>&|^?]", c) != nullptr && c != '\0') continue;
+    if (c == ';' && before != '=' && before != ':') continue;
+    return true;  // =, `.`, an element, `)`, `,`, `:`, `}`, or anything else
+  }
+  return false;
 }
 
 std::set<int> RegionWriter::promoted_in(int r, const std::string& text) const {
