@@ -1,6 +1,6 @@
-// sdpa_vector as shipped (out/sdpa_vector), for sim_bench: see shipped_kernels.h. The front end
-// makes no loop form of it (its simd_sum sits in a loop over keys whose trip count differs between
-// simdgroups), so it always runs as fibers.
+// sdpa_vector as shipped (out/sdpa_vector), for sim_bench: see shipped_kernels.h. Its simd_sum sits
+// in a loop over keys whose trip count is the same within a simdgroup, so its loop form runs that
+// loop as a simdgroup block (docs/simulator.md).
 #include "shipped_kernels.h"
 // clang-format off
 #include <sdpa_vector/sdpa_vector.metal>  // simulator copy (see mtlsim_prepare_msl)

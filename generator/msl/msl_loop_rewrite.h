@@ -42,6 +42,7 @@ struct Var {
   bool replicated = false;
   int line = 0;
   bool initialised = true;  // declared with a value (its frame need not hold the fresh-local fill)
+  bool addressed = false;   // an array, or its address is taken: regions bind its frame slot itself
 };
 
 // Where a sync point's (or an inlined helper's) result goes.
@@ -315,13 +316,20 @@ class RegionWriter {
   std::string write_block(int r, const EntryPoint& entry, int& next) const;
   const Item* simd_control(int r) const;
   bool empty_region(int r) const;
-  // Thread `mtlsim_t`'s builtins and the kept values declared before region `r`.
-  std::string bindings(int r, const EntryPoint& entry) const;
+  // Thread `mtlsim_t`'s builtins and the kept values declared before region `r`: bound to their
+  // frame slots, or (`promoted`, by variable) copied into locals of the region.
+  std::string bindings(int r, const EntryPoint& entry, const std::set<int>* promoted = nullptr) const;
   std::string write_region(int r, const EntryPoint& entry) const;
-  std::string declare(const Item& item, const std::string& type, const std::string& init) const;
-  std::string sync_result(const Item& item) const;
+  // The kept values region `r` keeps in locals: those its text names (all or none where it names
+  // a macro of the user's files, which may name one unseen), but arrays and those whose address is
+  // taken, which a pointer kept for a later region may point at.
+  std::set<int> promoted_in(int r, const std::string& text) const;
+  // Whether a region's `text` may change the kept value `v`, which it then stores back.
+  static bool may_change(const std::string& text, const Var& v);
+  std::string declare(const Item& item, const std::string& type, const std::string& init, bool promoted) const;
+  std::string sync_result(const Item& item, bool promoted) const;
   static std::string with_private_fill(const Item& item);
-  std::string write_item(const Item& item) const;
+  std::string write_item(const Item& item, bool promoted) const;
 
   const Source& src_;
   const FlatBody& body_;

@@ -80,7 +80,7 @@ void FlatBody::control(int line, std::string text, bool simd) {
 // in the frames too, so that they outlive their region.
 void FlatBody::keep_pointed_to() {
   for (Var& v : vars)
-    if (v.type.find('[') != std::string::npos && !v.constant) v.replicated = true;
+    if (v.type.find('[') != std::string::npos && !v.constant) v.replicated = v.addressed = true;
   for (const Item& item : items) {
     const std::string& t = item.text;
     for (size_t i = t.find('&'); i != std::string::npos; i = t.find('&', i + 1)) {
@@ -93,7 +93,7 @@ void FlatBody::keep_pointed_to() {
       size_t e = b;
       while (e < t.size() && (std::isalnum(static_cast<unsigned char>(t[e])) || t[e] == '_')) ++e;
       auto v = var_by_name.find(t.substr(b, e - b));
-      if (v != var_by_name.end() && !vars[v->second].constant) vars[v->second].replicated = true;
+      if (v != var_by_name.end() && !vars[v->second].constant) vars[v->second].replicated = vars[v->second].addressed = true;
     }
   }
 }

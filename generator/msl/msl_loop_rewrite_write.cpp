@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 #include "msl/msl_loop_rewrite.h"
@@ -163,7 +164,7 @@ bool RegionWriter::empty_region(int r) const {
   return true;
 }
 
-std::string RegionWriter::bindings(int r, const EntryPoint& entry) const {
+std::string RegionWriter::bindings(int r, const EntryPoint& entry, const std::set<int>* promoted) const {
   std::string out;
   for (const KernelParam& p : entry.params) {
     if (p.kind != ParamKind::builtin || p.name.empty()) continue;
@@ -171,32 +172,114 @@ std::string RegionWriter::bindings(int r, const EntryPoint& entry) const {
     out += fmt::format("[[maybe_unused]] const {0} {1} = ::mtlsim::as_builtin<{0}>(::mtlsim::loops::builtin::{2}(mtlsim_run, mtlsim_t));\n",
                        p.builtin_type, p.name, ir::info(*p.builtin).attribute);
   }
-  for (const Var& v : body_.vars)
-    if (v.replicated && v.region < r) out += fmt::format("[[maybe_unused]] auto& {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
-  return out;
-}
-
-std::string RegionWriter::write_region(int r, const EntryPoint& entry) const {
-  std::string out = bindings(r, entry);
-  for (const Item& item : body_.items) {
-    if (item.kind == Item::sync && item.region == r - 1) out += sync_result(item);
-    if (item.region == r && item.kind != Item::control) out += write_item(item);
+  for (int i = 0; i < int(body_.vars.size()); ++i) {
+    const Var& v = body_.vars[size_t(i)];
+    if (!v.replicated || v.region >= r) continue;
+    if (promoted && promoted->count(i)) out += fmt::format("auto {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
+    else if (!promoted || v.addressed) out += fmt::format("[[maybe_unused]] auto& {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
   }
   return out;
 }
 
-std::string RegionWriter::declare(const Item& item, const std::string& type, const std::string& init) const {
+// A region's kept values live in its locals (register promotion): a value bound to its frame slot
+// is written through a reference that g++ must assume a store to device memory may alias, so a
+// running sum went to memory on every iteration. Each is read from its slot at the region's start
+// and stored back at its end: a region ends at its last statement (a thread returns only in the
+// last region of the kernel, after which no region reads its values, so that one stores none) or in
+// a report that abandons the threadgroup.
+std::string RegionWriter::write_region(int r, const EntryPoint& entry) const {
+  std::string text;
+  for (const Item& item : body_.items) {
+    if (item.kind == Item::sync && item.region == r - 1) text += sync_result(item, false);
+    if (item.region == r && item.kind != Item::control) text += write_item(item, false);
+  }
+  const std::set<int> promoted = promoted_in(r, text);
+  if (promoted.empty()) return bindings(r, entry) + text;
+  std::string out = bindings(r, entry, &promoted);
+  for (const Item& item : body_.items) {
+    if (item.kind == Item::sync && item.region == r - 1) out += sync_result(item, true);
+    if (item.region == r && item.kind != Item::control) out += write_item(item, true);
+  }
+  if (r == body_.region) return out;  // the last region (after every loop's closing brace): none reads them later
+  for (int i : promoted) {
+    const Var& v = body_.vars[size_t(i)];
+    if (v.region == r || may_change(text, v)) out += fmt::format("mtlsim_f_{0}[mtlsim_t] = {0};\n", v.name);
+  }
+  return out;
+}
+
+// Whether `text` may change `v` (declared before it): a `const` scalar never changes; else some
+// occurrence of its name (not a member's) may change it unless what follows only reads it (a
+// binary operator, `?`, `]`, `;` but after `=` or `:`, which may bind a reference to it, and a
+// pointer's `[` or `->`, which reach what it points at). So an assignment, `++`, a member or element
+// of a vector or struct, or a whole argument (a reference parameter) all store it back.
+bool RegionWriter::may_change(const std::string& text, const Var& v) {
+  if (v.type.rfind("const ", 0) == 0 && v.type.find_first_of("*&[") == std::string::npos) return false;
+  const bool pointer = v.type.find_last_not_of(' ') != std::string::npos && v.type[v.type.find_last_not_of(' ')] == '*';
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = text.find(v.name); at != std::string::npos; at = text.find(v.name, at + 1)) {
+    const size_t end = at + v.name.size();
+    if ((at > 0 && ident(text[at - 1])) || (end < text.size() && ident(text[end]))) continue;
+    size_t b = at;
+    while (b > 0 && text[b - 1] == ' ') --b;
+    const char before = b > 0 ? text[b - 1] : '\n';
+    if (before == '.' || (before == '>' && b > 1 && text[b - 2] == '-')) continue;  // a member of something else
+    if (before == '+' || before == '-' || before == '&') return true;               // ++x, --x, &x (or a binary operand: conservative)
+    size_t e = end;
+    while (e < text.size() && text[e] == ' ') ++e;
+    const std::string next = text.substr(e, 3);
+    auto starts = [&](const char* s) { return next.rfind(s, 0) == 0; };
+    if (starts("<<=") || starts(">>=")) return true;
+    if (starts("==") || starts("!=") || starts("<=") || starts(">=") || starts("&&") || starts("||") || starts("<<") ||
+        starts(">>") || starts("->"))
+      continue;  // `->`: a pointer's target (a member of a struct value would be `.`)
+    if (next.size() >= 2 && next[1] == '=') return true;  // +=, -=, *=, /=, %=, &=, |=, ^=
+    if (starts("++") || starts("--")) return true;
+    const char c = next.empty() ? ';' : next[0];
+    if (c == '[' && pointer) continue;
+    if (std::strchr("+-*/%<>&|^?]", c) != nullptr && c != '\0') continue;
+    if (c == ';' && before != '=' && before != ':') continue;
+    return true;  // =, `.`, an element, `)`, `,`, `:`, `}`, or anything else
+  }
+  return false;
+}
+
+std::set<int> RegionWriter::promoted_in(int r, const std::string& text) const {
+  std::set<int> named;
+  for (size_t i = 0; i < text.size();) {
+    if (!(std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_')) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+    const std::string word = text.substr(i, j - i);
+    const bool member = i > 0 && (text[i - 1] == '.' || (i > 1 && text.compare(i - 2, 2, "->") == 0));
+    auto v = body_.var_by_name.find(word);
+    if (!member && v != body_.var_by_name.end()) named.insert(v->second);
+    else if (src_.ctx().definition_of_macro(word)) return {};
+    i = j;
+  }
+  std::set<int> promoted;
+  for (int i : named) {
+    const Var& v = body_.vars[size_t(i)];
+    if (v.replicated && !v.addressed && v.region <= r) promoted.insert(i);
+  }
+  return promoted;
+}
+
+std::string RegionWriter::declare(const Item& item, const std::string& type, const std::string& init, bool promoted) const {
   const Var& v = body_.vars[item.target.var];
-  if (!v.replicated) return fmt::format("{}{} = {};\n", type, v.name, init);
+  if (!v.replicated || (promoted && !v.addressed)) return fmt::format("{}{} = {};\n", type, v.name, init);
   return fmt::format("{}mtlsim_d_{} = {}; [[maybe_unused]] auto& {} = ::mtlsim::loops::keep(mtlsim_f_{}[mtlsim_t], mtlsim_d_{});\n", type,
                      v.name, init, v.name, v.name, v.name);
 }
 
-std::string RegionWriter::sync_result(const Item& item) const {
+std::string RegionWriter::sync_result(const Item& item, bool promoted) const {
   std::string value = fmt::format("::mtlsim::loops::result<decltype({})>()", item.text);
   std::string out = src_.line_directive(item.line);
   if (item.target.kind == Target::assign) return out + fmt::format("{} = {};\n", item.target.text, value);
-  if (item.target.kind == Target::declare) return out + declare(item, item.target.text, value);
+  if (item.target.kind == Target::declare) return out + declare(item, item.target.text, value, promoted);
   return "";
 }
 
@@ -211,13 +294,13 @@ std::string RegionWriter::with_private_fill(const Item& item) {
   return text;
 }
 
-std::string RegionWriter::write_item(const Item& item) const {
+std::string RegionWriter::write_item(const Item& item, bool promoted) const {
   std::string out = src_.line_directive(item.line);
   switch (item.kind) {
     case Item::sync: return out + item.text + ";\n";
     case Item::result:
       if (item.target.kind == Target::assign) return out + fmt::format("{} = ({});\n", item.target.text, item.text);
-      if (item.target.kind == Target::declare) return out + declare(item, item.target.text, "(" + item.text + ")");
+      if (item.target.kind == Target::declare) return out + declare(item, item.target.text, "(" + item.text + ")", promoted);
       return out + fmt::format("(void)({});\n", item.text);
     case Item::code:
     case Item::control: break;
@@ -225,7 +308,11 @@ std::string RegionWriter::write_item(const Item& item) const {
   if (item.var < 0) return out + item.text + "\n";
   const Var& v = body_.vars[item.var];
   if (!v.replicated) return out + with_private_fill(item) + "\n";
-  if (!item.has_init) return out + fmt::format("[[maybe_unused]] auto& {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
+  if (!item.has_init) {  // its slot holds the fill a fresh local has
+    if (promoted && !v.addressed) return out + fmt::format("auto {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
+    return out + fmt::format("[[maybe_unused]] auto& {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
+  }
+  if (promoted && !v.addressed) return out + item.text + "\n";
   std::string text = item.text;
   text.replace(item.name_at, item.name_end - item.name_at, "mtlsim_d_" + v.name);
   return out + text + fmt::format(" [[maybe_unused]] auto& {0} = ::mtlsim::loops::keep(mtlsim_f_{0}[mtlsim_t], mtlsim_d_{0});\n", v.name);

@@ -57,6 +57,63 @@ TEST(LoopForm, SyncCallsInsideExpressionsGoToTemporaries) {
   EXPECT_NE(text.find("out[lid] = 1.0f / mtlsim_s2 + v;"), std::string::npos) << text;
 }
 
+// Register promotion: a region keeps the values it names in locals, read from the frames at its
+// start and stored back at its end where it may change them; arrays stay bound to their slots,
+// and the last region stores nothing back.
+TEST(LoopForm, RegionsKeepValuesInLocals) {
+  Parsed p = parse_text(kernel_text(
+      "  float acc = 0.0f;\n"
+      "  float arr[2] = {1.0f, 2.0f};\n"
+      "  const uint base = lid * 4;\n"
+      "  float scale = out[0];\n"
+      "  for (uint i = 0; i < 4; ++i) acc += out[base + i];\n"
+      "  acc = simd_sum(acc);\n"
+      "  uint idx = lane;\n"
+      "  if (lane == 0) tg[sg] = acc * scale + arr[1];\n"
+      "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+      "  out[lid] = tg[idx % 4] + acc * scale + float(base) + arr[0];\n"));
+  ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
+  EXPECT_EQ(kernel(p, "k").refusal, "");
+  const std::string text = p.unit.loop_form().text();
+  auto count = [&](const std::string& s) {
+    size_t n = 0;
+    for (size_t at = text.find(s); at != std::string::npos; at = text.find(s, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_NE(text.find("\nfloat acc = 0.0f;\n"), std::string::npos) << "declared as written: " << text;
+  EXPECT_EQ(text.find("auto& acc"), std::string::npos) << text;
+  EXPECT_EQ(count("auto acc = mtlsim_f_acc[mtlsim_t];\n"), 2u) << text;
+  EXPECT_EQ(count("mtlsim_f_acc[mtlsim_t] = acc;\n"), 2u) << "declared, then assigned; none in the last region: " << text;
+  EXPECT_EQ(count("mtlsim_f_scale[mtlsim_t] = scale;\n"), 1u) << "only read after its region: " << text;
+  EXPECT_EQ(count("mtlsim_f_base[mtlsim_t] = base;\n"), 1u) << text;
+  EXPECT_EQ(count("mtlsim_f_idx[mtlsim_t] = idx;\n"), 1u) << text;
+  EXPECT_NE(text.find("auto& arr = ::mtlsim::loops::keep(mtlsim_f_arr[mtlsim_t], mtlsim_d_arr);"), std::string::npos) << text;
+  EXPECT_NE(text.find("[[maybe_unused]] auto& arr = mtlsim_f_arr[mtlsim_t];"), std::string::npos) << text;
+}
+
+// A region that names a macro of the user's file (which may name a value unseen) binds every
+// kept value to its slot, as does one that takes a value's address.
+TEST(LoopForm, MacrosAndAddressesKeepValuesInTheirSlots) {
+  Parsed p = parse_text(kernel_text(
+      "  float acc = out[lid];\n"
+      "  float other = out[lid + 1];\n"
+      "  acc = simd_sum(acc);\n"
+      "  BUMP;\n"
+      "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+      "  thread float* p = &other;\n"
+      "  out[lid] = acc + *p;\n",
+      "#define BUMP acc += 1.0f\n"));
+  ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
+  EXPECT_EQ(kernel(p, "k").refusal, "");
+  const std::string text = p.unit.loop_form().text();
+  const size_t bump = text.find("BUMP;"), by_reference = text.rfind("[[maybe_unused]] auto& acc = mtlsim_f_acc[mtlsim_t];\n", bump);
+  ASSERT_NE(by_reference, std::string::npos) << text;
+  EXPECT_EQ(text.find("[[maybe_unused]] auto& other = mtlsim_f_other[mtlsim_t];\n", by_reference), by_reference + 53) << text;
+  EXPECT_EQ(text.find("mtlsim_f_acc[mtlsim_t] = acc;", by_reference), std::string::npos) << "no store back there: " << text;
+  EXPECT_NE(text.find("auto acc = mtlsim_f_acc[mtlsim_t];", bump), std::string::npos) << "the last region names no macro: " << text;
+  EXPECT_EQ(text.find("auto other = "), std::string::npos) << text;
+}
+
 TEST(LoopForm, StaticCastIsNotAStaticLocal) {
   EXPECT_EQ(loop_form_of("  float v = static_cast<float>(lid);\n  v = simd_sum(v);\n  out[lid] = v;\n").refusal, "");
   EXPECT_NE(loop_form_of("  static float v = 0;\n  v = simd_sum(v);\n  out[lid] = v;\n").refusal.find("static local"),

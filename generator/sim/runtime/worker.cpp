@@ -9,6 +9,7 @@
 namespace mtlsim::detail {
 
 thread_local constinit Lane* tls_lane MTLSIM_TLS_FAST = nullptr;
+thread_local constinit Arrivals* tls_arrivals MTLSIM_TLS_FAST = nullptr;
 thread_local constinit ReturnMark* tls_return_marks MTLSIM_TLS_FAST = nullptr;
 namespace {
 thread_local constinit Worker* tls_worker MTLSIM_TLS_FAST = nullptr;
@@ -125,10 +126,10 @@ void Worker::reset_threadgroup(uint64_t linear) {
     sg.arrived = 0;
     sg.mismatch = false;
   }
-  alive_ = size_;
-  done_ = barrier_waiting_ = 0;
-  barrier_flags_ = ~0u;
-  barrier_mismatch_ = abandoned_ = false;
+  arrivals_.alive = size_;
+  done_ = arrivals_.barrier_waiting = 0;
+  arrivals_.barrier_flags = ~0u;
+  arrivals_.barrier_mismatch = abandoned_ = false;
   if (race_) race_->begin_threadgroup(linear);
   std::memcpy(tg_memory_.data(), job_->poisoned_image.data(), job_->poisoned_image.size());
   variables_.start_threadgroup();
@@ -251,16 +252,21 @@ inline void Worker::yield(Lane& me) {
 
 void Worker::run_threadgroup_loops(uint64_t linear) {
   reset_threadgroup(linear);
-  for (uint32_t i = 0; i < size_; ++i) start_context(lanes_[i]);
+  // The regions read thread 0's context only (mtlsim::loops::builtin); another thread's is filled
+  // when something asks for it (current_thread_context).
+  start_context(lanes_[0]);
   frame_block_ = frame_used_ = 0;
   loop_run_ = LoopRun{order_, size_, lanes_, contexts_, simd_order_};
   loop_mode_ = true;
+  // Arrivals record themselves inline (mtlsim/exec.h), but for the race detector's hooks.
+  tls_arrivals = race_ ? nullptr : &arrivals_;
   // The runner takes a free stack as a fresh lane would; an abandoning report switches back here.
   const uint16_t stack = free_stacks_[--free_count_];
   running_stack_ = stack;
   ++switches_;
   context_switch(&main_sp_, make_context(stack_top(stack), stacks_.stack_bytes() - 4096, &Worker::loop_runner_entry, this));
   loop_mode_ = false;
+  tls_arrivals = nullptr;
   running_stack_ = -1;
   tls_lane = nullptr;
   if (!abandoned_ && done_ != size_) report_stall();
@@ -278,7 +284,7 @@ void Worker::loop_runner_main() {
   // barrier or simd function, so none is missing from one).
   std::memset(states_, int(LaneState::done), size_);
   done_ = size_;
-  alive_ = 0;
+  arrivals_.alive = 0;
   void* gone;
   resume(-1, &gone);
   std::abort();  // nobody resumes a finished runner
@@ -385,25 +391,34 @@ void Worker::simdgroup_barrier_completed(const SimdGroup& sg) {
   race_->simdgroup_barrier(sg.index, flags);
 }
 
+// The last arrival of the loop form's inline simd_arrive (arrive_simd, mtlsim/exec.h).
+void Worker::simd_completed_inline(Lane& me) {
+  complete_simd(*me.simd, me, me.bit);
+  states_[me.index] = LaneState::running;
+}
+
+// The last arrival of the loop form's inline barrier_arrive (arrive_barrier, mtlsim/exec.h).
+void Worker::barrier_released_inline(Lane& me) { release_barrier(me); }
+
 void Worker::barrier_arrive(Lane& me, int line, uint32_t flags) {
   states_[me.index] = LaneState::at_barrier;
   me.wait_op = Op::threadgroup_barrier;
   wait_lines_[me.index] = line;
-  barrier_flags_ &= flags;
-  if (barrier_waiting_ == 0) barrier_line_ = line;
-  else if (line != barrier_line_) barrier_mismatch_ = true;
-  if (++barrier_waiting_ == alive_) release_barrier(me);
+  arrivals_.barrier_flags &= flags;
+  if (arrivals_.barrier_waiting == 0) arrivals_.barrier_line = line;
+  else if (line != arrivals_.barrier_line) arrivals_.barrier_mismatch = true;
+  if (++arrivals_.barrier_waiting == arrivals_.alive) release_barrier(me);
   if (!loop_mode_) yield(me);
 }
 
 void Worker::release_barrier(Lane& me) {
-  if (barrier_mismatch_) report_barrier_divergence(me);
+  if (arrivals_.barrier_mismatch) report_barrier_divergence(me);
   if (done_ > 0) report_early_exit(me);
-  if (race_) race_->threadgroup_barrier(barrier_flags_, barrier_line_);
-  barrier_flags_ = ~0u;
+  if (race_) race_->threadgroup_barrier(arrivals_.barrier_flags, arrivals_.barrier_line);
+  arrivals_.barrier_flags = ~0u;
   // Every thread waits here now (none returned, none ready), so the queue is empty and the
   // whole threadgroup is re-queued in lane order.
-  barrier_waiting_ = 0;
+  arrivals_.barrier_waiting = 0;
   std::memcpy(queue_, order_, size_ * sizeof(uint16_t));
   queue_head_ = 0;
   queue_tail_ = size_;
@@ -414,11 +429,11 @@ void Worker::release_barrier(Lane& me) {
 void Worker::lane_returned(Lane& me) {
   states_[me.index] = LaneState::done;
   ++done_;
-  --alive_;
+  --arrivals_.alive;
   SimdGroup& sg = *me.simd;
   sg.active &= ~me.bit;
   if (sg.arrived != 0 && sg.arrived == sg.active) complete_simd(sg, me, 0);
-  if (barrier_waiting_ != 0 && barrier_waiting_ == alive_) release_barrier(me);
+  if (arrivals_.barrier_waiting != 0 && arrivals_.barrier_waiting == arrivals_.alive) release_barrier(me);
 }
 
 // ---- entry points used by the shim ----
@@ -428,6 +443,10 @@ void simd_rendezvous(Lane& me, Op op, int line, CompleteFn complete) {
 }
 
 void threadgroup_barrier(Lane& me, int line, uint32_t flags) { tls_worker->barrier_arrive(me, line, flags); }
+
+void simd_complete(Lane& me) { tls_worker->simd_completed_inline(me); }
+
+void barrier_release(Lane& me) { tls_worker->barrier_released_inline(me); }
 
 void* threadgroup_variable(const ThreadgroupVariableSite& site) {
   if (__builtin_expect(tls_lane == nullptr, 0)) {

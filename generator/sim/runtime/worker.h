@@ -52,7 +52,11 @@ class Worker {
   // Entry points of the shim's barriers and collectives (on this worker's OS thread).
   void simd_arrive(Lane& me, Op op, int line, CompleteFn complete);
   void barrier_arrive(Lane& me, int line, uint32_t flags);
-  const ThreadContext& context(const Lane& lane) const { return contexts_[lane.index]; }
+  // The last arrival in the loop form, where the shim records the others inline (mtlsim/exec.h).
+  void simd_completed_inline(Lane& me);
+  void barrier_released_inline(Lane& me);
+  // A lane's builtins (in the loop form filled on demand: the regions read thread 0's only).
+  const ThreadContext& context(const Lane& lane) { return loop_mode_ ? start_context(lane) : contexts_[lane.index]; }
   // "element 100000 of threadgroup array `t`, which holds 256 elements" for an address in this
   // worker's threadgroup memory or its guards; false for any other address. For crash handlers.
   bool describe_threadgroup_address(uintptr_t address, char* out, size_t size) const noexcept;
@@ -165,11 +169,12 @@ class Worker {
   int running_stack_ = -1;   // the stack executing now; -1: the worker thread's own
   uint16_t starting_ = 0;    // the lane a fresh runner starts with
   uint32_t size_ = 0, simdgroups_ = 0;
-  uint32_t alive_ = 0, done_ = 0, barrier_waiting_ = 0;
-  int barrier_line_ = 0;
-  uint32_t barrier_flags_ = ~0u;  // mem_flags every arrival at the pending barrier named
+  uint32_t done_ = 0;
+  // alive, and the pending barrier's arrivals, line and mem_flags (mtlsim/exec.h: the loop form's
+  // arrivals record themselves there inline).
+  Arrivals arrivals_;
   RaceDetector* race_ = nullptr;  // the dispatch's detector, if any
-  bool barrier_mismatch_ = false, abandoned_ = false;
+  bool abandoned_ = false;
   Dim3 tg_position_, tg_origin_;  // this threadgroup's position, and its first thread's
   uint64_t switches_ = 0, threadgroups_run_ = 0, threadgroups_as_loops_ = 0;
   // The loop form: barriers and simd functions only arrive (the last arrival completes them).

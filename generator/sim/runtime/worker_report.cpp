@@ -71,7 +71,7 @@ void Worker::note_poison(const SimdGroup& sg, PoisonHit hit) {
 
 void Worker::report_barrier_divergence(Lane& me) {
   const std::vector<uint32_t> waiting = threads_where(0, size_, LaneState::at_barrier);
-  report(SimIssue::Kind::barrier_divergence, barrier_line_, waiting.empty() ? 0 : waiting.front(),
+  report(SimIssue::Kind::barrier_divergence, arrivals_.barrier_line, waiting.empty() ? 0 : waiting.front(),
          fmt::format("threads wait at barriers on different source lines: {}. All threads of a "
                      "threadgroup must reach the same barrier; move the barrier out of the "
                      "divergent branch.",
@@ -103,12 +103,12 @@ std::string Worker::describe_returns(const std::vector<uint32_t>& gone) const {
 void Worker::report_early_exit(Lane& me) {
   const std::vector<uint32_t> gone = threads_where(0, size_, LaneState::done);
   const std::vector<uint32_t> waiting = threads_where(0, size_, LaneState::at_barrier);
-  report(SimIssue::Kind::barrier_early_exit, barrier_line_, gone.front(),
+  report(SimIssue::Kind::barrier_early_exit, arrivals_.barrier_line, gone.front(),
          fmt::format("{} before threadgroup_barrier at line {}, which {} reached. Metal "
                      "leaves a barrier that some threads of the threadgroup never reach "
                      "undefined (it may hang or release early); guard the work, not the "
                      "barrier: e.g. `if (i < n) {{ ... }}` instead of `if (i >= n) return;`.",
-                     describe_returns(gone), barrier_line_, format_threads(waiting)));
+                     describe_returns(gone), arrivals_.barrier_line, format_threads(waiting)));
   abandon(me);
 }
 
@@ -160,7 +160,7 @@ void Worker::report_stall() {
     return;
   }
   const std::vector<uint32_t> gone = threads_where(0, size_, LaneState::done);
-  report(SimIssue::Kind::deadlock, barrier_line_, 0,
+  report(SimIssue::Kind::deadlock, arrivals_.barrier_line, 0,
          fmt::format("no thread can make progress: {}{}.", describe_waits(0, size_),
                      gone.empty() ? "" : "; " + format_threads(gone) + " returned"));
 }

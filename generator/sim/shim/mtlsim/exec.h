@@ -182,6 +182,48 @@ struct LoopRun {
 // filled); valid until the threadgroup ends.
 void* loop_frame(size_t bytes, size_t align, int fill);
 
+// The worker's bookkeeping of a threadgroup's barrier (worker.cpp), laid out here so that in the
+// loop form, where an arrival only records itself and the region loop goes on, the shim records
+// it inline (arrive_simd, arrive_barrier below): one runtime call per completion, by the last
+// arrival, instead of one per thread and sync point through the PLT.
+struct Arrivals {
+  uint32_t alive = 0, barrier_waiting = 0;
+  int barrier_line = 0;
+  uint32_t barrier_flags = ~0u;  // mem_flags every arrival at the pending barrier named
+  bool barrier_mismatch = false;
+};
+// The running worker's, while it runs a loop form without the race detector (null otherwise:
+// fibers, whose arrivals switch, take the runtime's simd_rendezvous and threadgroup_barrier).
+extern thread_local constinit Arrivals* tls_arrivals MTLSIM_TLS_FAST;
+// The last arrival completes the collective (the runtime's Worker::complete_simd) or releases
+// the barrier, with every check and report of the fiber path.
+void simd_complete(Lane& me);
+void barrier_release(Lane& me);
+
+// Worker::simd_arrive and Worker::barrier_arrive in the loop form, inline. They leave out what
+// only the reports of divergent or early-exiting threads read (each lane's state, operation and
+// line): in a loop form every thread of a simdgroup (of the threadgroup, for a barrier) reaches
+// the sync point that ends the region it runs, and none returns before the last region. A
+// mismatch is still noted (a front-end bug: the completion reports it).
+[[gnu::always_inline]] inline void arrive_simd(Lane& me, Op op, int line, CompleteFn complete) {
+  SimdGroup& sg = *me.simd;
+  if (sg.arrived == 0) {
+    sg.op = op;
+    sg.line = line;
+    sg.complete = complete;
+  } else if (sg.op != op || sg.line != line) {
+    sg.mismatch = true;
+  }
+  sg.arrived |= me.bit;
+  if (sg.arrived == sg.active) simd_complete(me);
+}
+[[gnu::always_inline]] inline void arrive_barrier(Arrivals& a, Lane& me, int line, uint32_t flags) {
+  a.barrier_flags &= flags;
+  if (a.barrier_waiting == 0) a.barrier_line = line;
+  else if (line != a.barrier_line) a.barrier_mismatch = true;
+  if (++a.barrier_waiting == a.alive) barrier_release(me);
+}
+
 inline Lane& current_lane(Op op, int line) {
   Lane* lane = tls_lane;
   if (__builtin_expect(lane == nullptr, 0)) outside_dispatch(op, line);

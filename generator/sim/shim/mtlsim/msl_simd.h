@@ -187,6 +187,10 @@ inline R simd_collective(Op op, const T& v, uint32_t arg, int line) {
   SimdGroup& sg = *me.simd;
   std::memcpy(sg.in + me.lane * sizeof(T), &v, sizeof(T));
   sg.arg[me.lane] = arg;
+  if (tls_arrivals) {  // the loop form: the next region reads the result (mtlsim::loops::result)
+    arrive_simd(me, op, line, &complete_collective<T, R, Policy>);
+    return R{};
+  }
   simd_rendezvous(me, op, line, &complete_collective<T, R, Policy>);
   R r;
   std::memcpy(&r, sg.out + me.lane * sizeof(R), sizeof(R));
@@ -385,7 +389,9 @@ namespace metal {
 inline void threadgroup_barrier(mem_flags flags = mem_none, int line = __builtin_LINE()) {
   using namespace mtlsim::detail;
   MTLSIM_COUNT_BARRIER(line);
-  threadgroup_barrier(current_lane(Op::threadgroup_barrier, line), line, uint32_t(flags));
+  Lane& me = current_lane(Op::threadgroup_barrier, line);
+  if (Arrivals* a = tls_arrivals) return arrive_barrier(*a, me, line, uint32_t(flags));
+  threadgroup_barrier(me, line, uint32_t(flags));
 }
 inline void simdgroup_barrier(mem_flags flags = mem_none, int line = __builtin_LINE()) {
   using namespace mtlsim::detail;
