@@ -65,6 +65,20 @@ CXCursor strip(CXCursor c) {
 }
 
 // Whether `word` occurs in `text` as a whole word (`static`, not `static_cast`).
+void for_each_identifier(const std::string& text, const std::function<bool(const std::string&, bool)>& fn) {
+  for (size_t i = 0; i < text.size();) {
+    if (!(std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_')) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+    const bool member = i > 0 && (text[i - 1] == '.' || (i > 1 && text.compare(i - 2, 2, "->") == 0));
+    if (!fn(text.substr(i, j - i), member)) return;
+    i = j;
+  }
+}
+
 bool has_word(const std::string& text, const std::string& word) {
   auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
   for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {

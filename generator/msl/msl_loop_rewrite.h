@@ -29,6 +29,10 @@ CXCursor strip(CXCursor c);
 // Whether `word` occurs in `text` as a whole word (`static`, not `static_cast`).
 bool has_word(const std::string& text, const std::string& word);
 
+// Calls `fn(word, member)` for each identifier token of `text` in order, `member` when it follows
+// `.` or `->`; stops at the first call that returns false.
+void for_each_identifier(const std::string& text, const std::function<bool(const std::string&, bool)>& fn);
+
 // The name a call calls; in a template, a dependent call names it only in its callee's
 // OverloadedDeclRef (`tg_sum<TG>(x)`, `simd_sum(value)` with `value` of type T). "" for a cast.
 std::string callee_name(CXCursor call);

@@ -52,19 +52,12 @@ int FlatBody::add_var(const std::string& name, const std::string& type, bool con
 
 // Identifier tokens of `text` (rendered, so helpers' names are already the loop form's).
 void FlatBody::note_uses(const std::string& text, int in_region) {
-  for (size_t i = 0; i < text.size();) {
-    if (!(std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_')) {
-      ++i;
-      continue;
-    }
-    size_t j = i;
-    while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
-    bool member = i > 0 && (text[i - 1] == '.' || (i > 1 && text.compare(i - 2, 2, "->") == 0));
-    auto v = var_by_name.find(text.substr(i, j - i));
+  for_each_identifier(text, [&](const std::string& word, bool member) {
+    auto v = var_by_name.find(word);
     if (!member && v != var_by_name.end() && vars[v->second].region != in_region && !vars[v->second].constant)
       vars[v->second].replicated = true;
-    i = j;
-  }
+    return true;
+  });
 }
 
 void FlatBody::control(int line, std::string text, bool simd) {

@@ -246,20 +246,14 @@ bool RegionWriter::may_change(const std::string& text, const Var& v) {
 
 std::set<int> RegionWriter::promoted_in(int r, const std::string& text) const {
   std::set<int> named;
-  for (size_t i = 0; i < text.size();) {
-    if (!(std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_')) {
-      ++i;
-      continue;
-    }
-    size_t j = i;
-    while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
-    const std::string word = text.substr(i, j - i);
-    const bool member = i > 0 && (text[i - 1] == '.' || (i > 1 && text.compare(i - 2, 2, "->") == 0));
+  bool macro = false;
+  for_each_identifier(text, [&](const std::string& word, bool member) {
     auto v = body_.var_by_name.find(word);
     if (!member && v != body_.var_by_name.end()) named.insert(v->second);
-    else if (src_.ctx().definition_of_macro(word)) return {};
-    i = j;
-  }
+    else if (src_.ctx().definition_of_macro(word)) macro = true;
+    return !macro;
+  });
+  if (macro) return {};
   std::set<int> promoted;
   for (int i : named) {
     const Var& v = body_.vars[size_t(i)];

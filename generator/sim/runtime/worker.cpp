@@ -345,15 +345,7 @@ void Worker::simd_arrive(Lane& me, Op op, int line, CompleteFn complete) {
   states_[me.index] = LaneState::at_simd;
   me.wait_op = op;
   wait_lines_[me.index] = line;
-  if (sg.arrived == 0) {
-    sg.op = op;
-    sg.line = line;
-    sg.complete = complete;
-  } else if (sg.op != op || sg.line != line) {
-    sg.mismatch = true;
-  }
-  sg.arrived |= me.bit;
-  if (sg.arrived != sg.active) {
+  if (!note_simd_arrival(sg, me, op, line, complete)) {
     if (loop_mode_) return;  // the region loop goes on with the next thread
     return yield(me);
   }

@@ -205,8 +205,11 @@ void barrier_release(Lane& me);
 // line): in a loop form every thread of a simdgroup (of the threadgroup, for a barrier) reaches
 // the sync point that ends the region it runs, and none returns before the last region. A
 // mismatch is still noted (a front-end bug: the completion reports it).
-[[gnu::always_inline]] inline void arrive_simd(Lane& me, Op op, int line, CompleteFn complete) {
-  SimdGroup& sg = *me.simd;
+// A lane's arrival at its simdgroup's pending collective (the runtime's Worker::simd_arrive too):
+// the first arrival names it, a later one naming another (op, line) is a mismatch. True when the
+// lane is the last active one to arrive.
+[[gnu::always_inline]] inline bool note_simd_arrival(SimdGroup& sg, const Lane& me, Op op, int line,
+                                                     CompleteFn complete) {
   if (sg.arrived == 0) {
     sg.op = op;
     sg.line = line;
@@ -215,7 +218,10 @@ void barrier_release(Lane& me);
     sg.mismatch = true;
   }
   sg.arrived |= me.bit;
-  if (sg.arrived == sg.active) simd_complete(me);
+  return sg.arrived == sg.active;
+}
+[[gnu::always_inline]] inline void arrive_simd(Lane& me, Op op, int line, CompleteFn complete) {
+  if (note_simd_arrival(*me.simd, me, op, line, complete)) simd_complete(me);
 }
 [[gnu::always_inline]] inline void arrive_barrier(Arrivals& a, Lane& me, int line, uint32_t flags) {
   a.barrier_flags &= flags;
