@@ -334,9 +334,18 @@ class RegionWriter {
   std::string sync_result(const Item& item, bool promoted) const;
   static std::string with_private_fill(const Item& item);
   std::string write_item(const Item& item, bool promoted) const;
+  // The kept values no region changes that are copies of a kernel parameter passed by value, a
+  // builtin or another such copy (an inlined helper's `lane`, `partial`): each region declares them
+  // again (recomputed_, by variable: the declaration) instead of keeping them per thread.
+  void find_recomputed(const EntryPoint& entry) const;
+  // Whether a region after `r` may read the value kept value `i` has at the end of region `r`:
+  // false where the next region to name it (with no loop or branch header between) first assigns
+  // it whole, or none does. Region `r` then stores it back to no slot.
+  bool live_after(int r, int i) const;
 
   const Source& src_;
   const FlatBody& body_;
+  mutable std::map<int, std::string> recomputed_;  // filled by write_function before any region is written
 };
 
 // Each kernel of a file: flattened, then written, or refused.

@@ -14,13 +14,17 @@ std::string RegionWriter::write_function(CXCursor fn, const EntryPoint& entry) c
   std::string out = fmt::format("\n// The loop form of `{}` (mtlgen's MSL front end, for the simulator).\n", spelling(fn));
   out += signature(fn);
   out += "{\n";
+  find_recomputed(entry);
   for (const KernelParam& p : entry.params)  // the regions read each thread's builtins instead
     if (!p.name.empty()) out += fmt::format("(void){};\n", p.name);
+  out += "[[maybe_unused]] const ::mtlsim::loops::Builtins mtlsim_bi(mtlsim_run);\n";
   for (const std::string& h : body_.hoisted) out += h;
-  for (const Var& v : body_.vars)
-    if (v.replicated)
+  for (int i = 0; i < int(body_.vars.size()); ++i) {
+    const Var& v = body_.vars[size_t(i)];
+    if (v.replicated && !recomputed_.count(i))
       out += fmt::format("auto* mtlsim_f_{} = ::mtlsim::loops::frame<{}>(mtlsim_run, {});\n", v.name, v.type,
                          v.initialised ? "false" : "true");
+  }
   out += write_segments(entry);
   out += "}\n";
   // The launchers compile their loop-form entry points only where this is defined. Not for a form
@@ -169,13 +173,14 @@ std::string RegionWriter::bindings(int r, const EntryPoint& entry, const std::se
   for (const KernelParam& p : entry.params) {
     if (p.kind != ParamKind::builtin || p.name.empty()) continue;
     if (!p.builtin) throw Refusal{fmt::format("the builtin `{}`", p.builtin_attribute), p.loc.line};
-    out += fmt::format("[[maybe_unused]] const {0} {1} = ::mtlsim::as_builtin<{0}>(::mtlsim::loops::builtin::{2}(mtlsim_run, mtlsim_t));\n",
+    out += fmt::format("[[maybe_unused]] const {0} {1} = ::mtlsim::as_builtin<{0}>(::mtlsim::loops::builtin::{2}(mtlsim_bi, mtlsim_t));\n",
                        p.builtin_type, p.name, ir::info(*p.builtin).attribute);
   }
   for (int i = 0; i < int(body_.vars.size()); ++i) {
     const Var& v = body_.vars[size_t(i)];
     if (!v.replicated || v.region >= r) continue;
-    if (promoted && promoted->count(i)) out += fmt::format("auto {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
+    if (auto c = recomputed_.find(i); c != recomputed_.end()) out += "[[maybe_unused]] " + c->second + "\n";
+    else if (promoted && promoted->count(i)) out += fmt::format("auto {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
     else if (!promoted || v.addressed) out += fmt::format("[[maybe_unused]] auto& {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
   }
   return out;
@@ -203,7 +208,7 @@ std::string RegionWriter::write_region(int r, const EntryPoint& entry) const {
   if (r == body_.region) return out;  // the last region (after every loop's closing brace): none reads them later
   for (int i : promoted) {
     const Var& v = body_.vars[size_t(i)];
-    if (v.region == r || may_change(text, v)) out += fmt::format("mtlsim_f_{0}[mtlsim_t] = {0};\n", v.name);
+    if ((v.region == r || may_change(text, v)) && live_after(r, i)) out += fmt::format("mtlsim_f_{0}[mtlsim_t] = {0};\n", v.name);
   }
   return out;
 }
@@ -257,7 +262,7 @@ std::set<int> RegionWriter::promoted_in(int r, const std::string& text) const {
   std::set<int> promoted;
   for (int i : named) {
     const Var& v = body_.vars[size_t(i)];
-    if (v.replicated && !v.addressed && v.region <= r) promoted.insert(i);
+    if (v.replicated && !v.addressed && v.region <= r && !recomputed_.count(i)) promoted.insert(i);
   }
   return promoted;
 }
@@ -302,6 +307,7 @@ std::string RegionWriter::write_item(const Item& item, bool promoted) const {
   if (item.var < 0) return out + item.text + "\n";
   const Var& v = body_.vars[item.var];
   if (!v.replicated) return out + with_private_fill(item) + "\n";
+  if (recomputed_.count(item.var)) return out + "[[maybe_unused]] " + item.text + "\n";
   if (!item.has_init) {  // its slot holds the fill a fresh local has
     if (promoted && !v.addressed) return out + fmt::format("auto {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
     return out + fmt::format("[[maybe_unused]] auto& {0} = mtlsim_f_{0}[mtlsim_t];\n", v.name);
@@ -310,6 +316,85 @@ std::string RegionWriter::write_item(const Item& item, bool promoted) const {
   std::string text = item.text;
   text.replace(item.name_at, item.name_end - item.name_at, "mtlsim_d_" + v.name);
   return out + text + fmt::format(" [[maybe_unused]] auto& {0} = ::mtlsim::loops::keep(mtlsim_f_{0}[mtlsim_t], mtlsim_d_{0});\n", v.name);
+}
+
+}  // namespace mtlgen::msl::loop_form
+
+namespace mtlgen::msl::loop_form {
+
+// tg_sum(acc, partial, lane, sg) inlined binds `mtlsim_h1_partial = (partial)` and so on: values
+// every region can compute from its own builtins and the kernel's parameters, where a frame cost a
+// store per thread and a load per region. A copy qualifies when its initializer is one name (in
+// parentheses or not) of a builtin, a kernel parameter passed by value (not a reference, whose
+// read is a load the access counters see) or an earlier copy, and no statement changes it or
+// that name.
+void RegionWriter::find_recomputed(const EntryPoint& entry) const {
+  recomputed_.clear();
+  std::map<const Item*, std::string> copies;  // one-name initializers, by declaration
+  for (const Item& item : body_.items) {
+    if (item.kind != Item::code || item.var < 0 || !item.has_init) continue;
+    const Var& v = body_.vars[size_t(item.var)];
+    if (!v.replicated || v.addressed || v.constant || v.type.find('&') != std::string::npos || body_.var_by_name.at(v.name) != item.var)
+      continue;
+    const size_t b = item.text.find_first_not_of(' ', item.name_end), e = item.text.find_last_not_of(" ;\n");
+    if (b == std::string::npos || e == std::string::npos || e <= b || item.text[b] != '=' || item.text[b + 1] == '=') continue;
+    std::string init = item.text.substr(b + 1, e - b);
+    auto trim = [&] { init.erase(0, init.find_first_not_of(' ')), init.erase(init.find_last_not_of(' ') + 1); };
+    for (trim(); init.size() > 2 && init.front() == '(' && init.back() == ')'; trim()) init = init.substr(1, init.size() - 2);
+    if (!init.empty() && !std::isdigit(static_cast<unsigned char>(init[0])) &&
+        std::all_of(init.begin(), init.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
+      copies[&item] = init;
+  }
+  std::string all;  // every statement and header but the copies (which change neither side), to ask what changes a name
+  for (const Item& item : body_.items)
+    if (!copies.count(&item)) all += item.text + (item.target.kind == Target::assign ? " " + item.target.text + " = 0;" : "") + "\n";
+  std::set<std::string> sources;
+  for (const KernelParam& p : entry.params)
+    if (!p.name.empty() && (p.kind == ParamKind::builtin || !p.is_reference) && !may_change(all, Var{p.name, p.type}))
+      sources.insert(p.name);
+  for (const Item& item : body_.items) {  // in order: a copy of an earlier copy follows it
+    auto c = copies.find(&item);
+    if (c == copies.end() || !sources.count(c->second) || may_change(all, body_.vars[size_t(item.var)])) continue;
+    if (auto local = body_.var_by_name.find(c->second); local != body_.var_by_name.end() && !recomputed_.count(local->second))
+      continue;  // a local that hides the parameter
+    recomputed_[item.var] = item.text;
+    sources.insert(body_.vars[size_t(item.var)].name);
+  }
+}
+
+bool RegionWriter::live_after(int r, int i) const {
+  const Var& v = body_.vars[size_t(i)];
+  enum { none, reads, assigns } use = none;
+  auto names = [&](const std::string& text) {  // v, or a macro of the user's files (which may name it unseen)
+    bool found = false;
+    for_each_identifier(text, [&](const std::string& word, bool member) {
+      found = (!member && word == v.name) || src_.ctx().definition_of_macro(word);
+      return !found;
+    });
+    return found;
+  };
+  auto whole = [&](const std::string& lhs, const std::string& rhs) {  // `v = rhs`, rhs not reading v
+    return lhs == v.name && !names(rhs) ? assigns : reads;
+  };
+  for (int k = r + 1; k <= body_.region && use == none; ++k) {
+    for (const Item& item : body_.items) {
+      if (use != none) break;
+      if (item.kind == Item::control && item.region == k) return true;  // a loop may come back, a branch skip
+      if (item.kind == Item::sync && item.region == k - 1 && item.target.kind != Target::none) {
+        if (item.target.kind == Target::assign) use = item.target.text == v.name ? assigns : names(item.target.text) ? reads : none;
+        continue;
+      }
+      if (item.region != k || item.kind == Item::control || !names(item.text + " " + item.target.text)) continue;
+      if (item.kind == Item::result && item.target.kind == Target::assign) use = whole(item.target.text, item.text);
+      else if (item.kind == Item::code && item.var < 0 && item.text.rfind(v.name, 0) == 0) {
+        const size_t eq = item.text.find_first_not_of(' ', v.name.size());
+        use = eq != std::string::npos && item.text[eq] == '=' && item.text.compare(eq, 2, "==") != 0 ? whole(v.name, item.text.substr(eq + 1)) : reads;
+      } else {
+        use = reads;
+      }
+    }
+  }
+  return use == reads;
 }
 
 }  // namespace mtlgen::msl::loop_form

@@ -83,12 +83,36 @@ TEST(LoopForm, RegionsKeepValuesInLocals) {
   EXPECT_NE(text.find("\nfloat acc = 0.0f;\n"), std::string::npos) << "declared as written: " << text;
   EXPECT_EQ(text.find("auto& acc"), std::string::npos) << text;
   EXPECT_EQ(count("auto acc = mtlsim_f_acc[mtlsim_t];\n"), 2u) << text;
-  EXPECT_EQ(count("mtlsim_f_acc[mtlsim_t] = acc;\n"), 2u) << "declared, then assigned; none in the last region: " << text;
+  // Declared, then assigned the simd_sum's result before any later region reads it: only the
+  // region that assigns it stores it (none in the last region).
+  EXPECT_EQ(count("mtlsim_f_acc[mtlsim_t] = acc;\n"), 1u) << text;
   EXPECT_EQ(count("mtlsim_f_scale[mtlsim_t] = scale;\n"), 1u) << "only read after its region: " << text;
   EXPECT_EQ(count("mtlsim_f_base[mtlsim_t] = base;\n"), 1u) << text;
-  EXPECT_EQ(count("mtlsim_f_idx[mtlsim_t] = idx;\n"), 1u) << text;
+  // A copy of a builtin that nothing changes: declared again in the region that reads it, no frame.
+  EXPECT_EQ(text.find("mtlsim_f_idx"), std::string::npos) << text;
+  EXPECT_EQ(count("[[maybe_unused]] uint idx = lane;\n"), 2u) << text;
   EXPECT_NE(text.find("auto& arr = ::mtlsim::loops::keep(mtlsim_f_arr[mtlsim_t], mtlsim_d_arr);"), std::string::npos) << text;
   EXPECT_NE(text.find("[[maybe_unused]] auto& arr = mtlsim_f_arr[mtlsim_t];"), std::string::npos) << text;
+}
+
+// A value assigned before the next region reads it needs no store, unless a loop header or closing
+// brace comes between (the loop may come back to a region that reads it).
+TEST(LoopForm, StoresOnlyWhatALaterRegionMayRead) {
+  Parsed p = parse_text(kernel_text(
+      "  float acc = out[lid];\n"
+      "  for (uint r = 0; r < 2; ++r) {\n"
+      "    out[lid + r] = acc;\n"
+      "    acc = simd_sum(acc);\n"
+      "  }\n"
+      "  out[lid] = acc;\n"));
+  ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
+  EXPECT_EQ(kernel(p, "k").refusal, "");
+  const std::string text = p.unit.loop_form().text();
+  size_t stores = 0;
+  for (size_t at = text.find("mtlsim_f_acc[mtlsim_t] = acc;"); at != std::string::npos; at = text.find("mtlsim_f_acc[mtlsim_t] = acc;", at + 1)) ++stores;
+  // Before the loop and after the simd_sum's result (the loop comes back); not at the simd_sum,
+  // whose result the next region assigns.
+  EXPECT_EQ(stores, 2u) << text;
 }
 
 // A region that names a macro of the user's file (which may name a value unseen) binds every
