@@ -87,40 +87,55 @@ template <class... Regions>
 template <class First, class... Rest>
 [[gnu::always_inline]] inline void segment(const detail::LoopRun& run, First&& first, Rest&&... rest) {
   uint32_t arrived[1024 / kSimdWidth] = {};
+  // Thread t is lane t % 32 of simdgroup t / 32 (Worker::prepare_dispatch); all are members but
+  // those past the last full simdgroup's.
+  const uint32_t full = run.size & ~(kSimdWidth - 1);
   for (uint32_t k = 0; k < run.size; ++k) {
     const uint32_t t = run.order[k];
     detail::tls_lane = &run.lanes[t];
     first(t);
     if constexpr (sizeof...(Rest) > 0) {
-      const detail::SimdGroup& sg = *run.lanes[t].simd;
-      if (++arrived[sg.index] < members(sg)) continue;
-      run_on(run, sg, t, rest...);
+      if (++arrived[t / kSimdWidth] < (t < full ? kSimdWidth : run.size - full)) continue;
+      run_on(run, *run.lanes[t].simd, t, rest...);
     }
   }
 }
 
 // Thread t's builtins, computed from t (the per-thread contexts are a cache line or two each: reading
-// them in every region cost more than the arithmetic); those of the threadgroup from thread 0's.
+// them in every region cost more than the arithmetic); those of the threadgroup from thread 0's,
+// copied once per threadgroup into a local of the loop form (`mtlsim_bi`): read from the run, they
+// were loaded again in every region of every thread, since a store the kernel makes may alias them.
+struct Builtins {
+  explicit Builtins(const detail::LoopRun& run)
+      : threads_per_threadgroup(run.contexts[0].threads_per_threadgroup),
+        threadgroup_position_in_grid(run.contexts[0].threadgroup_position_in_grid),
+        threadgroups_per_grid(run.contexts[0].threadgroups_per_grid),
+        threads_per_grid(run.contexts[0].threads_per_grid),
+        simdgroups_per_threadgroup(run.contexts[0].simdgroups_per_threadgroup),
+        flat(threads_per_threadgroup.y == 1 && threads_per_threadgroup.z == 1) {}
+  Dim3 threads_per_threadgroup, threadgroup_position_in_grid, threadgroups_per_grid, threads_per_grid;
+  uint32_t simdgroups_per_threadgroup;
+  bool flat;  // a one-dimensional threadgroup
+};
 namespace builtin {
-inline uint32_t thread_index_in_threadgroup(const detail::LoopRun&, uint32_t t) { return t; }
-inline uint32_t thread_index_in_simdgroup(const detail::LoopRun&, uint32_t t) { return t % kSimdWidth; }
-inline uint32_t simdgroup_index_in_threadgroup(const detail::LoopRun&, uint32_t t) { return t / kSimdWidth; }
-inline Dim3 thread_position_in_threadgroup(const detail::LoopRun& run, uint32_t t) {
-  const Dim3 n = run.contexts[0].threads_per_threadgroup;
-  if (n.y == 1 && n.z == 1) return {t, 0, 0};
+inline uint32_t thread_index_in_threadgroup(const Builtins&, uint32_t t) { return t; }
+inline uint32_t thread_index_in_simdgroup(const Builtins&, uint32_t t) { return t % kSimdWidth; }
+inline uint32_t simdgroup_index_in_threadgroup(const Builtins&, uint32_t t) { return t / kSimdWidth; }
+inline Dim3 thread_position_in_threadgroup(const Builtins& b, uint32_t t) {
+  const Dim3 n = b.threads_per_threadgroup;
+  if (b.flat) return {t, 0, 0};
   return {t % n.x, t / n.x % n.y, t / (n.x * n.y)};
 }
-inline Dim3 thread_position_in_grid(const detail::LoopRun& run, uint32_t t) {
-  const Dim3 p = thread_position_in_threadgroup(run, t), n = run.contexts[0].threads_per_threadgroup,
-             g = run.contexts[0].threadgroup_position_in_grid;
+inline Dim3 thread_position_in_grid(const Builtins& b, uint32_t t) {
+  const Dim3 p = thread_position_in_threadgroup(b, t), n = b.threads_per_threadgroup, g = b.threadgroup_position_in_grid;
   return {g.x * n.x + p.x, g.y * n.y + p.y, g.z * n.z + p.z};
 }
-inline Dim3 threadgroup_position_in_grid(const detail::LoopRun& run, uint32_t) { return run.contexts[0].threadgroup_position_in_grid; }
-inline Dim3 threads_per_threadgroup(const detail::LoopRun& run, uint32_t) { return run.contexts[0].threads_per_threadgroup; }
-inline Dim3 threadgroups_per_grid(const detail::LoopRun& run, uint32_t) { return run.contexts[0].threadgroups_per_grid; }
-inline Dim3 threads_per_grid(const detail::LoopRun& run, uint32_t) { return run.contexts[0].threads_per_grid; }
-inline uint32_t simdgroups_per_threadgroup(const detail::LoopRun& run, uint32_t) { return run.contexts[0].simdgroups_per_threadgroup; }
-inline uint32_t threads_per_simdgroup(const detail::LoopRun&, uint32_t) { return kSimdWidth; }
+inline Dim3 threadgroup_position_in_grid(const Builtins& b, uint32_t) { return b.threadgroup_position_in_grid; }
+inline Dim3 threads_per_threadgroup(const Builtins& b, uint32_t) { return b.threads_per_threadgroup; }
+inline Dim3 threadgroups_per_grid(const Builtins& b, uint32_t) { return b.threadgroups_per_grid; }
+inline Dim3 threads_per_grid(const Builtins& b, uint32_t) { return b.threads_per_grid; }
+inline uint32_t simdgroups_per_threadgroup(const Builtins& b, uint32_t) { return b.simdgroups_per_threadgroup; }
+inline uint32_t threads_per_simdgroup(const Builtins&, uint32_t) { return kSimdWidth; }
 }  // namespace builtin
 
 // The byte the module's -ftrivial-auto-var-init fills fresh locals with (0xFE, or 0 in the
