@@ -56,10 +56,11 @@ template <class F, class... Rest>
   } else {
     const uint16_t* lanes = run.simd_order + sg.index * kSimdWidth;
     const uint32_t n = members(sg);
+    detail::Lane* const all = run.lanes;
     for (uint32_t k = 0; k <= n; ++k) {
       const uint32_t t = k == 0 ? lead : lanes[k - 1];
       if (k > 0 && t == lead) continue;
-      detail::tls_lane = &run.lanes[t];
+      detail::tls_lane = &all[t];
       region(t);
       last = t;
     }
@@ -89,14 +90,18 @@ template <class First, class... Rest>
   uint32_t arrived[1024 / kSimdWidth] = {};
   // Thread t is lane t % 32 of simdgroup t / 32 (Worker::prepare_dispatch); all are members but
   // those past the last full simdgroup's.
-  const uint32_t full = run.size & ~(kSimdWidth - 1);
-  for (uint32_t k = 0; k < run.size; ++k) {
-    const uint32_t t = run.order[k];
-    detail::tls_lane = &run.lanes[t];
+  // The run's fields in locals: read through `run`, they were loaded again for every thread (a
+  // store of the kernel's may alias them).
+  const uint32_t size = run.size, full = size & ~(kSimdWidth - 1);
+  const uint16_t* const order = run.order;
+  detail::Lane* const lanes = run.lanes;
+  for (uint32_t k = 0; k < size; ++k) {
+    const uint32_t t = order[k];
+    detail::tls_lane = &lanes[t];
     first(t);
     if constexpr (sizeof...(Rest) > 0) {
-      if (++arrived[t / kSimdWidth] < (t < full ? kSimdWidth : run.size - full)) continue;
-      run_on(run, *run.lanes[t].simd, t, rest...);
+      if (++arrived[t / kSimdWidth] < (t < full ? kSimdWidth : size - full)) continue;
+      run_on(run, *lanes[t].simd, t, rest...);
     }
   }
 }
