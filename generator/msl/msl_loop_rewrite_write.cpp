@@ -318,10 +318,6 @@ std::string RegionWriter::write_item(const Item& item, bool promoted) const {
   return out + text + fmt::format(" [[maybe_unused]] auto& {0} = ::mtlsim::loops::keep(mtlsim_f_{0}[mtlsim_t], mtlsim_d_{0});\n", v.name);
 }
 
-}  // namespace mtlgen::msl::loop_form
-
-namespace mtlgen::msl::loop_form {
-
 // tg_sum(acc, partial, lane, sg) inlined binds `mtlsim_h1_partial = (partial)` and so on: values
 // every region can compute from its own builtins and the kernel's parameters, where a frame cost a
 // store per thread and a load per region. A copy qualifies when its initializer is one name (in
