@@ -340,7 +340,7 @@ void Worker::abandon(Lane& me) {
 
 // ---- rendezvous ----
 
-void Worker::simd_arrive(Lane& me, Op op, int line, CompleteFn complete) {
+inline void Worker::simd_arrive(Lane& me, Op op, int line, CompleteFn complete) {
   SimdGroup& sg = *me.simd;
   states_[me.index] = LaneState::at_simd;
   me.wait_op = op;
@@ -392,7 +392,7 @@ void Worker::simd_completed_inline(Lane& me) {
 // The last arrival of the loop form's inline barrier_arrive (arrive_barrier, mtlsim/exec.h).
 void Worker::barrier_released_inline(Lane& me) { release_barrier(me); }
 
-void Worker::barrier_arrive(Lane& me, int line, uint32_t flags) {
+inline void Worker::barrier_arrive(Lane& me, int line, uint32_t flags) {
   states_[me.index] = LaneState::at_barrier;
   me.wait_op = Op::threadgroup_barrier;
   wait_lines_[me.index] = line;
