@@ -248,6 +248,39 @@ TEST(Checks, BarrierInLoopIsFineInEveryOrder) {
   }
 }
 
+// One worker, one thread: the runners a dispatch parks on its freed stacks start the threads of
+// the next, whether the dispatch before ended normally or abandoned threadgroups with threads
+// still suspended on their stacks (early_exit: threads 0-99 wait at the barrier when it reports).
+TEST(Checks, WorkerRunsOnAfterAbandonedThreadgroups) {
+  const uint groups = 3, tg = 128;
+  std::vector<float> x(groups * tg);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i % 29);
+  for (int round = 0; round < 3; ++round) {
+    std::vector<float> bad(groups * tg);
+    OutArgs bad_args{bad.data(), 100};
+    DispatchOptions e = test::grid_1d(groups, tg, "early_exit");
+    e.threadgroup_arrays = {{tg * sizeof(float), {}}};
+    e.workers = 1;
+    const DispatchResult abandoned = dispatch(e, launch_early_exit, &bad_args);
+    ASSERT_EQ(abandoned.issues_total, groups) << test::describe(abandoned);
+    for (LaneOrder order : test::kAllOrders) {
+      std::vector<float> out(groups);
+      TreeArgs args{x.data(), out.data()};
+      DispatchOptions o = test::grid_1d(groups, tg, "tree_sum");
+      o.threadgroup_arrays = {{tg * sizeof(float), {}}};
+      o.order = order;
+      o.workers = 1;
+      const DispatchResult r = dispatch(o, launch_tree_sum, &args);
+      ASSERT_TRUE(r.ok()) << test::describe(r);
+      for (uint g = 0; g < groups; ++g) {
+        float want = 0;
+        for (uint t = 0; t < tg; ++t) want += x[g * tg + t];
+        EXPECT_EQ(out[g], want) << "round " << round << ", threadgroup " << g << ", order " << to_string(order);
+      }
+    }
+  }
+}
+
 void launch_builtins(const ThreadContext& tc, void* user) {
   builtins_3d(static_cast<uint*>(user), as_builtin<uint3>(tc.thread_position_in_grid),
               as_builtin<ushort3>(tc.thread_position_in_threadgroup),

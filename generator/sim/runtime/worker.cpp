@@ -153,14 +153,38 @@ void Worker::run_threadgroup(uint64_t linear) {
   ++threadgroups_run_;
 }
 
+// The builtins that depend on the threadgroup, filled in as the thread starts (rather than for
+// all threads at threadgroup start, so the context is still in cache when the kernel reads it).
+inline const ThreadContext& Worker::fill_context(const Lane& me) {
+  ThreadContext& c = contexts_[me.index];
+  c.threadgroup_position_in_grid = tg_position_;
+  c.thread_position_in_grid = {tg_origin_.x + c.thread_position_in_threadgroup.x,
+                               tg_origin_.y + c.thread_position_in_threadgroup.y,
+                               tg_origin_.z + c.thread_position_in_threadgroup.z};
+  return c;
+}
+
+// A returned lane no longer counts: it may complete a collective or a barrier waiting on it.
+inline void Worker::lane_returned(Lane& me) {
+  states_[me.index] = LaneState::done;
+  ++done_;
+  --arrivals_.alive;
+  SimdGroup& sg = *me.simd;
+  sg.active &= ~me.bit;
+  if (sg.arrived != 0 && sg.arrived == sg.active) complete_simd(sg, me, 0);
+  if (arrivals_.barrier_waiting != 0 && arrivals_.barrier_waiting == arrivals_.alive) release_barrier(me);
+}
+
 // ---- stacks and switches ----
 // A stack is not tied to a lane. A runner (runner_main) runs lanes one after another as plain
 // calls on its stack: a lane that returns without blocking costs no switch, and the runner takes
 // the next ready lane. A lane that blocks (barrier, simd function) keeps the runner's stack, and
 // the next ready lane is either resumed on its own stack or, if it has not started yet, started
-// by a fresh runner on a free stack. So a threadgroup whose threads never block runs as one loop
-// on one stack (fibers start lazily, at the first block), and the lane order is exactly that of
-// one fiber per thread: run until blocked or returned, then the next ready lane in queue order.
+// by a runner on a free stack: the runner parked there (one whose lane returned while the next
+// lane was to run elsewhere gives its stack back and waits on it), else a fresh one. So a
+// threadgroup whose threads never block runs as one loop on one stack (fibers start lazily, at
+// the first block), and the lane order is exactly that of one fiber per thread: run until
+// blocked or returned, then the next ready lane in queue order.
 // Whoever switches marks the target running; the resumed side sets tls_lane.
 
 // Where a runner's frames start on `stack`. Stacks lie 132 KiB apart, so their tops fall on only
@@ -185,7 +209,7 @@ inline void Worker::prefetch_queued(uint32_t taking) const {
     sp = static_cast<const char*>(lane_sp_[later]);
   } else if (states_[later] == LaneState::not_started && free_count_ > taking) {
     const uint16_t stack = free_stacks_[free_count_ - 1 - taking];
-    sp = stack_top(stack) - 384;
+    sp = parked_[stack] ? static_cast<const char*>(parked_[stack]) : stack_top(stack) - 384;
   }
   if (sp == nullptr) return;
   for (int line = 0; line < 4; ++line) __builtin_prefetch(sp + 64 * line);
@@ -207,10 +231,13 @@ inline void Worker::resume(int next, void** save) {
     return context_switch(save, lane_sp_[next]);
   }
   const uint16_t stack = free_stacks_[--free_count_];
-  char* top = stack_top(stack);
   starting_ = uint16_t(next);
   running_stack_ = stack;
-  context_switch(save, make_context(top, stacks_.stack_bytes() - 4096, &Worker::runner_entry, this));
+  if (void* runner = parked_[stack]) {  // the runner that gave this stack back starts the lane
+    parked_[stack] = nullptr;
+    return context_switch(save, runner);
+  }
+  context_switch(save, make_context(stack_top(stack), stacks_.stack_bytes() - 4096, &Worker::runner_entry, this));
 }
 
 void Worker::runner_entry(void* worker) { static_cast<Worker*>(worker)->runner_main(); }
@@ -224,15 +251,15 @@ void Worker::runner_main() {
     lane_stack_[next] = stack;
     tls_lane = &me;
     returns_[next] = {};
-    job_->fn(start_context(me), job_->user);
+    job_->fn(fill_context(me), job_->user);
     lane_returned(me);
     next = pop();
     if (next >= 0 && states_[next] == LaneState::not_started) continue;  // no switch
     // The next lane runs elsewhere: this stack is free once we have left it (one OS thread).
+    // The runner parks on it, and starts the next fresh lane that takes the stack (resume).
     free_stacks_[free_count_++] = stack;
-    void* gone;
-    resume(next, &gone);
-    std::abort();  // nobody resumes a runner that gave its stack back
+    resume(next, &parked_[stack]);
+    next = starting_;
   }
 }
 
@@ -262,6 +289,7 @@ void Worker::run_threadgroup_loops(uint64_t linear) {
   tls_arrivals = race_ ? nullptr : &arrivals_;
   // The runner takes a free stack as a fresh lane would; an abandoning report switches back here.
   const uint16_t stack = free_stacks_[--free_count_];
+  parked_[stack] = nullptr;  // the loop runner's frames replace a parked runner's
   running_stack_ = stack;
   ++switches_;
   context_switch(&main_sp_, make_context(stack_top(stack), stacks_.stack_bytes() - 4096, &Worker::loop_runner_entry, this));
@@ -290,16 +318,8 @@ void Worker::loop_runner_main() {
   std::abort();  // nobody resumes a finished runner
 }
 
-// The builtins that depend on the threadgroup, filled in as the thread starts (rather than for
-// all threads at threadgroup start, so the context is still in cache when the kernel reads it).
-const ThreadContext& Worker::start_context(const Lane& me) {
-  ThreadContext& c = contexts_[me.index];
-  c.threadgroup_position_in_grid = tg_position_;
-  c.thread_position_in_grid = {tg_origin_.x + c.thread_position_in_threadgroup.x,
-                               tg_origin_.y + c.thread_position_in_threadgroup.y,
-                               tg_origin_.z + c.thread_position_in_threadgroup.z};
-  return c;
-}
+// fill_context out of line (the loop form, and context() in worker.h).
+const ThreadContext& Worker::start_context(const Lane& me) { return fill_context(me); }
 
 // The first thread of the threadgroup to reach a variable's declaration.
 void* Worker::enter_variable(const ThreadgroupVariableSite& site) {
@@ -340,7 +360,7 @@ void Worker::abandon(Lane& me) {
 
 // ---- rendezvous ----
 
-void Worker::simd_arrive(Lane& me, Op op, int line, CompleteFn complete) {
+inline void Worker::simd_arrive(Lane& me, Op op, int line, CompleteFn complete) {
   SimdGroup& sg = *me.simd;
   states_[me.index] = LaneState::at_simd;
   me.wait_op = op;
@@ -392,7 +412,7 @@ void Worker::simd_completed_inline(Lane& me) {
 // The last arrival of the loop form's inline barrier_arrive (arrive_barrier, mtlsim/exec.h).
 void Worker::barrier_released_inline(Lane& me) { release_barrier(me); }
 
-void Worker::barrier_arrive(Lane& me, int line, uint32_t flags) {
+inline void Worker::barrier_arrive(Lane& me, int line, uint32_t flags) {
   states_[me.index] = LaneState::at_barrier;
   me.wait_op = Op::threadgroup_barrier;
   wait_lines_[me.index] = line;
@@ -415,17 +435,6 @@ void Worker::release_barrier(Lane& me) {
   queue_head_ = 0;
   queue_tail_ = size_;
   std::memset(states_, int(LaneState::ready), size_);
-}
-
-// A returned lane no longer counts: it may complete a collective or a barrier waiting on it.
-void Worker::lane_returned(Lane& me) {
-  states_[me.index] = LaneState::done;
-  ++done_;
-  --arrivals_.alive;
-  SimdGroup& sg = *me.simd;
-  sg.active &= ~me.bit;
-  if (sg.arrived != 0 && sg.arrived == sg.active) complete_simd(sg, me, 0);
-  if (arrivals_.barrier_waiting != 0 && arrivals_.barrier_waiting == arrivals_.alive) release_barrier(me);
 }
 
 // ---- entry points used by the shim ----
