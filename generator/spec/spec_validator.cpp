@@ -543,9 +543,7 @@ void Validator::check_case(const ir::TestCase& c) {
   for (const auto& entry : c.inputs) {
     const std::string& name = entry.first;
     bool input = std::any_of(k_.buffers.begin(), k_.buffers.end(),
-                             [&](const ir::Buffer& b) {
-                               return b.name == name && b.access != ir::Access::write && !b.intermediate;
-                             });
+                             [&](const ir::Buffer& b) { return b.name == name && b.is_host_input(); });
     if (!input) fail(fmt::format("`{}` is not an input buffer", name), "inputs are buffers with access read or read_write");
   }
   for (const auto& [name, value] : c.scalars) {
