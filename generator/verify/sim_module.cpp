@@ -613,8 +613,6 @@ ir::Kernel anonymous(const ir::Kernel& k) {
 
 SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
   check_includes(kernel);
-  support::OutputSet files = module_sources(kernel, options.entry_points);
-  files.add("loop_form_revision", msl::LoopForm::revision());
   support::OutputSet keyed = module_sources(anonymous(kernel), options.entry_points);
   keyed.add("loop_form_revision", msl::LoopForm::revision());
   support::OutputSet object;  // rendered once: in the key, and compiled where the module is not cached
@@ -637,6 +635,9 @@ SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
   CacheLock lock(dir);
   cached_ = fs::exists(path_);
   if (cached_) return;
+  // The sources as compiled name the spec (banners, `// reference:` lines): rendered only to build.
+  support::OutputSet files = module_sources(kernel, options.entry_points);
+  files.add("loop_form_revision", msl::LoopForm::revision());
   support::write_outputs(files, dir);
   compile_with_loop_form(kernel, files, keyed, object, dir, path_, options);
 }
