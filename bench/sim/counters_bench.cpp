@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "median.h"
 #include "mtlsim/access_counter.h"
 #include "mtlsim/runtime.h"
 #include "rms_norm_launch.h"
@@ -37,11 +38,6 @@ double seconds(const std::function<void()>& run) {
   const auto start = std::chrono::steady_clock::now();
   run();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-double median_of(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
 }
 
 std::vector<float> normal_floats(size_t n, uint32_t seed) {
@@ -76,9 +72,9 @@ void BM_RmsNormCounters(benchmark::State& state) {
     }));
     state.SetIterationTime(on_s.back());
   }
-  const double plain = median_of(plain_s);
-  state.counters["counted_off_over_sim"] = median_of(off_s) / plain;
-  state.counters["counters_over_sim"] = median_of(on_s) / plain;
+  const double plain = median(plain_s);
+  state.counters["counted_off_over_sim"] = median(off_s) / plain;
+  state.counters["counters_over_sim"] = median(on_s) / plain;
 }
 BENCHMARK(BM_RmsNormCounters)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 

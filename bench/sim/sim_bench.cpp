@@ -42,6 +42,7 @@
 #include <random>
 #include <vector>
 
+#include "median.h"
 #include "mtlsim/runtime.h"
 #include "rms_norm_launch.h"
 #include "shipped_kernels.h"
@@ -66,6 +67,7 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using sim_bench::median;
 
 double cpu_seconds(clockid_t clock) {
   timespec t{};
@@ -81,11 +83,6 @@ std::vector<float> random_floats(size_t n, uint32_t seed) {
   std::vector<float> v(n);
   for (float& f : v) f = dist(rng);
   return v;
-}
-
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
 }
 
 // Each iteration times one simulated dispatch (the benchmark's manual time) and one serial

@@ -92,10 +92,9 @@ Timing time_variant(const ir::Kernel& k, const ir::TestCase& t, const ir::Varian
   return r;
 }
 
-// A family's run split by dispatch: each member's median and its share of the members' sum (the
-// medians need not add up to the run's).
-void print_members(std::ostream& out, const ir::Kernel& k, const Timing& r) {
-  const std::vector<std::string> names = dispatch_names(k);
+// A family's run split by dispatch (`names`: dispatch_names): each member's median and its share of
+// the members' sum (the medians need not add up to the run's).
+void print_members(std::ostream& out, const std::vector<std::string>& names, const Timing& r) {
   double sum = 0;
   for (double us : r.member_us) sum += us;
   for (size_t i = 0; i < r.member_us.size() && i < names.size(); ++i)
@@ -103,9 +102,10 @@ void print_members(std::ostream& out, const ir::Kernel& k, const Timing& r) {
                sum > 0 ? 100 * r.member_us[i] / sum : 0.0);
 }
 
-// One line per tune point, grouped by element types, the fastest of each group marked.
-void print_sweep(std::ostream& out, const ir::Kernel& k, const ir::TestCase& t, const std::vector<Timing>& timings,
-                 double peak) {
+// One line per tune point, grouped by element types, the fastest of each group marked; a family's
+// split by `names` (dispatch_names).
+void print_sweep(std::ostream& out, const ir::Kernel& k, const std::vector<Timing>& timings, double peak,
+                 const std::vector<std::string>& names) {
   std::map<std::string, std::vector<const Timing*>> by_types;
   for (const auto& r : timings) {
     std::vector<std::string> types;
@@ -125,13 +125,13 @@ void print_sweep(std::ostream& out, const ir::Kernel& k, const ir::TestCase& t, 
       std::string share = peak > 0 && r->gbps > 0 ? fmt::format(" ({:.0f}% of peak)", 100 * r->gbps / peak) : "";
       fmt::print(out, "    {:<28} {:>10.2f} us  {:>8.1f} GB/s{}{}\n", k.describe_tuning(*r->variant), r->median_us, r->gbps,
                  share, r == best ? "  <- best" : "");
-      print_members(out, k, *r);
+      print_members(out, names, *r);
     }
   }
-  (void)t;
 }
 
-nlohmann::json sweep_json(const ir::Kernel& k, const ir::TestCase& t, const std::vector<Timing>& timings) {
+nlohmann::json sweep_json(const ir::Kernel& k, const ir::TestCase& t, const std::vector<Timing>& timings,
+                          const std::vector<std::string>& names) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& r : timings) {
     nlohmann::json j = {{"kernel", k.name}, {"case", t.name}, {"dims", t.dims}, {"entry_point", r.variant->entry_point},
@@ -141,7 +141,6 @@ nlohmann::json sweep_json(const ir::Kernel& k, const ir::TestCase& t, const std:
     j["types"] = types;
     if (!r.error.empty()) j["error"] = r.error;
     else j.update({{"median_us", r.median_us}, {"min_us", r.min_us}, {"gb_per_s", r.gbps}});
-    const std::vector<std::string> names = dispatch_names(k);
     if (!r.member_us.empty()) {
       j["members"] = nlohmann::json::array();
       for (size_t i = 0; i < r.member_us.size() && i < names.size(); ++i)
@@ -175,6 +174,7 @@ int run_bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
       failed = true;
       continue;
     }
+    const std::vector<std::string> names = dispatch_names(*k);
     for (const ir::TestCase* t : bench_cases(*k, o)) {
       std::vector<Timing> timings;
       for (const auto& v : k->variants) {
@@ -185,8 +185,8 @@ int run_bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
       double peak = device.count("peak_gbps") ? std::stod(device["peak_gbps"]) : 0;
       fmt::print(out, "{} {} ({}) on {} (DRAM peak {:.0f} GB/s), median of {} launches after {} warm-ups, L2 flushed:\n",
                  k->name, t->name, dims_text(*t), device["device"], peak, o.repeats, o.warmups);
-      print_sweep(out, *k, *t, timings, peak);
-      for (auto& j : sweep_json(*k, *t, timings)) results.push_back(j);
+      print_sweep(out, *k, timings, peak, names);
+      for (auto& j : sweep_json(*k, *t, timings, names)) results.push_back(j);
     }
   }
   std::error_code ignored;

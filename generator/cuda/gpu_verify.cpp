@@ -30,7 +30,7 @@ std::string describe_case(const GpuCase& c) {
 void compare_outputs(const GpuCase& c, const std::vector<verify::HostBuffer>& buffers, const fs::path& dir, Outcome& o) {
   for (size_t i = 0; i < buffers.size(); ++i) {
     const verify::HostBuffer& b = buffers[i];
-    if (!b.decl->is_output() || b.decl->intermediate) continue;
+    if (!b.decl->is_host_output()) continue;
     std::string got = read_text(dir / fmt::format("gpu_{}.bin", i));
     std::string want = read_text(dir / fmt::format("ref_{}.bin", i));
     if (got.size() != b.bytes() || want.size() != b.bytes()) {

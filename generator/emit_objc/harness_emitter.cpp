@@ -54,9 +54,6 @@ std::string block_layout(const ir::BlockLayout* layout) {
   return fmt::format("td::BlockLayout{{\"{}\", {}, {{{}}}}}", layout->name, layout->size, fmt::join(fields, ", "));
 }
 
-// Whether the host fills the buffer: the kernel reads it and it is no family intermediate.
-bool host_fills(const ir::Buffer& b) { return b.access != ir::Access::write && !b.intermediate; }
-
 // A spec tolerance as a td::Tolerance initializer's parts.
 support::TemplateData tolerance_item(const ir::Tolerance& t) {
   auto bound = [](const std::optional<double>& v) { return v ? double_literal(*v) : std::string("std::nullopt"); };
@@ -259,7 +256,7 @@ class TestDataWriter {
       for (const auto& [name, value] : c.scalars) scalars.push_back(fmt::format("{{\"{}\", {}}}", name, double_literal(value)));
       TemplateData inputs{TemplateData::type::list};
       for (const auto& b : k_.buffers) {
-        if (!host_fills(b)) continue;
+        if (!b.is_host_input()) continue;
         TemplateData input;
         input.set("buffer", b.name);
         input.set("fill", fill(k_.input_fill(c, b.name)));
@@ -283,10 +280,10 @@ class TestDataWriter {
       TemplateData item;
       item.set("name", b.name);
       item.set("dtype", b.type.concrete ? "mtlgen::DType::" + dtype(*b.type.concrete) : "types." + b.type.param);
-      item.set("input", host_fills(b) ? "true" : "false");
+      item.set("input", b.is_host_input() ? "true" : "false");
       item.set("output", b.is_output() ? "true" : "false");
       item.set("host_visible", b.host_visible ? "true" : "false");
-      item.set("fill", host_fills(b) ? fmt::format("fill(\"{}\")", b.name) : std::string("td::Fill{}"));
+      item.set("fill", b.is_host_input() ? fmt::format("fill(\"{}\")", b.name) : std::string("td::Fill{}"));
       item.set("block", block_layout(k_.block_of(b)));
       list.push_back(item);
     }

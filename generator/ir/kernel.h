@@ -114,6 +114,10 @@ struct Buffer {
   SourceLoc loc;
 
   bool is_output() const { return access != Access::read; }
+  // The caller's input: read (or read_write) and no family intermediate. Tests fill exactly these.
+  bool is_host_input() const { return access != Access::write && !intermediate; }
+  // The caller's output: written (or read_write) and no family intermediate. Verify compares these.
+  bool is_host_output() const { return is_output() && !intermediate; }
   // Elements the shape holds for a problem (`env` from Kernel::env_for); a negative extent counts
   // as 0. Throws expr::EvalError.
   int64_t elements(const expr::Env& env) const;

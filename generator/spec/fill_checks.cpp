@@ -22,7 +22,7 @@ class FillChecker {
   void run() {
     const ir::TestCase no_fills;
     for (const auto& b : k_.buffers) {
-      if (b.access == ir::Access::write || b.intermediate) continue;  // never filled
+      if (!b.is_host_input()) continue;  // never filled
       bool default_used = false;
       for (const auto& c : k_.tests.cases) {
         if (!c.inputs.count(b.name)) default_used = true;

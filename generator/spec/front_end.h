@@ -1,7 +1,10 @@
 #pragma once
 // The spec front end: a spec file in, a validated ir::Kernel out (or located diagnostics).
+#include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/kernel.h"
@@ -9,10 +12,35 @@
 
 namespace mtlgen::spec {
 
-// `display_path` is how the spec is named in diagnostics and generated headers. `include_dirs`
-// (the command line's -I) are searched by a `source:` kernel after the spec's `include_dirs:`.
-// A family's borrowed kernels (`name: {spec: file.yaml}`) are loaded from their specs here, each
-// spec once, so the family holds them as their own specs define them.
+// Loads specs with one set of options, each spec once: a spec reached again (borrowed by several
+// families, or named and borrowed too) is the kernel its first load made, and its errors were
+// reported once, at their own lines. A spec is known by its canonical path and its content's hash.
+// `include_dirs` (the command line's -I) are searched by a `source:` kernel after the spec's
+// `include_dirs:`. A family's borrowed kernels (`name: {spec: file.yaml}`) are loaded from their
+// specs, so the family holds them as their own specs define them.
+class SpecLoader {
+ public:
+  explicit SpecLoader(support::Diagnostics& diags, const YamlLimits& limits = {},
+                      std::vector<std::string> include_dirs = {});
+
+  // `display_path` is how the spec is named in diagnostics and generated headers.
+  std::optional<ir::Kernel> load(const std::string& path, const std::string& display_path);
+
+ private:
+  std::optional<ir::Kernel> read_and_validate(const std::string& path, const std::string& display_path);
+  bool borrow_members(ir::Kernel& kernel, const std::filesystem::path& path);
+  bool borrow_member(ir::Family& family, size_t i, const std::filesystem::path& path);
+
+  support::Diagnostics& diags_;
+  YamlLimits limits_;
+  std::vector<std::string> include_dirs_;
+  // The specs being loaded, outermost first: a borrow reaching one of them again would never end.
+  std::vector<std::filesystem::path> loading_;
+  // (canonical path, hash of the text) -> the kernel, or nullopt where the spec had errors.
+  std::map<std::pair<std::filesystem::path, std::string>, std::optional<ir::Kernel>> loaded_;
+};
+
+// One spec (and the specs it borrows from), with a loader of its own.
 std::optional<ir::Kernel> load_spec(const std::string& path, const std::string& display_path,
                                     support::Diagnostics& diags, const YamlLimits& limits = {},
                                     const std::vector<std::string>& include_dirs = {});

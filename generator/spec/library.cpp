@@ -71,8 +71,9 @@ std::string display_path(const fs::path& spec) {
 std::vector<ir::Kernel> load_library(const std::vector<fs::path>& specs, support::Diagnostics& diags,
                                      const std::vector<std::string>& include_dirs) {
   std::vector<ir::Kernel> kernels;
+  SpecLoader loader(diags, {}, include_dirs);  // a spec several families borrow from is loaded once
   for (const auto& path : specs) {
-    auto kernel = load_spec(path.string(), display_path(path), diags, {}, include_dirs);
+    auto kernel = loader.load(path.string(), display_path(path));
     if (!kernel) continue;
     if (kernel->is_family()) {
       for (const auto& m : kernel->family->kernels) add_kernel(kernels, m, diags);

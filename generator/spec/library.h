@@ -19,9 +19,10 @@ std::vector<std::filesystem::path> collect_spec_files(const std::vector<std::str
 // directory when it lies below it, '/'-separated, so output does not depend on where a checkout lives.
 std::string display_path(const std::filesystem::path& spec);
 
-// Loads and validates every spec; a rejected one is left out. A family's kernels are kernels of the
-// library (emitted and verified on their own) and come before the family; a kernel borrowed from
-// another spec is listed once, whichever spec reaches it first. A kernel name declared twice across
+// Loads and validates every spec, each once (a spec borrowed by several families too: its errors are
+// reported once); a rejected one is left out. A family's kernels are kernels of the library (emitted
+// and verified on their own) and come before the family; a kernel borrowed from another spec is
+// listed once, whichever spec reaches it first. A kernel name declared twice across
 // the library is an error at the second declaration. `include_dirs` (the command
 // line's -I) are searched by every `source:` kernel after its spec's own `include_dirs:`.
 std::vector<ir::Kernel> load_library(const std::vector<std::filesystem::path>& specs, support::Diagnostics& diags,

@@ -117,8 +117,7 @@ class Validator {
     }
     for (const auto& b : k_.buffers) check_type_ref(b.type);
     for (const auto& a : k_.threadgroup_arrays) check_type_ref(a.type);
-    auto host_output = [](const ir::Buffer& b) { return b.is_output() && !b.intermediate; };
-    if (std::none_of(k_.buffers.begin(), k_.buffers.end(), host_output)) {
+    if (std::none_of(k_.buffers.begin(), k_.buffers.end(), [](const ir::Buffer& b) { return b.is_host_output(); })) {
       diags_.error(ErrorKind::missing_field, k_.name_loc, "the kernel has no output buffer",
                    "give at least one buffer `access: write` or `read_write`");
     }
@@ -543,9 +542,7 @@ void Validator::check_case(const ir::TestCase& c) {
   for (const auto& entry : c.inputs) {
     const std::string& name = entry.first;
     bool input = std::any_of(k_.buffers.begin(), k_.buffers.end(),
-                             [&](const ir::Buffer& b) {
-                               return b.name == name && b.access != ir::Access::write && !b.intermediate;
-                             });
+                             [&](const ir::Buffer& b) { return b.name == name && b.is_host_input(); });
     if (!input) fail(fmt::format("`{}` is not an input buffer", name), "inputs are buffers with access read or read_write");
   }
   for (const auto& [name, value] : c.scalars) {
@@ -621,7 +618,7 @@ void Validator::check_family_dispatches() {
   }
   for (const auto& b : k_.buffers) {
     if (has_errors()) break;  // a dispatch in error writes nothing
-    if (b.is_output() && !b.intermediate && !written.count(b.name)) {
+    if (b.is_host_output() && !written.count(b.name)) {
       diags_.error(ErrorKind::bad_value, b.loc, fmt::format("no dispatch writes the family's output `{}`", b.name),
                    "bind it to an output of one of the kernels under `dispatches:`");
     }

@@ -65,11 +65,10 @@ void TestsParser::case_input(const YAML::Node& key, const YAML::Node& value) {
   SourceLoc loc;
   std::string name = key_name(key, loc);
   // what a case fills: the caller's read or read_write buffers (as the validator checks a case's `inputs`)
-  auto is_input = [](const ir::Buffer& b) { return b.access != ir::Access::write && !b.intermediate; };
   const ir::Buffer* b = buffer_named(name);
-  if (!b || !is_input(*b)) {
+  if (!b || !b->is_host_input()) {
     std::vector<std::string> inputs;
-    for (const auto& x : k_.buffers) if (is_input(x)) inputs.push_back(x.name);
+    for (const auto& x : k_.buffers) if (x.is_host_input()) inputs.push_back(x.name);
     std::string s = support::did_you_mean(name, inputs);
     ctx_.diags().error(ErrorKind::test_case, loc, fmt::format("`{}` is not an input buffer", name),
                        s.empty() ? fmt::format("the input buffers are: {}", fmt::join(inputs, ", "))

@@ -18,9 +18,6 @@ namespace mtlgen::verify {
 
 namespace {
 
-// Written by a dispatch and compared: the family's outputs, not its intermediates.
-bool is_host_output(const HostBuffer& b) { return b.decl->is_output() && !b.decl->intermediate; }
-
 // One dispatch, resolved for the case: the member kernel's variant, dims, parameters and which
 // family buffer each of its buffers is.
 struct PlannedDispatch {
@@ -125,7 +122,7 @@ class FamilyRun {
       if (!dispatch(p, run, baseline)) return false;
     }
     for (auto& b : buffers_) {
-      if (!is_host_output(b)) continue;
+      if (!b.decl->is_host_output()) continue;
       auto* data = static_cast<const uint8_t*>(b.sim->data());
       b.snapshots.emplace_back(data, data + b.bytes());
     }
@@ -179,7 +176,7 @@ class FamilyRun {
 
   void check_runs() {
     for (const auto& b : buffers_) {
-      if (!is_host_output(b)) continue;
+      if (!b.decl->is_host_output()) continue;
       check_unwritten(b);
       check_difference(b, 1, "race");
       check_difference(b, 2, "race");
@@ -241,7 +238,7 @@ class FamilyRun {
     result_.reference_seconds = monotonic_seconds() - start;
     for (size_t j = 0; j < index.size(); ++j) {
       const SimulatedBuffer& b = buffers_[index[j]];
-      if (!is_host_output(b)) continue;
+      if (!b.decl->is_host_output()) continue;
       auto tol = tolerance_for(k_, b.decl->name, b.type);
       auto stats = compare_output(b.decl->name, b.type, b.shape, b.snapshots[0].data(), ref[j].data(), b.elements, tol);
       if (stats.mismatches || stats.nmse_failed) {

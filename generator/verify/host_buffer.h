@@ -22,7 +22,7 @@ struct HostBuffer {
 
   // Starts each run as "never written": outputs the caller does not initialise, and a family's
   // intermediates (the host never sees them).
-  bool starts_unwritten() const { return decl->access == ir::Access::write || decl->intermediate; }
+  bool starts_unwritten() const { return !decl->is_host_input(); }
   size_t bytes() const { return elements * static_cast<size_t>(ir::info(type).size); }
 };
 

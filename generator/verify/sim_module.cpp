@@ -278,12 +278,14 @@ fs::path host_object(const ir::Kernel& kernel, const support::OutputSet& files, 
   return object;
 }
 
-fs::path source_kernel_object(const ir::Kernel& kernel, const std::vector<std::string>& flags,
-                              const fs::path& module_dir, const ModuleOptions& o, ModuleCompiler& compiler);
+fs::path source_kernel_object(const ir::Kernel& kernel, const support::OutputSet& every_launcher,
+                              const std::vector<std::string>& flags, const fs::path& module_dir, const ModuleOptions& o,
+                              ModuleCompiler& compiler);
 
 // `keyed`: the module's sources as its key sees them (SimModule), for the host object's key.
-void compile(const ir::Kernel& kernel, const support::OutputSet& keyed, const fs::path& dir, const fs::path& target,
-             const ModuleOptions& o) {
+// `object`: a hand-written kernel's object sources for every launcher (SimModule::object_sources).
+void compile(const ir::Kernel& kernel, const support::OutputSet& keyed, const support::OutputSet& object,
+             const fs::path& dir, const fs::path& target, const ModuleOptions& o) {
   fs::path tmp = target;
   tmp += fmt::format(".tmp.{}", ::getpid());
   const fs::path shim = shared_shim(cache_dir(o));
@@ -304,7 +306,7 @@ void compile(const ir::Kernel& kernel, const support::OutputSet& keyed, const fs
   for (const auto& f : words(instrumentation(o))) unit.push_back(f);
   unit.insert(unit.end(), {kKernelOptimization, "-Winvalid-pch"});
   if (compiler.status() == 0 && kernel.is_source()) {
-    launcher = source_kernel_object(kernel, unit, dir, o, compiler).string();  // cached: not removed
+    launcher = source_kernel_object(kernel, object, unit, dir, o, compiler).string();  // cached: not removed
   } else if (compiler.status() == 0) {
     unit = with_precompiled_prelude(unit, PreludeKind::kernel, shim, compiler_identity(o), compiler.runner());
     compiler.run(unit, {"-c", emit::sim_launcher_path(kernel), "-o", launcher});
@@ -494,29 +496,35 @@ LoopFormSource generated_loop_form(const ir::Kernel& kernel, const support::Outp
 // A loop form g++ refuses (a construct the rewrite mishandles) must not cost the kernel its
 // verification: the module is compiled again without it, and the kernel runs as fibers.
 void compile_with_loop_form(const ir::Kernel& kernel, const support::OutputSet& files, const support::OutputSet& keyed,
-                            const fs::path& dir, const fs::path& target, const ModuleOptions& o) {
+                            const support::OutputSet& object, const fs::path& dir, const fs::path& target,
+                            const ModuleOptions& o) {
   if (kernel.is_family() || kernel.is_source() ||
       !insert_loop_form(generated_loop_form(kernel, files, dir, o), dir / "loop_form.txt", o))
-    return compile(kernel, keyed, dir, target, o);
+    return compile(kernel, keyed, object, dir, target, o);
   try {
-    compile(kernel, keyed, dir, target, o);
+    compile(kernel, keyed, object, dir, target, o);
   } catch (const std::runtime_error& e) {
     support::write_outputs(files, dir);
     std::ofstream(dir / "loop_form.txt", std::ios::app)
         << kernel.name << ": the loop form did not compile, every kernel function runs as fibers:\n" << e.what() << "\n";
-    compile(kernel, keyed, dir, target, o);
+    compile(kernel, keyed, object, dir, target, o);
   }
 }
 
-// Compiles a hand-written kernel's object for `launchers` in <cache>/kernel/<file>-<key>/, keyed by
-// its sources and flags alone; nullopt where g++ refused it (`refusal` then keeps its output
-// there, so that the same object is not tried again).
-std::optional<fs::path> kernel_object_of(const ir::Kernel& kernel, const std::vector<ir::SourceLauncher>& launchers,
-                                         const std::vector<std::string>& flags, const ModuleOptions& o,
-                                         ModuleCompiler& compiler, bool remember_refusal) {
-  const std::vector<ir::LoopFormKernel> forms = emit::launched_loop_forms(kernel, launchers);
+// A hand-written kernel's object sources for `launchers` (emit_sim_source_object, their loop forms inserted).
+support::OutputSet object_sources(const ir::Kernel& kernel, const std::vector<ir::SourceLauncher>& launchers) {
   support::OutputSet files;
-  emit::emit_sim_source_object(kernel, launchers, forms, files);
+  emit::emit_sim_source_object(kernel, launchers, emit::launched_loop_forms(kernel, launchers), files);
+  return files;
+}
+
+// Compiles a hand-written kernel's object for `launchers` (`files`: object_sources of them) in
+// <cache>/kernel/<file>-<key>/, keyed by its sources and flags alone; nullopt where g++ refused it
+// (`refusal` then keeps its output there, so that the same object is not tried again).
+std::optional<fs::path> kernel_object_of(const ir::Kernel& kernel, const std::vector<ir::SourceLauncher>& launchers,
+                                         const support::OutputSet& files, const std::vector<std::string>& flags,
+                                         const ModuleOptions& o, ModuleCompiler& compiler, bool remember_refusal) {
+  const std::vector<ir::LoopFormKernel> forms = emit::launched_loop_forms(kernel, launchers);
   const std::string file = emit::source_object_file_name(kernel), launcher = emit::source_object_launcher_path();
   std::string key = compiler_identity(o) + "\n" + msl::LoopForm::revision() + "\n" + shim_hash() + "\n";
   for (const auto& f : flags) key += f + "\n";
@@ -557,9 +565,11 @@ std::optional<fs::path> kernel_object_of(const ir::Kernel& kernel, const std::ve
 // A hand-written kernel's launchers and file (emit_sim_source_object) as one object, which every
 // spec and kernel of the file links: every entry point of a small file (SourceKernel::launchers),
 // or, where one of those does not compile (or the file is large), the entries this module runs.
-// Empty where g++ refused those too (compiler.output() says why).
-fs::path source_kernel_object(const ir::Kernel& kernel, const std::vector<std::string>& flags,
-                              const fs::path& module_dir, const ModuleOptions& o, ModuleCompiler& compiler) {
+// Empty where g++ refused those too (compiler.output() says why). `every_launcher`: object_sources
+// of all the file's launchers, as SimModule rendered them for its key.
+fs::path source_kernel_object(const ir::Kernel& kernel, const support::OutputSet& every_launcher,
+                              const std::vector<std::string>& flags, const fs::path& module_dir, const ModuleOptions& o,
+                              ModuleCompiler& compiler) {
   std::set<std::string> runs;
   for (const auto& v : kernel.variants)
     if (o.entry_points.empty() || o.entry_points.count(v.entry_point)) runs.insert(v.source_host_name);
@@ -568,10 +578,11 @@ fs::path source_kernel_object(const ir::Kernel& kernel, const std::vector<std::s
   std::copy_if(all.begin(), all.end(), std::back_inserter(own), [&](const ir::SourceLauncher& l) { return runs.count(l.host_name); });
   std::optional<fs::path> object;
   if (own.size() < all.size() && all.size() > runs.size()) {
-    object = kernel_object_of(kernel, all, flags, o, compiler, true);
+    object = kernel_object_of(kernel, all, every_launcher, flags, o, compiler, true);
     if (!object) compiler.forget_output();
   }
-  if (!object) object = kernel_object_of(kernel, own, flags, o, compiler, false);
+  if (!object && own.size() == all.size()) object = kernel_object_of(kernel, all, every_launcher, flags, o, compiler, false);
+  else if (!object) object = kernel_object_of(kernel, own, object_sources(kernel, own), flags, o, compiler, false);
   if (!object) return {};
   std::error_code ignored;
   fs::copy_file(object->parent_path() / "loop_form.txt", module_dir / "loop_form.txt", fs::copy_options::overwrite_existing, ignored);
@@ -602,13 +613,12 @@ ir::Kernel anonymous(const ir::Kernel& k) {
 
 SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
   check_includes(kernel);
-  support::OutputSet files = module_sources(kernel, options.entry_points);
-  files.add("loop_form_revision", msl::LoopForm::revision());
   support::OutputSet keyed = module_sources(anonymous(kernel), options.entry_points);
   keyed.add("loop_form_revision", msl::LoopForm::revision());
+  support::OutputSet object;  // rendered once: in the key, and compiled where the module is not cached
   if (kernel.is_source()) {  // the kernel object's sources, and which of its entries this module runs
-    emit::emit_sim_source_object(kernel, kernel.source->launchers,
-                                 emit::launched_loop_forms(kernel, kernel.source->launchers), keyed);
+    object = object_sources(kernel, kernel.source->launchers);
+    for (const auto& [path, text] : object.files()) keyed.add(path, text);
     keyed.add(kRunsEntries, fmt::format("{}", fmt::join(options.entry_points, ",")));
   }
   fs::path cache = cache_dir(options);
@@ -625,8 +635,11 @@ SimModule::SimModule(const ir::Kernel& kernel, const ModuleOptions& options) {
   CacheLock lock(dir);
   cached_ = fs::exists(path_);
   if (cached_) return;
+  // The sources as compiled name the spec (banners, `// reference:` lines): rendered only to build.
+  support::OutputSet files = module_sources(kernel, options.entry_points);
+  files.add("loop_form_revision", msl::LoopForm::revision());
   support::write_outputs(files, dir);
-  compile_with_loop_form(kernel, files, keyed, dir, path_, options);
+  compile_with_loop_form(kernel, files, keyed, object, dir, path_, options);
 }
 
 LoadedModule::LoadedModule(const fs::path& path) {

@@ -42,8 +42,6 @@ std::pair<int, std::string> run(const std::string& command) {
   return {pclose(pipe), output};
 }
 
-bool host_fills(const ir::Buffer& b) { return b.access != ir::Access::write && !b.intermediate; }
-
 // One line per case, running variant and host-filled buffer, as the driver prints it, from verify.
 std::vector<std::string> verify_lines(const ir::Kernel& k, std::string& runs) {
   std::vector<std::string> lines;
@@ -56,7 +54,7 @@ std::vector<std::string> verify_lines(const ir::Kernel& k, std::string& runs) {
       runs += fmt::format("{} {} {}\n", k.name, c.name, v);
       const expr::Env env = ir::Kernel::env_for(c.dims, k.variants[v]);
       for (const auto& b : k.buffers) {
-        if (!host_fills(b)) continue;
+        if (!b.is_host_input()) continue;
         const ir::ScalarType type = b.type.resolve(k.variants[v].types);
         size_t elements = 1;
         for (const auto& axis : b.shape) elements *= static_cast<size_t>(std::max<int64_t>(expr::evaluate(axis, env), 0));

@@ -151,6 +151,29 @@ TEST_F(CliCheck, KernelsOfTwoSpecsWithOneClassName) {
   EXPECT_NE(r.err.find("  hint: rename `rmsNorm` or `rms_norm`"), std::string::npos) << r.err;
 }
 
+// A spec two families borrow from, named on the command line too, is loaded once for the library:
+// its error is reported once, at its own line, and each borrowing line gets its own.
+TEST_F(CliCheck, ABrokenSpecBorrowedTwiceIsReportedOnce) {
+  const std::string rejects = MTLGEN_SOURCE_DIR "/tests/spec/rejects/";
+  fs::create_directories(dir_ / "borrowed");
+  write("borrowed/broken.yaml", read(rejects + "borrowed/broken.yaml"));
+  const std::string family = read(rejects + "family_borrows_from_a_broken_spec.yaml");
+  write("f1.yaml", family);
+  write("f2.yaml", std::string(family).replace(family.find("name: borrowing_family"), 22, "name: other_family"));
+  Result r = run("check borrowed/broken.yaml f1.yaml f2.yaml");
+  EXPECT_EQ(r.exit_code, 1);
+  const std::string own = "borrowed/broken.yaml:9:30: error: undefined name `cout` in a buffer shape";
+  ASSERT_NE(r.err.find(own), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(own, r.err.find(own) + 1), std::string::npos) << r.err;
+  for (const char* file : {"f1.yaml", "f2.yaml"}) {
+    EXPECT_NE(r.err.find(std::string(file) + ":12:20: error: kernel `plus_one` cannot be borrowed from "
+                         "`borrowed/broken.yaml`: that spec has errors"),
+              std::string::npos)
+        << r.err;
+  }
+  EXPECT_NE(r.err.find("3 errors generated.\n"), std::string::npos) << r.err;
+}
+
 TEST_F(CliCheck, NoArgumentsIsAUsageError) {
   Result r = run("check");
   EXPECT_EQ(r.exit_code, 2);

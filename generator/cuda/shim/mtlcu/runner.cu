@@ -301,8 +301,7 @@ void bench(const Case& c, const std::vector<Launch>& launches) {
   for (cudaEvent_t e : marks) cudaEventDestroy(e);
   cudaFree(flush);
   if (us.empty()) return;
-  std::sort(us.begin(), us.end());
-  g_result << "median_us " << us[us.size() / 2] << "\nmin_us " << us.front() << "\n";
+  g_result << "median_us " << median(us) << "\nmin_us " << *std::min_element(us.begin(), us.end()) << "\n";
   if (family)
     for (size_t d = 0; d < launches.size(); ++d) g_result << "member_us_" << d << " " << median(member_us[d]) << "\n";
 }

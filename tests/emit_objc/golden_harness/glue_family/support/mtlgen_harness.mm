@@ -230,6 +230,12 @@ BOOL RunBatch(const Timed& kernel, id<MTLCommandQueue> queue, const Workload& w,
   return YES;
 }
 
+// The middle value of a run's times, the upper of the two for an even count.
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
 struct Timing {
   double median_us = 0, min_us = 0, max_us = 0;
 };
@@ -251,8 +257,8 @@ BOOL Time(const Timed& kernel, id<MTLCommandQueue> queue, const Workload& w, con
     if (error != nullptr) *error = failure;
     return NO;
   }
-  std::sort(us.begin(), us.end());
-  t = {us[us.size() / 2], us.front(), us.back()};
+  const auto [least, most] = std::minmax_element(us.begin(), us.end());
+  t = {Median(us), *least, *most};
   return YES;
 }
 
@@ -502,11 +508,6 @@ BOOL RunSplit(const Family& family, id<MTLCommandQueue> queue, const MemberTimer
   [queue.device sampleTimestamps:&cpu_after gpuTimestamp:&gpu_after];
   token_us = (commandBuffer.GPUEndTime - commandBuffer.GPUStartTime) * 1e6;
   return MemberTimes(timer, cpu_before, gpu_before, cpu_after, gpu_after, member_us, error);
-}
-
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 struct SplitTiming {
