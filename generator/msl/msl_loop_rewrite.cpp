@@ -11,7 +11,10 @@
 // (msl_loop_rewrite_control.cpp: its header then runs once per threadgroup, between the regions).
 // Helpers called that way are inlined (their own bodies must qualify; their names
 // get the prefix mtlsim_h<N>_), and a `return` may only follow the last sync point (a thread that
-// left earlier would be missing from a barrier: the fiber path reports that).
+// left earlier would be missing from a barrier: the fiber path reports that), end a uniform
+// branch of the kernel, or be a helper's `if (cond) return;` on a uniform `cond`
+// (msl_loop_rewrite_control.cpp). Threadgroup variables declared in bodies are declared once at the
+// form's top; kernel parameters a body assigns are copied per thread (msl_loop_rewrite_flatten.cpp).
 //
 // What the form looks like: values declared at the top level and used in a later region live in
 // per-thread frames (`auto* mtlsim_f_x`, one slot per thread) and are bound by reference in each

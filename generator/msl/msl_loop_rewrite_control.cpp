@@ -8,8 +8,10 @@
 //
 // That is only right where every thread takes the same path, so the header may read nothing that
 // differs between threads: literals, template parameters, constexpr and file-scope constants,
-// enumerators and the counters of enclosing uniform loops; the body may not assign a counter nor
-// leave the loop (`break`, `continue`, `return`). A loop or branch that holds simd functions but no
+// enumerators and the counters of enclosing uniform loops, and where the loop or branch holds a
+// threadgroup barrier also the kernel's `constant` arguments and the threadgroup's builtins
+// (Uniformity::threadgroup_arguments); the body may not assign a counter nor leave the loop
+// (`break`, `continue`, `return`), but a kernel's branch may end in `return;`. A loop or branch that holds simd functions but no
 // threadgroup barrier needs less: the same path for the lanes of each simdgroup. Its header may also
 // read what is uniform per simdgroup (`j = simd_group; j < kv_len`, Uniformity), and it becomes a
 // simdgroup block: one step of the stretch's lane-order driver that runs the loop once per
