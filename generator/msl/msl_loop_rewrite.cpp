@@ -11,7 +11,10 @@
 // (msl_loop_rewrite_control.cpp: its header then runs once per threadgroup, between the regions).
 // Helpers called that way are inlined (their own bodies must qualify; their names
 // get the prefix mtlsim_h<N>_), and a `return` may only follow the last sync point (a thread that
-// left earlier would be missing from a barrier: the fiber path reports that).
+// left earlier would be missing from a barrier: the fiber path reports that), end a uniform
+// branch of the kernel, or be a helper's `if (cond) return;` on a uniform `cond`
+// (msl_loop_rewrite_control.cpp). Threadgroup variables declared in bodies are declared once at the
+// form's top; kernel parameters a body assigns are copied per thread (msl_loop_rewrite_flatten.cpp).
 //
 // What the form looks like: values declared at the top level and used in a later region live in
 // per-thread frames (`auto* mtlsim_f_x`, one slot per thread) and are bound by reference in each
@@ -48,7 +51,14 @@ std::vector<CXCursor> children(CXCursor c) {
 
 bool is_sync_builtin(const std::string& name) {
   return name == "threadgroup_barrier" || name == "simdgroup_barrier" || name.rfind("simd_", 0) == 0 ||
-         name.rfind("quad_", 0) == 0;
+         name.rfind("quad_", 0) == 0 || is_matrix_collective(name);
+}
+
+// simdgroup_matrix's collectives (mtlsim/msl_simdgroup_matrix.h) complete inside the call and
+// write through its arguments: a region cannot end at one, so a kernel that reaches one is refused.
+bool is_matrix_collective(const std::string& name) {
+  return name == "simdgroup_load" || name == "simdgroup_store" || name == "simdgroup_multiply" ||
+         name == "simdgroup_multiply_accumulate";
 }
 
 bool is_function(CXCursorKind k) { return k == CXCursor_FunctionDecl || k == CXCursor_FunctionTemplate; }
@@ -88,6 +98,12 @@ bool has_word(const std::string& text, const std::string& word) {
   return false;
 }
 
+namespace {
+bool is_value(CXCursorKind k) {
+  return k == CXCursor_VarDecl || k == CXCursor_ParmDecl || k == CXCursor_FieldDecl || k == CXCursor_NonTypeTemplateParameter;
+}
+}  // namespace
+
 // The name a call calls; in a template, a dependent call names it only in its callee's
 // OverloadedDeclRef (`tg_sum<TG>(x)`, `simd_sum(value)` with `value` of type T). "" for a cast.
 std::string callee_name(CXCursor call) {
@@ -97,6 +113,8 @@ std::string callee_name(CXCursor call) {
   if (kids.empty()) return "";
   std::function<std::string(CXCursor, int)> find = [&](CXCursor c, int depth) -> std::string {
     CXCursorKind k = clang_getCursorKind(c);
+    // A value (`sum` of a dependent `sum += x[i]`, an operator call whose first operand it is) names no callee.
+    if (k == CXCursor_DeclRefExpr && is_value(clang_getCursorKind(clang_getCursorReferenced(c)))) return "";
     if (k == CXCursor_OverloadedDeclRef || (k == CXCursor_DeclRefExpr && !spelling(c).empty())) return spelling(c);
     // A cast's type, or another call (a dependent operator's first operand): no callee name.
     if (k == CXCursor_TypeRef || k == CXCursor_CallExpr || depth > 2) return "";
@@ -196,11 +214,11 @@ LoopFormKernel LoopFormWriter::write(const std::string& function, const EntryPoi
 std::string LoopFormWriter::loop_function(CXCursor fn, const EntryPoint& entry) {
   if (clang_getCursorKind(clang_getCursorSemanticParent(fn)) != CXCursor_TranslationUnit)
     throw Refusal{"the kernel is declared inside a namespace", source_.line_of(fn)};
-  source_.refuse_threadgroup_variables(fn);
   CXCursor body = Source::body_of(fn);
   if (clang_Cursor_isNull(body)) throw Refusal{"the kernel has no body", source_.line_of(fn)};
   Flattener flattener(source_, sync_, fn, entry);
-  flattener.flatten(body, Scope{}, nullptr, false);
+  const Scope scope = flattener.parameter_copies(fn, entry);
+  flattener.flatten(body, scope, nullptr, false);
   flattener.body().keep_pointed_to();
   flattener.body().refuse_unkept();
   return RegionWriter(source_, flattener.body()).write_function(fn, entry);
@@ -284,12 +302,12 @@ bool Source::is_assignment(CXCursor lhs) const {
   return t < f.tokens.size() && f.tokens[t].text == "=";
 }
 
-void Source::refuse_threadgroup_variables(CXCursor fn) const {
-  auto [b, e] = range_of(fn, false);
+const ThreadgroupSite* Source::threadgroup_site(CXCursor var) const {
+  const FilePos at = ctx_.pos(var);
+  if (at.file != file_.file) return nullptr;
   for (const ThreadgroupSite& s : d_.threadgroup_sites)
-    if (s.file == file().path && s.begin >= b && s.end <= e)
-      throw Refusal{fmt::format("it declares the threadgroup variable `{}` in a body", s.name),
-                    1 + int(std::count(original().begin(), original().begin() + s.begin, '\n'))};
+    if (s.file == file().path && s.begin <= at.offset && at.offset < s.end) return &s;
+  return nullptr;
 }
 
 }  // namespace mtlgen::msl::loop_form

@@ -20,6 +20,7 @@ void visit(CXCursor c, const std::function<CXChildVisitResult(CXCursor)>& f);
 std::vector<CXCursor> children(CXCursor c);
 
 bool is_sync_builtin(const std::string& name);
+bool is_matrix_collective(const std::string& name);
 
 bool is_function(CXCursorKind k);
 
@@ -129,7 +130,8 @@ class Source {
   std::string render(CXCursor c, const Scope& scope, bool with_semicolon = false) const;
   // Whether `lhs` is followed by `=`.
   bool is_assignment(CXCursor lhs) const;
-  void refuse_threadgroup_variables(CXCursor fn) const;
+  // Where `var` is a `threadgroup` variable declared in a body (Description::threadgroup_sites); null otherwise.
+  const ThreadgroupSite* threadgroup_site(CXCursor var) const;
 
  private:
   void collect_definitions(CXCursor parent);
@@ -177,27 +179,34 @@ struct FlatBody {
 
 // ---- uniformity (msl_loop_rewrite_uniform.cpp): what every thread of a threadgroup sees alike ----
 // Threadgroup-wide (the strict rules: what a header run once per threadgroup, outside every
-// region, may read) or per simdgroup (what a simdgroup block's header, run with one lane's
+// region, may read), per simdgroup (what a simdgroup block's header, run with one lane's
 // builtins and values, may read: also the simdgroup's index, the threadgroup's position and
 // sizes, `constant` parameters, `const` scalar locals initialised from such values, and min, max,
-// clamp and abs of them).
+// clamp and abs of them), or threadgroup-wide with the kernel's arguments (the strict rules, and
+// what the loop form's parameters hold alike for every thread: `constant` parameters the body
+// does not assign, the threadgroup's and grid's builtins, their members, and min, max, clamp and
+// abs of them; for a loop or branch that holds a threadgroup barrier, which no simdgroup block can).
 class Uniformity {
  public:
-  enum Scope_ { threadgroup, simdgroup };
+  enum Scope_ { threadgroup, simdgroup, threadgroup_arguments };
   Uniformity(const Source& src, CXCursor kernel, const EntryPoint& entry) : src_(src), kernel_(kernel), entry_(entry) {}
   bool uniform(CXCursor e, Scope_ across = threadgroup) const;
   bool assigns(CXCursor body, const std::string& name) const;
-  static bool jumps_out(CXCursor c, bool in_loop, bool in_switch);
+  // `returns`: whether a `return` counts.
+  static bool jumps_out(CXCursor c, bool in_loop, bool in_switch, bool returns = true);
   // The counters of the uniform loops being flattened, innermost last.
   void push_counters(const std::vector<CXCursor>& counters);
   void pop_counters(size_t n) { counters_.resize(counters_.size() - n); }
   // The outermost simdgroup block being flattened (file offsets; 0, 0: none): a local declared in
   // it is not bound where its headers run.
   void set_block(std::pair<unsigned, unsigned> range) { block_ = range; }
+  // A helper's parameter bound to `arg`, as a local of the loop form; `in_block`: inside a simdgroup
+  // block, whose headers do not see it.
+  void note_argument(CXCursor param, CXCursor arg, bool in_block) { arguments_.push_back({param, arg, in_block}); }
 
  private:
   bool uniform_reference(CXCursor ref, Scope_ across) const;
-  bool uniform_parameter(CXCursor param) const;
+  bool uniform_parameter(CXCursor param, Scope_ across) const;
   bool uniform_local(CXCursor var) const;
   bool pure_function(CXCursor fn) const;
   bool pure_call(CXCursor call) const;
@@ -207,6 +216,11 @@ class Uniformity {
   const EntryPoint& entry_;
   std::vector<CXCursor> counters_;
   std::pair<unsigned, unsigned> block_{0, 0};
+  struct Argument {
+    CXCursor param, arg;
+    bool in_block;
+  };
+  std::vector<Argument> arguments_;
 };
 
 class Flattener;
@@ -220,10 +234,17 @@ class UniformControl {
   bool statement(CXCursor s, const Scope& scope);
   // Inside a simdgroup block: a threadgroup barrier there is refused.
   bool in_simdgroup_block() const { return simd_depth_ > 0; }
+  // `if (cond) return;` followed by `rest`, which reaches sync points: `if (!(cond)) { rest }`.
+  void guard(CXCursor s, const std::vector<CXCursor>& rest, const Scope& scope);
+  static bool early_return(CXCursor s);
+  // A helper's parameter bound to `arg` (HelperInliner::bind_params).
+  void note_argument(CXCursor param, CXCursor arg) { uniformity_.note_argument(param, arg, simd_depth_ > 0); }
 
  private:
   void uniform_for(CXCursor s, const Scope& scope);
   void uniform_if(CXCursor s, const Scope& scope);
+  static bool ends_in_return(CXCursor body);
+  void branch(CXCursor body, const Scope& scope, bool returns);
   void uniform_switch(CXCursor s, const Scope& scope);
   // Whether the loop's init declares its counters (pushed on `counters`) and its header is uniform.
   bool uniform_header(CXCursor s, const std::vector<CXCursor>& kids, Uniformity::Scope_ across,
@@ -231,7 +252,8 @@ class UniformControl {
   // Which form a loop or branch takes: threadgroup-wide where its header allows, else a simdgroup
   // block where it holds no barrier; false: neither.
   bool choose(const std::function<bool(Uniformity::Scope_)>& header_uniform, CXCursor s);
-  void enter(CXCursor s);
+  bool choose(const std::function<bool(Uniformity::Scope_)>& header_uniform, std::pair<unsigned, unsigned> range, bool barrier);
+  bool holds_barrier(CXCursor c, int depth) const;
   void leave();
   void control_body(CXCursor body, Scope scope, const std::vector<CXCursor>& counters);
   void control_body(const std::vector<CXCursor>& stmts, Scope scope, const std::vector<CXCursor>& counters);
@@ -249,6 +271,7 @@ class HelperInliner {
  public:
   HelperInliner(Flattener& flattener, const Source& src, FlatBody& body) : flattener_(flattener), src_(src), body_(body) {}
   void inline_helper(CXCursor call, const std::string& name, const Target& target, const Scope& caller, int line);
+  bool inlining() const { return !active_.empty(); }
 
  private:
   void collect_names(CXCursor def, const std::string& prefix, Scope& scope, std::vector<CXCursor>& params,
@@ -259,9 +282,10 @@ class HelperInliner {
   void template_aliases(CXCursor call, CXCursor def, const std::vector<CXCursor>& tparams,
                         const std::vector<CXCursor>& params, const Scope& scope, const Scope& caller, int line);
   static std::string value_type(const std::string& given, int line);
+  std::string default_argument(CXCursor tparam, const Scope& scope) const;
   std::string deduced(CXCursor call, CXCursor tparam, const std::vector<CXCursor>& params, const Scope& caller,
                       int line) const;
-  void bind_params(CXCursor call, const std::vector<CXCursor>& params, const Scope& scope, const Scope& caller, int line);
+  void bind_params(CXCursor call, const std::vector<CXCursor>& params, Scope& scope, const Scope& caller, int line);
 
   Flattener& flattener_;
   const Source& src_;
@@ -280,11 +304,21 @@ class Flattener {
 
   void flatten(CXCursor body, const Scope& scope, const Target* result, bool helper);
   void flatten(const std::vector<CXCursor>& stmts, const Scope& scope, const Target* result, bool helper);
+  // The kernel's scope: its parameters that the body assigns renamed to per-thread copies.
+  Scope parameter_copies(CXCursor fn, const EntryPoint& entry);
+  std::set<std::string> passed_by_reference(CXCursor body) const;
   const FlatBody& body() const { return body_; }
   FlatBody& body() { return body_; }
+  // The line of the first `return` flattened so far (0: none); a sync point after it is refused.
+  int return_line() const { return return_line_; }
+  void set_return_line(int line) { return_line_ = line; }
+  bool in_helper() const { return inliner_.inlining(); }
+  void note_argument(CXCursor param, CXCursor arg) { control_.note_argument(param, arg); }
 
  private:
   void code(CXCursor s, const Scope& scope);
+  bool threadgroup_declaration(CXCursor s, const Scope& scope);
+  bool type_declaration(CXCursor s, const Scope& scope);
   void declaration(CXCursor s, const Scope& scope, Item& item);
   static bool has_initializer(const std::string& after_name);
   bool extract_sync_calls(CXCursor s, const Scope& scope);

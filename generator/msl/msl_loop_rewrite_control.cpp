@@ -8,8 +8,10 @@
 //
 // That is only right where every thread takes the same path, so the header may read nothing that
 // differs between threads: literals, template parameters, constexpr and file-scope constants,
-// enumerators and the counters of enclosing uniform loops; the body may not assign a counter nor
-// leave the loop (`break`, `continue`, `return`). A loop or branch that holds simd functions but no
+// enumerators and the counters of enclosing uniform loops, and where the loop or branch holds a
+// threadgroup barrier also the kernel's `constant` arguments and the threadgroup's builtins
+// (Uniformity::threadgroup_arguments); the body may not assign a counter nor leave the loop
+// (`break`, `continue`, `return`), but a kernel's branch may end in `return;`. A loop or branch that holds simd functions but no
 // threadgroup barrier needs less: the same path for the lanes of each simdgroup. Its header may also
 // read what is uniform per simdgroup (`j = simd_group; j < kv_len`, Uniformity), and it becomes a
 // simdgroup block: one step of the stretch's lane-order driver that runs the loop once per
@@ -101,42 +103,124 @@ bool UniformControl::uniform_header(CXCursor s, const std::vector<CXCursor>& kid
 }
 
 // Threadgroup-wide where the header is uniform across the threadgroup (and no simdgroup block
-// encloses it); else a simdgroup block (entered here) where it is uniform per simdgroup. A barrier
-// inside a simdgroup block is refused when it is flattened (Flattener::sync_call).
+// encloses it), by the strict rules, or by the kernel's arguments where it holds a threadgroup
+// barrier; else a simdgroup block (entered here) where it is uniform per simdgroup (closer to the
+// fibers than a header all threads wait at: a simdgroup runs it as it gets there). A barrier inside
+// a simdgroup block is refused when it is flattened (Flattener::sync_call).
 bool UniformControl::choose(const std::function<bool(Uniformity::Scope_)>& header_uniform, CXCursor s) {
+  return choose(header_uniform, src_.range_of(s, false), holds_barrier(s, 0));
+}
+
+// `range`: the statement's (a simdgroup block's, once entered); `barrier`: it reaches a threadgroup barrier.
+bool UniformControl::choose(const std::function<bool(Uniformity::Scope_)>& header_uniform, std::pair<unsigned, unsigned> range,
+                            bool barrier) {
   if (simd_depth_ == 0 && header_uniform(Uniformity::threadgroup)) return true;
+  if (simd_depth_ == 0 && barrier && header_uniform(Uniformity::threadgroup_arguments)) return true;
   if (!header_uniform(Uniformity::simdgroup)) return false;
-  enter(s);
+  if (simd_depth_++ == 0) uniformity_.set_block(range);
   return true;
 }
 
-void UniformControl::enter(CXCursor s) {
-  if (simd_depth_++ == 0) uniformity_.set_block(src_.range_of(s, false));
+// Whether `c` reaches a threadgroup barrier, itself or through a helper of the kernel's file.
+bool UniformControl::holds_barrier(CXCursor c, int depth) const {
+  bool found = false;
+  visit(c, [&](CXCursor x) {
+    if (clang_getCursorKind(x) == CXCursor_CallExpr) {
+      const std::string name = callee_name(x);
+      if (name == "threadgroup_barrier") found = true;
+      else if (depth < 8 && src_.defined_here(name))
+        for (CXCursor def : src_.definitions(name)) found = found || holds_barrier(def, depth + 1);
+    }
+    return found ? CXChildVisit_Break : CXChildVisit_Recurse;
+  });
+  return found;
 }
 
 void UniformControl::leave() {
   if (--simd_depth_ == 0) uniformity_.set_block({0, 0});
 }
 
-// `if (cond) A else B` with a uniform condition.
+// `if (cond) A else B` with a uniform condition. A branch of a kernel's threadgroup-wide `if` may
+// end in `return;` (ggml's argmax: `if (ntg > N_SIMDWIDTH) { ...; return; }`): every thread takes
+// it alike, so the loop form returns after the branch's last region (a `return` nested in that
+// region ends the thread's region loop there); the threads that reach a sync point after the `if`
+// are those that did not take it, so the branch's returns do not count against it.
 void UniformControl::uniform_if(CXCursor s, const Scope& scope) {
   std::vector<CXCursor> kids = children(s);
   const CXCursor cond = kids[0];
   const auto header = [&](Uniformity::Scope_ across) { return uniformity_.uniform(cond, across); };
-  if (kids.size() < 2 || !clang_isExpression(clang_getCursorKind(cond)) || Uniformity::jumps_out(s, false, false) ||
-      !choose(header, s))
+  const bool kernel_wide = simd_depth_ == 0 && !flattener_.in_helper();
+  std::vector<bool> returns(kids.size(), false);
+  bool leaves = false, any_return = false;
+  for (size_t k = 1; k < kids.size(); ++k) {
+    returns[k] = kernel_wide && ends_in_return(kids[k]);
+    any_return = any_return || returns[k];
+    leaves = leaves || Uniformity::jumps_out(kids[k], false, false, !returns[k]);
+  }
+  if (kids.size() < 2 || !clang_isExpression(clang_getCursorKind(cond)) || leaves ||
+      (any_return ? !header(Uniformity::threadgroup_arguments) : !choose(header, s)))
     throw Refusal{"a barrier or simd function inside a branch whose condition may differ between threads (or between the "
                   "threads of a simdgroup, where the branch holds only simd functions), or that leaves the loop or kernel",
                   src_.line_of(s)};
   const bool simd = simd_depth_ > 0;
   body_.control(src_.line_of(s), "if (" + src_.render(cond, scope) + ") {", simd);
-  control_body(kids[1], scope, {});
+  branch(kids[1], scope, returns[1]);
   if (kids.size() > 2) {
-    body_.control(src_.line_of(kids[2]), "} else {", simd);
-    control_body(kids[2], scope, {});
+    body_.control(src_.line_of(kids[2]), std::string(returns[1] ? "return;\n" : "") + "} else {", simd);
+    branch(kids[2], scope, returns[2]);
   }
+  body_.control(src_.line_of(s), std::string(returns.back() ? "return;\n" : "") + "}", simd);
+  if (simd) leave();
+}
+
+// `if (cond) return;` in a helper whose rest reaches sync points (qmv_impl's
+// `if (out_row >= out_vec_size) return;`, the same in each simdgroup): the rest is flattened as the
+// branch `if (!(cond)) { rest }`, which every thread of the threadgroup (or simdgroup) takes alike.
+void UniformControl::guard(CXCursor s, const std::vector<CXCursor>& rest, const Scope& scope) {
+  const CXCursor cond = children(s)[0];
+  const auto header = [&](Uniformity::Scope_ across) { return uniformity_.uniform(cond, across); };
+  bool barrier = false;
+  for (CXCursor r : rest) barrier = barrier || holds_barrier(r, 0);
+  if (!clang_isExpression(clang_getCursorKind(cond)) ||
+      !choose(header, {src_.range_of(s, false).first, src_.range_of(rest.back(), false).second}, barrier))
+    throw Refusal{"a helper returns before its end, where its threads may differ", src_.line_of(s)};
+  const bool simd = simd_depth_ > 0;
+  body_.control(src_.line_of(s), "if (!(" + src_.render(cond, scope) + ")) {", simd);
+  control_body(rest, scope, {});
   body_.control(src_.line_of(s), "}", simd);
   if (simd) leave();
+}
+
+// Whether `s` is `if (cond) return;` (or `{ return; }`), with no `else`.
+bool UniformControl::early_return(CXCursor s) {
+  if (clang_getCursorKind(s) != CXCursor_IfStmt) return false;
+  const std::vector<CXCursor> kids = children(s);
+  if (kids.size() != 2) return false;
+  CXCursor then = kids[1];
+  if (clang_getCursorKind(then) == CXCursor_CompoundStmt) {
+    const std::vector<CXCursor> stmts = children(then);
+    if (stmts.size() != 1) return false;
+    then = stmts[0];
+  }
+  return clang_getCursorKind(then) == CXCursor_ReturnStmt && children(then).empty();
+}
+
+// Whether `body` is a block whose last statement is `return;`.
+bool UniformControl::ends_in_return(CXCursor body) {
+  if (clang_getCursorKind(body) != CXCursor_CompoundStmt) return false;
+  const std::vector<CXCursor> stmts = children(body);
+  return !stmts.empty() && clang_getCursorKind(stmts.back()) == CXCursor_ReturnStmt && children(stmts.back()).empty();
+}
+
+// One branch of a uniform `if`; `returns`: it ends in `return;`, which the loop form's control
+// writes (UniformControl::uniform_if), and its returns count against no later sync point.
+void UniformControl::branch(CXCursor body, const Scope& scope, bool returns) {
+  if (!returns) return control_body(body, scope, {});
+  const int returned = flattener_.return_line();
+  std::vector<CXCursor> stmts = children(body);
+  stmts.pop_back();
+  control_body(stmts, scope, {});
+  flattener_.set_return_line(returned);
 }
 
 // `switch (cond) { case A: ... break; ... default: ... }` with a uniform condition (affine_matvec's

@@ -3,6 +3,8 @@
 // its sync points (FlatBody).
 #include <fmt/format.h>
 
+#include <set>
+
 #include "msl/msl_loop_rewrite.h"
 
 namespace mtlgen::msl::loop_form {
@@ -15,6 +17,15 @@ void Flattener::flatten(const std::vector<CXCursor>& stmts, const Scope& scope, 
   for (size_t i = 0; i < stmts.size(); ++i) {
     CXCursor s = stmts[i];
     const bool last = i + 1 == stmts.size();
+    if (helper && result && result->kind == Target::none && !last && UniformControl::early_return(s)) {
+      const std::vector<CXCursor> rest(stmts.begin() + long(i) + 1, stmts.end());
+      bool syncs = false, returns = false;
+      for (CXCursor r : rest) {
+        syncs = syncs || sync_.contains_sync(r);
+        returns = returns || contains(r, CXCursor_ReturnStmt);
+      }
+      if (syncs && !returns) return control_.guard(s, rest, scope);
+    }
     if (clang_getCursorKind(s) == CXCursor_ReturnStmt && helper) {
       if (!last) throw Refusal{"a helper returns before its end", src_.line_of(s)};
       helper_return(s, scope, *result);
@@ -36,12 +47,133 @@ void Flattener::flatten(const std::vector<CXCursor>& stmts, const Scope& scope, 
   }
 }
 
+// A parameter the body assigns (MLX's `x += gid * size_t(axis_size)`), or passes to a helper that
+// may take it by reference (MLX's adjust_matrix_offsets), is each thread's own, where the loop
+// form's parameters are the threadgroup's: the regions name a copy declared first (`mtlsim_p_x`,
+// kept per thread where a later region reads it). Such a builtin (the regions bind their own) or
+// reference is refused.
+Scope Flattener::parameter_copies(CXCursor fn, const EntryPoint& entry) {
+  Scope scope;
+  const CXCursor body = Source::body_of(fn);
+  const Uniformity uniformity(src_, fn, entry);
+  const UserFile& f = src_.file();
+  const std::set<std::string> by_reference = passed_by_reference(body);
+  for (CXCursor param : children(fn)) {
+    if (clang_getCursorKind(param) != CXCursor_ParmDecl) continue;
+    const std::string name = spelling(param);
+    if (name.empty() || (!uniformity.assigns(body, name) && !by_reference.count(name))) continue;
+    const int line = src_.line_of(param);
+    for (const KernelParam& p : entry.params)
+      if (p.name == name && (p.kind == ParamKind::builtin || p.is_reference))
+        throw Refusal{fmt::format("the body assigns the parameter `{}`, a builtin or reference", name), line};
+    const std::string copy = "mtlsim_p_" + name;
+    scope.renames[name] = copy;
+    const size_t first = specifier_start(f, f.token_at(src_.ctx().begin(param).offset));
+    const std::string type = src_.render(f.tokens[first].begin, src_.ctx().pos(param).offset, Scope{});
+    Item item = make_item(Item::code, line, fmt::format("{}{} = {};", type, copy, name));
+    item.region = body_.region;
+    item.var = body_.add_var(copy, spelling(clang_getCursorType(param)), false, line);
+    item.name_at = unsigned(type.size());
+    item.name_end = item.name_at + unsigned(copy.size());
+    body_.items.push_back(std::move(item));
+  }
+  return scope;
+}
+
+// The names passed whole (`f(x)`) to a function of the user's files that has a non-const
+// reference parameter there (in any of its declarations of that name: a template's is not
+// resolved).
+std::set<std::string> Flattener::passed_by_reference(CXCursor body) const {
+  std::set<std::string> out;
+  const auto reference_at = [&](const std::string& callee, unsigned i, int arguments) {
+    bool any = false;
+    for (bool here : {true, false}) {
+      if (here ? !src_.defined_here(callee) : !src_.defined_elsewhere(callee)) continue;
+      for (CXCursor def : here ? src_.definitions(callee) : src_.definitions_elsewhere(callee)) {
+        std::vector<CXCursor> params;
+        for (CXCursor p : children(def))
+          if (clang_getCursorKind(p) == CXCursor_ParmDecl) params.push_back(p);
+        if (int(params.size()) != arguments) continue;  // another overload
+        const CXType t = clang_getCursorType(params[i]);
+        any = any || (t.kind == CXType_LValueReference && !clang_isConstQualifiedType(clang_getPointeeType(t)));
+      }
+    }
+    return any;
+  };
+  visit(body, [&](CXCursor x) {
+    if (clang_getCursorKind(x) != CXCursor_CallExpr) return CXChildVisit_Recurse;
+    const std::string callee = callee_name(x);
+    const int n = clang_Cursor_getNumArguments(x);
+    for (int i = 0; i < n; ++i) {
+      const CXCursor arg = strip(clang_Cursor_getArgument(x, unsigned(i)));
+      if (clang_getCursorKind(arg) == CXCursor_DeclRefExpr && reference_at(callee, unsigned(i), n)) out.insert(spelling(arg));
+    }
+    return CXChildVisit_Recurse;
+  });
+  return out;
+}
+
 void Flattener::code(CXCursor s, const Scope& scope) {
+  if (clang_getCursorKind(s) == CXCursor_DeclStmt && (threadgroup_declaration(s, scope) || type_declaration(s, scope))) return;
   Item item = make_item(Item::code, src_.line_of(s), src_.render(s, scope, true));
   item.region = body_.region;
   if (clang_getCursorKind(s) == CXCursor_DeclStmt) declaration(s, scope, item);
   body_.note_uses(item.text, body_.region);
   body_.items.push_back(std::move(item));
+}
+
+// `threadgroup float sums[32];` at the top level of a body (or of an inlined helper's, or of a
+// uniform loop's or branch's): one variable per threadgroup, whatever scope declares it, so it is
+// declared once at the top of the loop form as the fibers' rewrite declares it (msl_rewrite.cpp,
+// mtlsim/msl_threadgroup.h: a reference to the threadgroup's storage for the site, poisoned as the
+// threadgroup's first thread reaches it) and every region names that reference. The declaration
+// runs as a lane (the runtime asks for one). One nested in a statement stays there: each thread of
+// the region gets the same storage, as a fiber would.
+bool Flattener::threadgroup_declaration(CXCursor s, const Scope& scope) {
+  std::vector<CXCursor> decls = children(s);
+  size_t sites = 0;
+  for (CXCursor v : decls) sites += clang_getCursorKind(v) == CXCursor_VarDecl && src_.threadgroup_site(v) != nullptr;
+  const int line = src_.line_of(s);
+  const std::string lane = "::mtlsim::detail::tls_lane = &mtlsim_run.lanes[0];\n";
+  if (sites == 0) {  // a generated kernel's simulator copy declares it so already (the spec's body)
+    const std::string text = src_.render(s, scope, true);
+    if (decls.size() != 1 || clang_getCursorKind(decls[0]) != CXCursor_VarDecl ||
+        text.find("::mtlsim::threadgroup_local<") == std::string::npos)
+      return false;
+    body_.add_var(scope.rename(spelling(decls[0])), "", true, line);
+    body_.hoisted.push_back(src_.line_directive(line) + lane + text + "\n");
+    return true;
+  }
+  if (sites != decls.size()) throw Refusal{"a declaration of threadgroup and thread variables together", line};
+  for (CXCursor v : decls) {
+    const ThreadgroupSite& site = *src_.threadgroup_site(v);
+    const std::string name = scope.rename(spelling(v));
+    body_.add_var(name, "", true, line);  // bound once for every region, never kept per thread
+    body_.hoisted.push_back(src_.line_directive(line) +
+                            lane + fmt::format("auto& {} = ::mtlsim::threadgroup_local<{}>([]{{}}, \"{}\");\n", name,
+                                               rename_words(site.type, scope), site.name));
+  }
+  return true;
+}
+
+// `typedef float U;` (qmv_impl) or `using U = float;` at the top level: a type every region may
+// name, declared at the top of the loop form (where the template aliases are) unless it names a
+// value of the body.
+bool Flattener::type_declaration(CXCursor s, const Scope& scope) {
+  std::vector<CXCursor> decls = children(s);
+  for (CXCursor d : decls)
+    if (clang_getCursorKind(d) != CXCursor_TypedefDecl && clang_getCursorKind(d) != CXCursor_TypeAliasDecl) return false;
+  const std::string text = src_.render(s, scope, true);
+  bool names_a_value = false;
+  for_each_identifier(text, [&](const std::string& word, bool member) {
+    auto v = body_.var_by_name.find(word);
+    names_a_value = !member && v != body_.var_by_name.end() && !body_.vars[v->second].constant;
+    return !names_a_value;
+  });
+  if (decls.empty() || names_a_value) return false;
+  for (CXCursor d : decls) body_.add_var(scope.rename(spelling(d)), "", true, src_.line_of(s));
+  body_.hoisted.push_back(src_.line_directive(src_.line_of(s)) + text + "\n");
+  return true;
 }
 
 // A top-level declaration: its variable may be needed in later regions.
@@ -197,6 +329,8 @@ void Flattener::sync_call(CXCursor call, Target target, const Scope& scope, int 
     throw Refusal{fmt::format("`{}`, which reaches a barrier or simd function, is defined in another file than the kernel "
                               "(a loop form inlines only helpers of the kernel's own file)", name), line};
   if (!is_sync_builtin(name)) throw Refusal{fmt::format("`{}` is not a barrier or simd function", name), line};
+  if (is_matrix_collective(name))
+    throw Refusal{fmt::format("`{}`, a simdgroup matrix function (its collective writes through its arguments)", name), line};
   Item item = make_item(Item::sync, line, src_.render(call, scope));
   item.region = body_.region;
   item.barrier = name == "threadgroup_barrier";

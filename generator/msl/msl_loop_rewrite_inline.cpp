@@ -12,7 +12,6 @@ void HelperInliner::inline_helper(CXCursor call, const std::string& name, const 
   if (active_.count(name)) throw Refusal{fmt::format("the helper `{}` is recursive", name), line};
   CXCursor def = src_.definition(name);
   if (clang_Cursor_isNull(def)) throw Refusal{fmt::format("the helper `{}` is overloaded", name), line};
-  src_.refuse_threadgroup_variables(def);
   active_.insert(name);
   Scope scope;
   const std::string prefix = fmt::format("mtlsim_h{}_", ++helpers_);
@@ -93,9 +92,27 @@ void HelperInliner::template_aliases(CXCursor call, CXCursor def, const std::vec
                                             alias, given[i]));
       continue;
     }
-    if (!type) throw Refusal{fmt::format("the template parameter `{}` of `{}` is not given", spelling(tparams[i]), spelling(def)), line};
+    const std::string fallback = default_argument(tparams[i], scope);
+    if (!type && fallback.empty())
+      throw Refusal{fmt::format("the template parameter `{}` of `{}` is not given", spelling(tparams[i]), spelling(def)), line};
+    if (!type) {  // layer_norm's initialize_buffer(local_buffer, ...) with `template <int N = 1>`
+      body_.hoisted.push_back(fmt::format("constexpr {} {} = {};\n", rename_words(spelling(clang_getCursorType(tparams[i])), scope),
+                                          alias, fallback));
+      continue;
+    }
     body_.hoisted.push_back(fmt::format("using {} = {};\n", alias, deduced(call, tparams[i], params, caller, line)));
   }
+}
+
+// The default argument of a template parameter (`int N = 1`), rendered in the helper's scope; "" where it has none.
+std::string HelperInliner::default_argument(CXCursor tparam, const Scope& scope) const {
+  const UserFile& f = src_.file();
+  auto [b, e] = src_.range_of(tparam, false);
+  const unsigned name_end = src_.ctx().pos(tparam).offset + unsigned(spelling(tparam).size());
+  for (size_t i = f.token_at(name_end); i < f.tokens.size() && f.tokens[i].end <= e; ++i)
+    if (f.tokens[i].text == "=" && i + 1 < f.tokens.size()) return src_.render(f.tokens[i + 1].begin, e, scope);
+  (void)b;
+  return "";
 }
 
 // A helper's parameters become per-thread locals, which cannot be references: a type argument
@@ -124,16 +141,32 @@ std::string HelperInliner::deduced(CXCursor call, CXCursor tparam, const std::ve
   throw Refusal{fmt::format("cannot tell the template argument `{}` of a helper", p), line};
 }
 
-// Each parameter becomes a local initialised from its argument, in the caller's region.
-void HelperInliner::bind_params(CXCursor call, const std::vector<CXCursor>& params, const Scope& scope, const Scope& caller, int line) {
+// Each parameter becomes a local initialised from its argument, in the caller's region. A `const`
+// or `constant` reference (qmv_impl's `const constant int& in_vec_size`) is bound as the value it
+// refers to, which the helper cannot change; another reference becomes a pointer to its argument
+// (`(*p)` where the helper names it), so the argument's variable lives in its frame slot
+// (FlatBody::keep_pointed_to) and the helper's writes reach it.
+void HelperInliner::bind_params(CXCursor call, const std::vector<CXCursor>& params, Scope& scope, const Scope& caller, int line) {
   if (clang_Cursor_getNumArguments(call) != int(params.size()))
     throw Refusal{"a helper called with default arguments", line};
   for (size_t i = 0; i < params.size(); ++i) {
     std::vector<std::string> w = type_words(params[i]);
-    if (std::find(w.begin(), w.end(), "&") != w.end()) throw Refusal{"a helper with a reference parameter", line};
     std::string type = declared_type(params[i], scope);
     std::string name = scope.rename(spelling(params[i]));
-    std::string arg = src_.render(clang_Cursor_getArgument(call, unsigned(i)), caller);
+    const CXCursor argument = clang_Cursor_getArgument(call, unsigned(i));
+    std::string arg = src_.render(argument, caller);
+    const size_t amp = type.rfind('&');
+    if (std::find(w.begin(), w.end(), "&") != w.end() && amp != std::string::npos) {
+      const CXType t = clang_getCursorType(params[i]);
+      if (t.kind == CXType_LValueReference && clang_isConstQualifiedType(clang_getPointeeType(t))) {
+        type.erase(amp, 1);
+      } else {
+        type[amp] = '*';
+        arg = "&" + arg;
+        scope.renames[spelling(params[i])] = "(*" + name + ")";
+      }
+    }
+    flattener_.note_argument(params[i], argument);
     Item item = make_item(Item::code, line, fmt::format("{}{} = ({});", type, name, arg));
     item.region = body_.region;
     item.var = body_.add_var(name, type, false, line);

@@ -22,9 +22,9 @@ bool Uniformity::uniform(CXCursor e, Scope_ across) const {
   auto check = [&](CXCursor x) {
     switch (clang_getCursorKind(x)) {
       case CXCursor_DeclRefExpr: ok = ok && uniform_reference(x, across); break;
-      case CXCursor_CallExpr: ok = ok && across == simdgroup && pure_call(x); break;  // `min(begin + n, end)`
+      case CXCursor_CallExpr: ok = ok && across != threadgroup && pure_call(x); break;  // `min(begin + n, end)`
       case CXCursor_OverloadedDeclRef: ok = false; break;  // a dependent call
-      case CXCursor_MemberRefExpr: ok = ok && across == simdgroup; break;  // `params.n`, `tgid.x`: as uniform as the base
+      case CXCursor_MemberRefExpr: ok = ok && across != threadgroup; break;  // `params.n`, `tgid.x`: as uniform as the base
       default: break;
     }
   };
@@ -41,9 +41,9 @@ bool Uniformity::uniform_reference(CXCursor ref, Scope_ across) const {
   switch (clang_getCursorKind(d)) {
     case CXCursor_NonTypeTemplateParameter:
     case CXCursor_EnumConstantDecl: return true;
-    case CXCursor_ParmDecl: return across == simdgroup && uniform_parameter(d);
+    case CXCursor_ParmDecl: return across != threadgroup && uniform_parameter(d, across);
     case CXCursor_FunctionDecl:
-    case CXCursor_FunctionTemplate: return across == simdgroup && pure_function(d);
+    case CXCursor_FunctionTemplate: return across != threadgroup && pure_function(d);
     case CXCursor_VarDecl: break;
     default: return false;
   }
@@ -71,11 +71,20 @@ bool Uniformity::pure_call(CXCursor call) const {
   return !clang_Cursor_isNull(callee) && pure_function(callee);
 }
 
-// A parameter of the kernel (not of a helper) that is the same in a simdgroup: a `constant`
-// buffer or argument struct, or a builtin other than the thread's own position or lane.
-bool Uniformity::uniform_parameter(CXCursor param) const {
-  if (!clang_equalCursors(clang_getCursorSemanticParent(param), kernel_)) return false;
+// A parameter of the kernel that the body never assigns and that is the same in the threadgroup: a
+// `constant` buffer or argument struct, or a builtin of the threadgroup or grid (a threadgroup-wide
+// header reads the loop form's parameters, which hold thread 0's builtins); in a simdgroup, also
+// the simdgroup's index, and a helper's parameter (a local bound before the block) whose argument is.
+bool Uniformity::uniform_parameter(CXCursor param, Scope_ across) const {
   const std::string name = spelling(param);
+  const CXCursor parent = clang_getCursorSemanticParent(param);
+  const CXCursor body = Source::body_of(parent);
+  if (clang_Cursor_isNull(body) || assigns(body, name)) return false;
+  if (!clang_equalCursors(parent, kernel_)) {  // an inlined helper's: a local bound to its argument
+    for (auto a = arguments_.rbegin(); a != arguments_.rend(); ++a)
+      if (clang_equalCursors(a->param, param)) return across == simdgroup && !a->in_block && uniform(a->arg, across);
+    return false;
+  }
   for (const KernelParam& p : entry_.params) {
     if (p.name != name) continue;
     if (p.kind != ParamKind::builtin) return p.address_space == AddressSpace::constant;
@@ -85,9 +94,9 @@ bool Uniformity::uniform_parameter(CXCursor param) const {
       case ir::Builtin::threads_per_grid:
       case ir::Builtin::threads_per_threadgroup:
       case ir::Builtin::threadgroups_per_grid:
-      case ir::Builtin::simdgroup_index_in_threadgroup:
       case ir::Builtin::simdgroups_per_threadgroup:
       case ir::Builtin::threads_per_simdgroup: return true;
+      case ir::Builtin::simdgroup_index_in_threadgroup: return across == simdgroup;
       default: return false;
     }
   }
@@ -124,20 +133,20 @@ bool Uniformity::assigns(CXCursor body, const std::string& name) const {
   return false;
 }
 
-// Whether a `break`, `continue`, `return` or `goto` in `c` leaves the statement being flattened
-// (`in_loop` / `in_switch`: inside a loop or switch of its own, which a break stays in).
-bool Uniformity::jumps_out(CXCursor c, bool in_loop, bool in_switch) {
+// Whether a `break`, `continue`, `return` (where `returns`) or `goto` in `c` leaves the statement
+// being flattened (`in_loop` / `in_switch`: inside a loop or switch of its own, which a break stays in).
+bool Uniformity::jumps_out(CXCursor c, bool in_loop, bool in_switch, bool returns) {
   bool out = false;
   visit(c, [&](CXCursor x) {
     switch (clang_getCursorKind(x)) {
-      case CXCursor_ReturnStmt:
+      case CXCursor_ReturnStmt: out = returns; break;
       case CXCursor_GotoStmt: out = true; break;
       case CXCursor_BreakStmt: out = !in_loop && !in_switch; break;
       case CXCursor_ContinueStmt: out = !in_loop; break;
       case CXCursor_ForStmt:
       case CXCursor_WhileStmt:
-      case CXCursor_DoStmt: out = jumps_out(x, true, in_switch); return out ? CXChildVisit_Break : CXChildVisit_Continue;
-      case CXCursor_SwitchStmt: out = jumps_out(x, in_loop, true); return out ? CXChildVisit_Break : CXChildVisit_Continue;
+      case CXCursor_DoStmt: out = jumps_out(x, true, in_switch, returns); return out ? CXChildVisit_Break : CXChildVisit_Continue;
+      case CXCursor_SwitchStmt: out = jumps_out(x, in_loop, true, returns); return out ? CXChildVisit_Break : CXChildVisit_Continue;
       default: break;
     }
     return out ? CXChildVisit_Break : CXChildVisit_Recurse;

@@ -356,9 +356,6 @@ INSTANTIATE_TEST_SUITE_P(
                 "", "a `switch` whose condition may differ between threads, or whose cases fall through", 6},
         Refused{"SimdFunctionInAWhileLoop", "  uint i = 0;\n  while (i < 4) {\n    out[lid] = simd_sum(out[i]);\n    ++i;\n  }\n", "",
                 "inside a `while` or `do` loop", 7},
-        Refused{"ReturnInAUniformBranch",
-                "  if (4 > 2) {\n    out[lid] = simd_sum(out[lid]);\n    return;\n  }\n  threadgroup_barrier(mem_flags::mem_none);\n", "",
-                "a branch whose condition may differ between threads", 6},
         Refused{"SimdFunctionEvaluatedConditionally", "  float v = lid < 4 ? simd_sum(out[lid]) : 0.0f;\n  out[lid] = v;\n",
                 "", "inside a statement", 6},
         Refused{"ReturnBeforeABarrier", "  if (lid >= 100) return;\n  threadgroup_barrier(mem_flags::mem_none);\n", "",
@@ -368,12 +365,151 @@ INSTANTIATE_TEST_SUITE_P(
                 "float f(float v, int d) { v = simd_sum(v); v = f(v, d - 1); return v; }\n", "recursive", 3},
         Refused{"HelperReturnsEarly", "  out[lid] = f(out[lid]);\n",
                 "float f(float v) {\n  if (v > 0) return v;\n  v = simd_sum(v);\n  return v;\n}\n", "returns before its end", 4},
-        Refused{"HelperWithAReferenceParameter", "  float v = out[lid];\n  g(v);\n  out[lid] = v;\n",
-                "void g(thread float& v) { v = simd_sum(v); }\n", "reference parameter", 8},
-        Refused{"ThreadgroupVariableInTheBody",
-                "  threadgroup float s[32];\n  s[lane] = out[lid];\n  threadgroup_barrier(mem_flags::mem_threadgroup);\n  out[lid] = s[0];\n",
-                "", "threadgroup variable `s`", 6}),
+        Refused{"BarrierInABranchThatReturnsOnAThreadValue",
+                "  if (lid < 32) {\n    threadgroup_barrier(mem_flags::mem_none);\n    return;\n  }\n", "",
+                "a branch whose condition may differ between threads", 6},
+        Refused{"ReturnInTheMiddleOfAUniformBranch",
+                "  if (4 > 2) {\n    threadgroup_barrier(mem_flags::mem_none);\n    if (lid == 0) return;\n"
+                "    threadgroup_barrier(mem_flags::mem_none);\n    return;\n  }\n", "",
+                "may return (line 8) before", 9},
+        Refused{"SimdgroupMatrixFunction",
+                "  simdgroup_float8x8 m;\n  simdgroup_load(m, tg, 8);\n  simdgroup_store(m, out, 8);\n", "",
+                "a simdgroup matrix function", 7},
+        Refused{"HelperReturnsEarlyOnAThreadValue", "  f(out, lid);\n",
+                "void f(device float* out, uint lid) {\n  if (lid > 3) return;\n  out[lid] = simd_sum(out[lid]);\n}\n",
+                "a helper returns before its end, where its threads may differ", 4}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// A threadgroup variable declared in a body (MLX's rms_norm, layer_norm, softmax, arg_reduce,
+// sdpa_vector) is one per threadgroup whatever its scope: declared once at the top of the loop form,
+// as the fibers' rewrite declares it, under its scope's name, and never kept per thread.
+TEST(LoopForm, ThreadgroupVariablesInTheBodyAreDeclaredOnce) {
+  Parsed p = parse_text(kernel_text(
+      "  threadgroup float sums[32];\n"
+      "  float v = simd_sum(out[lid]);\n"
+      "  if (lane == 0) sums[sg] = v;\n"
+      "  for (uint r = 0; r < 2; ++r) {\n"
+      "    threadgroup float other[4];\n"
+      "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+      "    other[r] = sums[r];\n"
+      "  }\n"
+      "  out[lid] = sums[lane % 2];\n"));
+  ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
+  EXPECT_EQ(kernel(p, "k").refusal, "");
+  const std::string text = p.unit.loop_form().text();
+  const size_t first = text.find("::mtlsim::loops::segment(");
+  EXPECT_LT(text.find("#line 6\n::mtlsim::detail::tls_lane = &mtlsim_run.lanes[0];\n"
+                      "auto& sums = ::mtlsim::threadgroup_local<float[32]>([]{}, \"sums\");\n"), first) << text;
+  EXPECT_LT(text.find("auto& mtlsim_b2_other = ::mtlsim::threadgroup_local<float[4]>([]{}, \"other\");\n"), first) << text;
+  EXPECT_EQ(text.find("mtlsim_f_sums"), std::string::npos) << "not kept per thread: " << text;
+  EXPECT_NE(text.find("mtlsim_b2_other[mtlsim_b1_r] = sums[mtlsim_b1_r];"), std::string::npos) << text;
+}
+
+// A parameter the body assigns (MLX's `x += gid * axis_size`), or passes to a helper that takes it
+// by reference, is each thread's own: the regions name a copy, where the loop form's parameters
+// are the threadgroup's.
+TEST(LoopForm, AssignedParametersAreCopiedPerThread) {
+  Parsed p = parse_text(kernel_text("  out += lid;\n  bump(tg);\n  float v = simd_sum(out[0]);\n  out[0] = v + tg[0];\n",
+                                    "void bump(threadgroup float*& p) { p += 1; }\n"));
+  ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
+  EXPECT_EQ(kernel(p, "k").refusal, "");
+  const std::string text = p.unit.loop_form().text();
+  EXPECT_NE(text.find("device float* mtlsim_p_out = out;"), std::string::npos) << text;
+  EXPECT_NE(text.find("mtlsim_p_out += lid;"), std::string::npos) << text;
+  EXPECT_NE(text.find("threadgroup float* mtlsim_p_tg = tg;"), std::string::npos) << "passed by reference: " << text;
+  EXPECT_NE(text.find("mtlsim_p_out[0] = v + mtlsim_p_tg[0];"), std::string::npos) << text;
+}
+
+// A branch around barriers on the threadgroup's size and a `constant` argument (ggml's argmax and
+// soft_max: `if (ntg > N_SIMDWIDTH)`) is the same for every thread; one whose body ends in
+// `return;` returns after its last region, and a barrier after it is reached by the threads that
+// did not take it (all or none).
+TEST(LoopForm, BranchOnTheThreadgroupSizeAroundBarriers) {
+  Parsed p = parse_text(
+      "#include <metal_stdlib>\nusing namespace metal;\n"
+      "struct Args { int n; };\n"
+      "kernel void k(constant Args& args, device float* out [[buffer(1)]], threadgroup float* tg [[threadgroup(0)]],\n"
+      "              uint lid [[thread_position_in_threadgroup]], uint3 tptg [[threads_per_threadgroup]],\n"
+      "              uint ntg [[threads_per_threadgroup]]) {\n"
+      "  float v = simd_max(out[lid]);\n"
+      "  if (ntg > 32 && args.n > 0) {\n"
+      "    tg[lid] = v;\n"
+      "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+      "    out[lid] = tg[(lid + 1) % min(ntg, 64u)];\n"
+      "    return;\n"
+      "  }\n"
+      "  if (tptg.x > 32) {\n"
+      "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+      "  }\n"
+      "  out[lid] = v;\n"
+      "}\n");
+  ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
+  EXPECT_EQ(kernel(p, "k").refusal, "");
+  const std::string text = p.unit.loop_form().text();
+  EXPECT_NE(text.find("#line 8\nif (ntg > 32 && args.n > 0) {\n::mtlsim::loops::segment("), std::string::npos) << text;
+  EXPECT_NE(text.find("});\n#line 8\nreturn;\n}\n"), std::string::npos) << "returns after the branch's last region: " << text;
+  EXPECT_EQ(text.find("\nreturn;\n});"), std::string::npos) << "the branch's own return is the control's: " << text;
+  EXPECT_NE(text.find("#line 14\nif (tptg.x > 32) {\n"), std::string::npos) << text;
+}
+
+// A helper with `const constant int&` parameters, a `thread float&` one and an early return on a
+// value the same in each simdgroup (MLX's qmv_impl, `if (out_row >= out_vec_size) return;`): the
+// const reference is bound as a value, the other as a pointer to the caller's variable, and the
+// rest of the helper becomes the branch `if (!(...))`, a simdgroup block.
+TEST(LoopForm, HelperReferencesAndAnEarlyReturnPerSimdgroup) {
+  Parsed p = parse_text(
+      "#include <metal_stdlib>\nusing namespace metal;\n"
+      "template <int N = 4>\n"
+      "void rows(device float* y, const constant int& n, thread float& total, uint sg, uint lane) {\n"
+      "  typedef float U;\n"
+      "  const int row = int(sg) * N;\n"
+      "  if (row >= n) {\n"
+      "    return;\n"
+      "  }\n"
+      "  for (int r = 0; r < N && row + r < n; r++) {\n"
+      "    U s = simd_sum(y[(row + r) * 32 + lane]);\n"
+      "    total += s;\n"
+      "  }\n"
+      "}\n"
+      "kernel void k(device float* y [[buffer(0)]], const constant int& n [[buffer(1)]],\n"
+      "              uint sg [[simdgroup_index_in_threadgroup]], uint lane [[thread_index_in_simdgroup]]) {\n"
+      "  float total = 0;\n"
+      "  rows(y, n, total, sg, lane);\n"
+      "  if (lane == 0) y[sg] = total;\n"
+      "}\n");
+  ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
+  EXPECT_EQ(kernel(p, "k").refusal, "");
+  const std::string text = p.unit.loop_form().text();
+  EXPECT_NE(text.find("constexpr int mtlsim_h1_N = 4;"), std::string::npos) << "the default argument: " << text;
+  EXPECT_NE(text.find("int mtlsim_h1_n = (n);"), std::string::npos) << text;
+  EXPECT_NE(text.find("thread float* mtlsim_h1_total = (&total);"), std::string::npos) << text;
+  EXPECT_NE(text.find("#line 5\ntypedef float U;\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("#line 7\nif (!(mtlsim_h1_row >= mtlsim_h1_n)) {\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("(*mtlsim_h1_total) += mtlsim_b"), std::string::npos) << text;
+  EXPECT_NE(text.find("::mtlsim::loops::block("), std::string::npos) << text;
+}
+
+// In a template, a dependent `sum += x[i]` is an operator call whose first operand is the value
+// `sum`: it calls no function `sum` (MLX's quantized.h has one that reaches simd_sum).
+TEST(LoopForm, ADependentOperatorCallsNoFunction) {
+  Parsed p = parse_text(
+      "#include <metal_stdlib>\nusing namespace metal;\n"
+      "float sum(float v) { return simd_sum(v); }\n"
+      "template <typename T>\n"
+      "T load(const device T* x) {\n"
+      "  T sum = 0;\n"
+      "  for (int i = 0; i < 4; i++) sum += x[i];\n"
+      "  return sum;\n"
+      "}\n"
+      "template <typename T>\n"
+      "kernel void k(device T* x [[buffer(0)]], uint lane [[thread_index_in_simdgroup]]) {\n"
+      "  for (int i = lane; i < 64; i += 32) x[i] = load(x + i);\n"
+      "  x[lane] = simd_sum(x[lane]);\n"
+      "}\n"
+      "template [[host_name(\"kf\")]] kernel void k<float>(device float*, uint);\n");
+  ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
+  EXPECT_EQ(kernel(p, "k").refusal, "");
+}
 
 TEST(LoopForm, ShippedRmsNormQualifies) {
   Parsed p = parse_text(read(std::filesystem::path(MTLGEN_SOURCE_DIR) / "out/rms_norm/rms_norm.metal"), "rms_norm.metal");

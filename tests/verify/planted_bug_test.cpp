@@ -103,11 +103,11 @@ VerifyRun verify(const fs::path& spec, bool exact_races, const std::string& tag 
 // The bugs whose kernels the front end turns into loops; the others fall back to fibers (each
 // for its reason: a barrier or simd function in a branch or loop, a `return` before a barrier).
 const std::set<std::string> kRunAsLoops = {
-    "block_cumsum", "clear_before_reduce", "cross_threadgroup_accumulate", "family_half_dispatch",
-    "function_constant_branch", "grid_rounded_down", "mem_none_barrier_race", "missing_barrier", "poison_branch",
-    "poison_index", "private_array_past_end", "run_time_threads", "same_value_store", "simd_rows_past_end", "simd_sum_only",
-    "store_into_slack", "uninitialised_private_array", "uninitialised_private_read", "uninitialised_threadgroup_read",
-    "vector_load_odd_size"};
+    "block_cumsum", "body_threadgroup_missing_barrier", "clear_before_reduce", "cross_threadgroup_accumulate",
+    "family_half_dispatch", "function_constant_branch", "grid_rounded_down", "mem_none_barrier_race", "missing_barrier",
+    "poison_branch", "poison_index", "private_array_past_end", "run_time_threads", "same_value_store", "simd_rows_past_end",
+    "simd_sum_only", "size_branch_missing_barrier", "store_into_slack", "uninitialised_private_array",
+    "uninitialised_private_read", "uninitialised_threadgroup_read", "vector_load_odd_size"};
 
 // Both execution paths in one test: they share the spec's modules, which the first path compiles
 // (two tests would hold two CTest slots while one waits for the other's compile).
