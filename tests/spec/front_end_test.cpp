@@ -450,16 +450,24 @@ TEST(ReferenceInclude, ReadAndHashed) {
   EXPECT_FALSE(diags.has_errors()) << diags.format_all();
 }
 
+// The family's reference and its own kernels' may include files, from the family's folder.
 TEST(ReferenceInclude, FamilyMembersShareTheFamilysHash) {
   const fs::path family = source_dir() / "tests/spec/accepts/family_two_passes.yaml";
   std::string text = read_text(family);
   text.insert(text.find("\ntests:\n") + 1, "reference_include: end.inc\n");
+  text.insert(text.find("\n    tests:\n") + 1, "    reference_include: shared/member_end.inc\n");  // `doubled`'s
   TempDir dir;
   dir.write("end.inc", "// nothing more\n");
+  fs::create_directories(dir.path() / "shared");
+  dir.write("shared/member_end.inc", "// nothing more for the member\n");
   support::Diagnostics diags;
   auto k = load_spec(dir.write("family.yaml", text).string(), "family.yaml", diags);
   ASSERT_TRUE(k) << diags.format_all();
   ASSERT_TRUE(k->is_family());
+  EXPECT_EQ(k->reference_include.code.text, "// nothing more\n");
+  ASSERT_EQ(k->family->kernels.at(0).name, "doubled");
+  EXPECT_EQ(k->family->kernels.at(0).reference_include.code.text, "// nothing more for the member\n");
+  EXPECT_EQ(k->family->kernels.at(0).reference_include.code.loc.file, "shared/member_end.inc");
   EXPECT_NE(k->spec_hash, support::hash_hex(text));
   for (const auto& m : k->family->kernels) EXPECT_EQ(m.spec_hash, k->spec_hash) << m.name;
 }
