@@ -14,6 +14,11 @@ namespace {
 
 using support::TemplateData;
 
+// The names the reference's code reads: its body's and its included file's.
+std::set<std::string> reference_identifiers(const ir::Kernel& k) {
+  return support::identifiers_in(k.reference.text + "\n" + k.reference_include.code.text);
+}
+
 class ReferenceWriter {
  public:
   explicit ReferenceWriter(const ir::Kernel& k) : k_(k) {}
@@ -32,6 +37,7 @@ class ReferenceWriter {
     d.set("reference_prelude", prelude(k_.reference_prelude, "// reference_prelude: ", includes));
     d.set("origin", comment_text(fmt::format("{}:{}", k_.spec_path, k_.reference.loc.line)));
     d.set("body", support::indent_lines(without_includes(k_.reference.text, includes), "  "));
+    d.set("included", included(k_.reference_include.code, includes));
     d.set("hoisted_includes", support::string_list(includes));
     d.set("banner", banner(k_, k_.name + "_reference.h"));
     out.add(k_.name + "/" + k_.name + "_reference.h", support::render_template("reference/reference.h.mustache", d));
@@ -73,6 +79,19 @@ class ReferenceWriter {
     std::string text = without_includes(block.text, includes);
     while (!text.empty() && text.back() == '\n') text.pop_back();
     item.set("text", text);
+    list.push_back(item);
+    return list;
+  }
+
+  // The reference's included file, after the body in the same function, marked with its own
+  // file and line as the body is with the spec's.
+  static TemplateData included(const ir::CodeBlock& block, std::vector<std::string>& includes) {
+    TemplateData list{TemplateData::type::list};
+    if (block.text.empty()) return list;
+    TemplateData item;
+    item.set("marker", kReferenceIncludeMarker);
+    item.set("origin", comment_text(fmt::format("{}:{}", block.loc.file, block.loc.line)));
+    item.set("text", support::indent_lines(without_includes(block.text, includes), "  "));
     list.push_back(item);
     return list;
   }
@@ -133,7 +152,7 @@ class ReferenceWriter {
 
   // Dims as int64_t (index arithmetic never overflows), scalars and function constants the body reads.
   std::vector<std::string> locals() const {
-    auto used = support::identifiers_in(k_.reference.text);
+    auto used = reference_identifiers(k_);
     std::vector<std::string> lines;
     for (const auto& d : k_.dims) {
       if (used.count(d.name)) lines.push_back(fmt::format("const int64_t {0} = dims.{0};", d.name));
@@ -160,11 +179,12 @@ class ReferenceWriter {
 std::vector<EmbeddedBlock> reference_blocks(const ir::Kernel& kernel) {
   return {{&kernel.prelude, "prelude", "// prelude: ", 0},
           {&kernel.reference_prelude, "reference_prelude", "// reference_prelude: ", 0},
+          {&kernel.reference_include.code, "reference_include", kReferenceIncludeMarker, 2},
           {&kernel.reference, "reference", kReferenceMarker, 2}};
 }
 
 bool reference_reads_tunables(const ir::Kernel& kernel) {
-  auto used = support::identifiers_in(kernel.reference.text);
+  auto used = reference_identifiers(kernel);
   for (const auto& t : kernel.tunables) if (used.count(t.name)) return true;
   return false;
 }

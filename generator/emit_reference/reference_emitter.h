@@ -15,8 +15,13 @@ namespace mtlgen::emit {
 // Where the reference starts in the emitted <kernel>_reference.cpp: the line after
 // "// reference: <spec>:<line>" (templates/reference/reference.cpp.mustache).
 inline constexpr const char* kReferenceMarker = "// reference: ";
+// Where the reference's included file (`reference_include:`) starts: the line after
+// "// reference_include: <file>:1", after the reference's own lines.
+inline constexpr const char* kReferenceIncludeMarker = "// reference_include: ";
 
-// The spec blocks in the emitted <kernel>_reference.cpp: prelude, reference_prelude, reference.
+// The spec blocks in the emitted <kernel>_reference.cpp: prelude, reference_prelude,
+// reference_include (located in its own file), and last the reference, which the file is built
+// around.
 std::vector<EmbeddedBlock> reference_blocks(const ir::Kernel& kernel);
 // True when the reference reads a tunable: its results are then per variant, not per type.
 bool reference_reads_tunables(const ir::Kernel& kernel);

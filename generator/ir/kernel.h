@@ -186,6 +186,16 @@ struct CodeBlock {
   SourceLoc loc;  // line of the first line of `text`
 };
 
+// Code a spec keeps in a file of its own folder (`reference_include: file.inc`), so that several
+// specs state it once: the path as written and where; `code` is the file's text, located at line 1
+// of the file itself (the front end reads it; empty until then).
+struct IncludedCode {
+  std::string path;
+  SourceLoc path_loc;
+  CodeBlock code;
+  bool present() const { return !path.empty(); }
+};
+
 // A named quantity of the cost model beyond bytes and flops (`cost: extra:`), such as the bytes a
 // backward pass keeps for checkpoints against those a full state history would take.
 struct CostQuantity {
@@ -485,7 +495,7 @@ struct Kernel {
   SourceLoc name_loc;
   std::string summary;
   std::string spec_path;  // as displayed in generated headers, '/'-separated
-  std::string spec_hash;  // of the spec file bytes
+  std::string spec_hash;  // of the spec file bytes, and of the files it includes (reference_include)
   std::vector<TypeParam> type_params;
   // `types:` written as a list of tuples ({T: half, AccT: float}): the type combinations the
   // variants take, in order. Empty: every combination of the type parameters' lists.
@@ -508,6 +518,9 @@ struct Kernel {
   CodeBlock reference_prelude;
   CodeBlock body;
   CodeBlock reference;
+  // Pasted after `reference:` in the same function (it sees the same locals and what the
+  // reference declared before it).
+  IncludedCode reference_include;
   Cost cost;
   TestPlan tests;
 

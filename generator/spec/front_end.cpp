@@ -11,6 +11,7 @@
 #include "spec/spec_parser.h"
 #include "spec/spec_validator.h"
 #include "support/hash.h"
+#include "support/include_policy.h"
 #include "support/output_set.h"
 
 namespace mtlgen::spec {
@@ -30,6 +31,21 @@ const ir::Kernel* find_kernel(const ir::Kernel& spec, const std::string& name, s
   }
   names.push_back(spec.name);
   return spec.name == name ? &spec : nullptr;
+}
+
+// Why `written` (a path in a spec, relative to its folder) may not be read; "" when it may.
+std::string outside_folder(const fs::path& written) {
+  if (written.has_root_path()) return "is an absolute path";
+  for (const auto& part : written) {
+    if (part == "..") return "reaches outside the spec's folder (`..`)";
+  }
+  return "";
+}
+
+// `sub` is `dir` or below it (both canonical).
+bool within(const fs::path& dir, const fs::path& sub) {
+  auto [d, s] = std::mismatch(dir.begin(), dir.end(), sub.begin(), sub.end());
+  return d == dir.end();
 }
 
 }  // namespace
@@ -89,6 +105,82 @@ bool SpecLoader::borrow_member(ir::Family& family, size_t i, const fs::path& pat
   return true;
 }
 
+// Reads the file `inc` names (`what:` of spec `path`, shown as `shown_spec`) into inc.code: a
+// file of the spec's folder or below, no larger than a spec, which includes only what the include
+// policy allows. Diagnostics show it as `shown_spec`'s folder followed by the path written.
+bool SpecLoader::read_included(ir::IncludedCode& inc, const char* what, const fs::path& path,
+                               const std::string& shown_spec) {
+  if (!inc.present()) return true;
+  const char* hint = "name a file in this spec's folder (or below it) by a path relative to the folder";
+  if (std::string why = outside_folder(inc.path); !why.empty()) {
+    diags_.error(ErrorKind::bad_value, inc.path_loc, fmt::format("`{}: {}` {}", what, inc.path, why), hint);
+    return false;
+  }
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(fs::absolute(path, ec).parent_path(), ec);
+  const fs::path file = fs::weakly_canonical(dir / inc.path, ec);
+  if (!within(dir, file)) {  // a link that leads out of the folder
+    diags_.error(ErrorKind::bad_value, inc.path_loc,
+                 fmt::format("`{}: {}` resolves outside the spec's folder (to {})", what, inc.path, display_path(file)),
+                 hint);
+    return false;
+  }
+  if (!fs::is_regular_file(file, ec)) {
+    diags_.error(ErrorKind::io, inc.path_loc,
+                 fmt::format(fmt::runtime(fs::exists(file, ec) ? "`{}` is not a regular file ({})" : "no file `{}` (looked for {})"),
+                             inc.path, display_path(file)),
+                 "the path is relative to the folder of the spec that includes it");
+    return false;
+  }
+  std::optional<std::string> text = support::read_file(file);
+  if (!text) {
+    diags_.error(ErrorKind::io, inc.path_loc, fmt::format("cannot read `{}`", inc.path), "check its permissions");
+    return false;
+  }
+  if (text->size() > limits_.max_file_bytes) {
+    diags_.error(ErrorKind::file_too_large, inc.path_loc,
+                 fmt::format("`{}` is {} bytes; the limit is {}", inc.path, text->size(), limits_.max_file_bytes),
+                 "an included file holds code a few specs share: a few kilobytes");
+    return false;
+  }
+  std::erase(*text, '\r');
+  const std::string shown = (fs::path(shown_spec).parent_path() / inc.path).lexically_normal().generic_string();
+  diags_.add_source(shown, *text);
+  if (auto v = support::first_include_violation(*text, 1)) {
+    diags_.error(ErrorKind::msl_syntax, {shown, v->line, v->column}, fmt::format("`{}`: {}", v->directive, v->why),
+                 support::kIncludePolicyHint);
+    return false;
+  }
+  inc.code = {std::move(*text), {shown, 1, 1}};
+  return true;
+}
+
+// The files `kernel` (spec `path`) and its own family members include, read; the spec's hash
+// then covers their bytes too (what the generated files, the manifest and the result cache say).
+bool SpecLoader::read_includes(ir::Kernel& kernel, const fs::path& path, const std::string& shown_spec) {
+  std::vector<ir::Kernel*> own = {&kernel};  // not the borrowed members: their specs read theirs
+  std::shared_ptr<ir::Family> family;
+  if (kernel.is_family()) {
+    family = std::make_shared<ir::Family>(*kernel.family);
+    for (size_t i = 0; i < family->kernels.size(); ++i) {
+      if (!family->borrowed(i)) own.push_back(&family->kernels[i]);
+    }
+  }
+  bool ok = true;
+  std::string included;
+  for (ir::Kernel* k : own) {
+    ok = read_included(k->reference_include, "reference_include", path, shown_spec) && ok;
+    const ir::IncludedCode& inc = k->reference_include;
+    if (inc.present()) included += fmt::format("\n--- reference_include: {}\n{}", inc.path, inc.code.text);
+  }
+  if (!included.empty()) {
+    const std::string hash = support::hash_hex(kernel.spec_hash + included);
+    for (ir::Kernel* k : own) k->spec_hash = hash;
+  }
+  if (family) kernel.family = std::move(family);
+  return ok;
+}
+
 bool SpecLoader::borrow_members(ir::Kernel& kernel, const fs::path& path) {
   if (!kernel.is_family()) return true;
   auto family = std::make_shared<ir::Family>(*kernel.family);
@@ -110,6 +202,7 @@ std::optional<ir::Kernel> SpecLoader::read_and_validate(const std::string& path,
   kernel.spec_path = display_path;
   kernel.spec_hash = support::hash_hex(text);
   if (!parse_kernel(ctx, *root, kernel)) return std::nullopt;
+  if (!read_includes(kernel, path, display_path)) return std::nullopt;
   std::error_code ec;
   loading_.push_back(fs::weakly_canonical(path, ec));
   const bool borrowed = borrow_members(kernel, path);

@@ -17,7 +17,9 @@ namespace mtlgen::spec {
 // reported once, at their own lines. A spec is known by its canonical path and its content's hash.
 // `include_dirs` (the command line's -I) are searched by a `source:` kernel after the spec's
 // `include_dirs:`. A family's borrowed kernels (`name: {spec: file.yaml}`) are loaded from their
-// specs, so the family holds them as their own specs define them.
+// specs, so the family holds them as their own specs define them. A file a spec includes
+// (`reference_include:`) is read from the spec's own folder, and its bytes are part of the
+// spec's hash.
 class SpecLoader {
  public:
   explicit SpecLoader(support::Diagnostics& diags, const YamlLimits& limits = {},
@@ -28,6 +30,9 @@ class SpecLoader {
 
  private:
   std::optional<ir::Kernel> read_and_validate(const std::string& path, const std::string& display_path);
+  bool read_includes(ir::Kernel& kernel, const std::filesystem::path& path, const std::string& shown_spec);
+  bool read_included(ir::IncludedCode& inc, const char* what, const std::filesystem::path& path,
+                     const std::string& shown_spec);
   bool borrow_members(ir::Kernel& kernel, const std::filesystem::path& path);
   bool borrow_member(ir::Family& family, size_t i, const std::filesystem::path& path);
 

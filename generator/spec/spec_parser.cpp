@@ -22,7 +22,7 @@ const std::vector<std::string>& top_level_keys() {
       "buffers", "scalars",           "function_constants", "threadgroup_memory", "dispatch",
       "body",    "reference",         "cost",     "tests",
       "source",  "include_dirs",      "entries",  "arguments", "prelude", "metal_prelude", "reference_prelude", "blocks",
-      "kernels", "dispatches"};
+      "kernels", "dispatches", "reference_include"};
   return keys;
 }
 
@@ -83,6 +83,7 @@ class Parser : SpecNodeReader {
                          "drop `body:`: the kernel is read from the source file");
     }
     if (auto n = top.required("reference"); n.IsDefined()) code(n, "reference", k_.reference);
+    if (auto n = top.optional("reference_include"); n.IsDefined()) included(n, "reference_include", k_.reference_include);
     if (auto n = top.optional("cost"); n.IsDefined()) cost(n);
     if (auto n = top.optional("tests"); n.IsDefined()) parse_tests(ctx_, n, k_);
   }
@@ -141,6 +142,7 @@ class Parser : SpecNodeReader {
     each_item(top.required("dispatches"), "dispatches", [&](auto& v) { family_dispatch(v, *fam); });
     if (auto n = top.optional("reference_prelude"); n.IsDefined()) code(n, "reference_prelude", k_.reference_prelude);
     if (auto n = top.required("reference"); n.IsDefined()) code(n, "reference", k_.reference);
+    if (auto n = top.optional("reference_include"); n.IsDefined()) included(n, "reference_include", k_.reference_include);
     if (auto n = top.optional("cost"); n.IsDefined()) cost(n);
     if (auto n = top.optional("tests"); n.IsDefined()) parse_tests(ctx_, n, k_);
     k_.family = std::move(fam);
@@ -579,6 +581,16 @@ class Parser : SpecNodeReader {
     if (auto c = ctx_.code_block(n, what)) {
       block.text = c->first;
       block.loc = c->second;
+    }
+  }
+
+  // `reference_include: file.inc`: kept by path; the front end reads the file (resolve_includes).
+  void included(const YAML::Node& n, const char* what, ir::IncludedCode& inc) {
+    inc.path = ctx_.string(n, what).value_or("");
+    inc.path_loc = ctx_.value_loc(n);
+    if (inc.path.empty() && n.IsScalar()) {
+      ctx_.diags().error(ErrorKind::bad_value, inc.path_loc, fmt::format("`{}:` names no file", what),
+                         "give the path of a file in this spec's folder, relative to it");
     }
   }
 

@@ -391,6 +391,8 @@ void check_includes(const ir::Kernel& k) {
   }
   check(k.reference.text, k.reference.loc.file.empty() ? k.spec_path : k.reference.loc.file, k.reference.loc.line,
         k.reference.loc.column);
+  const ir::CodeBlock& included = k.reference_include.code;
+  check(included.text, included.loc.file, included.loc.line, included.loc.column);
   if (!error.empty()) throw RefusedSpecCode(error);
 }
 
@@ -593,14 +595,15 @@ fs::path source_kernel_object(const ir::Kernel& kernel, const support::OutputSet
 
 namespace {
 
-// The kernel as if it came from no particular spec file. Its path and hash reach the module's
-// sources only in comments (banners, `// reference: <spec>:<line>`), so the key leaves them out: a
-// copy of a spec with one kernel changed (a planted bug in one member of a family) must not
-// recompile the others, nor should a moved spec.
+// The kernel as if it came from no particular spec file. Its path and hash (and its included
+// file's path) reach the module's sources only in comments (banners, `// reference: <spec>:<line>`),
+// so the key leaves them out: a copy of a spec with one kernel changed (a planted bug in one member
+// of a family) must not recompile the others, nor should a moved spec.
 ir::Kernel anonymous(const ir::Kernel& k) {
   ir::Kernel a = k;
   a.spec_path = "spec.yaml";
   a.spec_hash.clear();
+  if (k.reference_include.present()) a.reference_include.code.loc.file = "spec.inc";
   if (k.family) {
     auto family = std::make_shared<ir::Family>(*k.family);
     for (ir::Kernel& m : family->kernels) m = anonymous(m);

@@ -53,6 +53,34 @@ TEST_P(BodyError, ReportedOnceAtTheSpecLine) {
 INSTANTIATE_TEST_SUITE_P(CheckMsl, BodyError, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param; });
 
+// An error in a reference's included file is reported once, at the file's own line and column
+// (not at the spec's, nor in the generated code around it): what the compiler says, and what the
+// bracket check says before it.
+TEST(ReferenceInclude, ErrorsAtTheIncludedFilesLines) {
+  const fs::path dir = fs::path(MTLGEN_CHECK_MSL_TEST_DIR) / "include_errors";
+  struct Case {
+    const char* spec;
+    const char* file;
+    int line, column;
+    const char* message;
+  };
+  for (const Case& c : {Case{"scale.yaml", "include_errors/scale.inc", 3, 17, "undeclared identifier 'factr'"},
+                        Case{"unbalanced.yaml", "include_errors/unbalanced.inc", 2, 33, "this `{` is never closed"}}) {
+    SCOPED_TRACE(c.spec);
+    support::Diagnostics diags;
+    auto kernel = load_spec((dir / c.spec).string(), std::string("include_errors/") + c.spec, diags);
+    ASSERT_TRUE(kernel) << diags.format_all();
+    EXPECT_FALSE(check_msl::check_emitted_reference(*kernel, diags));
+    ASSERT_EQ(diags.error_count(), 1) << diags.format_all();
+    const support::Diagnostic& d = diags.all().front();
+    EXPECT_EQ(d.kind, support::ErrorKind::msl_syntax);
+    EXPECT_EQ(d.loc.file, c.file) << diags.format_all();
+    EXPECT_EQ(d.loc.line, c.line) << diags.format_all();
+    EXPECT_EQ(d.loc.column, c.column) << diags.format_all();
+    EXPECT_NE(d.message.find(c.message), std::string::npos) << d.message;
+  }
+}
+
 // No false positives: the bodies and references of the generator's own test specs, each loaded as
 // `mtlgen verify tests/verify/twins/x.yaml` loads it from the source root (libclang's verdicts are
 // shared through $MTLGEN_CACHE_DIR with the verify tests that load them too). The shipped library's

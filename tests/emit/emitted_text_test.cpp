@@ -8,6 +8,8 @@
 #include "cli/driver.h"
 #include "emit_common/cpp_text.h"
 #include "emit_msl/msl_emitter.h"
+#include "emit_reference/reference_emitter.h"
+#include "support/output_set.h"
 
 using namespace mtlgen;
 
@@ -79,6 +81,34 @@ TEST_F(EmittedMsl, BlocksMapBackToTheirSpecLines) {
     }
   }
   EXPECT_GE(mapped, 3) << "the specs no longer have a body and both preludes";
+}
+
+// The reference's blocks, its included file among them, map back from the lines after their
+// markers: the included file's to its own lines, the others to the spec's.
+TEST_F(EmittedMsl, ReferenceBlocksMapBackToTheirLines) {
+  int included = 0;
+  for (const auto& k : kernels_) {
+    support::OutputSet out;
+    emit::emit_reference(k, out);
+    const std::string cpp = out.files().at(k.name + "/" + k.name + "_reference.cpp");
+    for (const auto& b : emit::reference_blocks(k)) {
+      if (b.block->text.empty()) continue;
+      const int first = emit::marker_line(cpp, b.marker) + 1;
+      ASSERT_GT(first, 1) << k.name << " " << b.what;
+      const std::string line = b.block->text.substr(0, b.block->text.find('\n'));
+      const bool hoisted = line.rfind("#include", 0) == 0;  // moved to the top, its line left empty
+      EXPECT_EQ(line_at(cpp, first), hoisted ? "" : std::string(b.indent, ' ') + line) << k.name << " " << b.what;
+      auto at = emit::spec_location(cpp, {b}, first + 1);
+      ASSERT_TRUE(at.has_value()) << k.name << " " << b.what;
+      EXPECT_EQ(at->file, b.block->loc.file);
+      EXPECT_EQ(at->line, b.block->loc.line + 1);
+      if (b.block == &k.reference_include.code) {
+        EXPECT_EQ(at->file, "tests/emit/in/preludes_reference.inc");
+        ++included;
+      }
+    }
+  }
+  EXPECT_EQ(included, 1) << "preludes.yaml no longer includes a file";
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "spec/names.h"
+#include "support/hash.h"
 
 namespace mtlgen::spec::testing {
 namespace {
@@ -400,6 +401,115 @@ TEST(FrontEnd, ASpecAfterARejectedOneIsBuiltInFull) {
   ASSERT_TRUE(good);
   EXPECT_EQ(good->variants.size(), 2u);
   EXPECT_EQ(good->msl_version, "3.0");
+}
+
+}  // namespace
+}  // namespace mtlgen::spec::testing
+
+namespace mtlgen::spec::testing {
+namespace {
+
+// kMinimalSpec with its reference continued in `include` (a path relative to the spec's folder).
+std::string spec_including(const std::string& include) {
+  std::string text = kMinimalSpec;
+  const std::string tests = "tests:\n";
+  text.insert(text.find(tests), "reference_include: " + include + "\n");
+  return text;
+}
+
+// The included file is read into the IR, located at its own line 1 under the folder the spec is
+// shown in; its bytes are part of the spec's hash, and a family's own kernels share that hash.
+TEST(ReferenceInclude, ReadAndHashed) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "shared");
+  dir.write("shared/end.inc", "// end\n");
+  const fs::path spec = dir.write("spec.yaml", spec_including("shared/end.inc"));
+  support::Diagnostics diags;
+  auto before = load_spec(spec.string(), "specs/spec.yaml", diags);
+  ASSERT_TRUE(before) << diags.format_all();
+  EXPECT_EQ(before->reference_include.path, "shared/end.inc");
+  EXPECT_EQ(before->reference_include.code.text, "// end\n");
+  EXPECT_EQ(before->reference_include.code.loc.file, "specs/shared/end.inc");
+  EXPECT_EQ(before->reference_include.code.loc.line, 1);
+  EXPECT_EQ(before->reference_include.path_loc.file, "specs/spec.yaml");
+  EXPECT_EQ(before->reference_include.path_loc.column, 20);
+
+  auto again = load_spec(spec.string(), "specs/spec.yaml", diags);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->spec_hash, before->spec_hash);  // the same bytes, the same hash
+  dir.write("shared/end.inc", "// the end\n");
+  auto after = load_spec(spec.string(), "specs/spec.yaml", diags);
+  ASSERT_TRUE(after) << diags.format_all();
+  EXPECT_NE(after->spec_hash, before->spec_hash);
+  EXPECT_EQ(after->spec_hash.size(), 16u);
+
+  // Without the key the hash is the file's alone, as before the key existed.
+  auto plain = load_spec(dir.write("plain.yaml", kMinimalSpec).string(), "plain.yaml", diags);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->spec_hash, support::hash_hex(kMinimalSpec));
+  EXPECT_FALSE(diags.has_errors()) << diags.format_all();
+}
+
+// The family's reference and its own kernels' may include files, from the family's folder.
+TEST(ReferenceInclude, FamilyMembersShareTheFamilysHash) {
+  const fs::path family = source_dir() / "tests/spec/accepts/family_two_passes.yaml";
+  std::string text = read_text(family);
+  text.insert(text.find("\ntests:\n") + 1, "reference_include: end.inc\n");
+  text.insert(text.find("\n    tests:\n") + 1, "    reference_include: shared/member_end.inc\n");  // `doubled`'s
+  TempDir dir;
+  dir.write("end.inc", "// nothing more\n");
+  fs::create_directories(dir.path() / "shared");
+  dir.write("shared/member_end.inc", "// nothing more for the member\n");
+  support::Diagnostics diags;
+  auto k = load_spec(dir.write("family.yaml", text).string(), "family.yaml", diags);
+  ASSERT_TRUE(k) << diags.format_all();
+  ASSERT_TRUE(k->is_family());
+  EXPECT_EQ(k->reference_include.code.text, "// nothing more\n");
+  ASSERT_EQ(k->family->kernels.at(0).name, "doubled");
+  EXPECT_EQ(k->family->kernels.at(0).reference_include.code.text, "// nothing more for the member\n");
+  EXPECT_EQ(k->family->kernels.at(0).reference_include.code.loc.file, "shared/member_end.inc");
+  EXPECT_NE(k->spec_hash, support::hash_hex(text));
+  for (const auto& m : k->family->kernels) EXPECT_EQ(m.spec_hash, k->spec_hash) << m.name;
+}
+
+// A link inside the folder that leads out of it is refused as `..` is.
+TEST(ReferenceInclude, LinkOutOfTheFolderIsRefused) {
+  TempDir outside;
+  outside.write("secret.inc", "// not the spec's\n");
+  TempDir dir;
+  fs::create_symlink(outside.path() / "secret.inc", dir.path() / "end.inc");
+  support::Diagnostics diags;
+  auto k = load_spec(dir.write("spec.yaml", spec_including("end.inc")).string(), "spec.yaml", diags);
+  EXPECT_FALSE(k);
+  ASSERT_EQ(diags.error_count(), 1) << diags.format_all();
+  const support::Diagnostic& d = diags.all().front();
+  EXPECT_EQ(d.kind, support::ErrorKind::bad_value);
+  EXPECT_EQ(d.loc.file, "spec.yaml");
+  EXPECT_EQ(d.loc.column, 20);
+  EXPECT_NE(d.message.find("resolves outside the spec's folder"), std::string::npos) << d.message;
+}
+
+// The included file follows the include policy, reported at its own line, and the size limit.
+TEST(ReferenceInclude, IncludePolicyAndSizeLimit) {
+  TempDir dir;
+  dir.write("end.inc", "// reads the host's files\n#include </etc/passwd>\n");
+  const fs::path spec = dir.write("spec.yaml", spec_including("end.inc"));
+  support::Diagnostics diags;
+  EXPECT_FALSE(load_spec(spec.string(), "spec.yaml", diags));
+  ASSERT_EQ(diags.error_count(), 1) << diags.format_all();
+  EXPECT_EQ(diags.all().front().kind, support::ErrorKind::msl_syntax);
+  EXPECT_EQ(diags.all().front().loc.file, "end.inc");
+  EXPECT_EQ(diags.all().front().loc.line, 2);
+  EXPECT_NE(diags.format_all().find("#include </etc/passwd>"), std::string::npos) << "the line is quoted";
+
+  dir.write("end.inc", std::string(1500, '/') + "\n");
+  YamlLimits limits;
+  limits.max_file_bytes = 1000;  // the spec fits, the file it includes does not
+  support::Diagnostics small;
+  EXPECT_FALSE(load_spec(spec.string(), "spec.yaml", small, limits));
+  ASSERT_EQ(small.error_count(), 1) << small.format_all();
+  EXPECT_EQ(small.all().front().kind, support::ErrorKind::file_too_large);
+  EXPECT_EQ(small.all().front().loc.file, "spec.yaml");
 }
 
 }  // namespace

@@ -39,8 +39,17 @@ std::string read_spec(const std::string& name) {
   return read.str();
 }
 
+// The files `text` includes (`reference_include: file`), copied beside it unchanged.
+void copy_included(const std::string& text, const fs::path& dir) {
+  static const std::regex include(R"(\nreference_include: ([A-Za-z0-9_.-]+)\n)");
+  for (std::sregex_iterator it(text.begin(), text.end(), include), end; it != end; ++it) {
+    fs::copy_file(fs::path("specs") / (*it)[1].str(), dir / (*it)[1].str(), fs::copy_options::overwrite_existing);
+  }
+}
+
 // The specs `text` borrows kernels from (`{spec: file.yaml}`), copied beside it unchanged but for
-// `borrowed_bug` (file name, from, to), so the copy resolves them as the original does.
+// `borrowed_bug` (file name, from, to), with the files they include, so the copy resolves them as
+// the original does.
 struct BorrowedBug {
   std::string spec, from, to;
 };
@@ -51,6 +60,7 @@ void copy_borrowed(const std::string& text, const fs::path& dir, const BorrowedB
     std::string borrowed = read_spec((*it)[1].str());
     if ((*it)[1].str() == bug.spec) replace_once(borrowed, bug.from, bug.to);
     std::ofstream(dir / ((*it)[1].str() + ".yaml")) << borrowed;
+    copy_included(borrowed, dir);
   }
 }
 
@@ -64,6 +74,7 @@ fs::path planted(const std::string& name, const std::string& bug, const std::str
   const fs::path dir = fs::temp_directory_path() / ("mtlgen-planted-" + name + "-" + bug);
   fs::create_directories(dir);
   copy_borrowed(text, dir, borrowed_bug);
+  copy_included(text, dir);
   const fs::path spec = dir / (name + ".yaml");
   std::ofstream(spec) << text;
   return spec;
