@@ -249,6 +249,20 @@ void Source::collect_definitions(CXCursor parent) {
   });
 }
 
+std::vector<CXCursor> Source::user_declarations(const std::string& name) const {
+  std::vector<CXCursor> out;
+  std::function<void(CXCursor)> scan = [&](CXCursor parent) {
+    visit(parent, [&](CXCursor c) {
+      const CXCursorKind k = clang_getCursorKind(c);
+      if (k == CXCursor_Namespace || k == CXCursor_LinkageSpec || k == CXCursor_UnexposedDecl) scan(c);
+      if (is_function(k) && ctx_.in_user_file(c) && spelling(c) == name) out.push_back(c);
+      return CXChildVisit_Continue;
+    });
+  };
+  scan(clang_getTranslationUnitCursor(ctx_.tu()));
+  return out;
+}
+
 CXCursor Source::definition(const std::string& name) const {
   auto it = definitions_.find(name);
   if (it == definitions_.end() || it->second.size() != 1) return clang_getNullCursor();
