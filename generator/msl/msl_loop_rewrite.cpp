@@ -254,8 +254,14 @@ std::vector<CXCursor> Source::user_declarations(const std::string& name) const {
   std::function<void(CXCursor)> scan = [&](CXCursor parent) {
     visit(parent, [&](CXCursor c) {
       const CXCursorKind k = clang_getCursorKind(c);
-      if (k == CXCursor_Namespace || k == CXCursor_LinkageSpec || k == CXCursor_UnexposedDecl) scan(c);
-      if (is_function(k) && ctx_.in_user_file(c) && spelling(c) == name) out.push_back(c);
+      // A class's friends too: a hidden friend is found by argument-dependent lookup.
+      if (k == CXCursor_Namespace || k == CXCursor_LinkageSpec || k == CXCursor_UnexposedDecl || k == CXCursor_StructDecl ||
+          k == CXCursor_ClassDecl || k == CXCursor_ClassTemplate || k == CXCursor_FriendDecl)
+        scan(c);
+      const bool member = clang_getCursorKind(clang_getCursorSemanticParent(c)) != CXCursor_Namespace &&
+                          clang_getCursorKind(clang_getCursorSemanticParent(c)) != CXCursor_TranslationUnit &&
+                          clang_getCursorKind(clang_getCursorSemanticParent(c)) != CXCursor_LinkageSpec;
+      if (is_function(k) && !member && ctx_.in_user_file(c) && spelling(c) == name) out.push_back(c);
       return CXChildVisit_Continue;
     });
   };

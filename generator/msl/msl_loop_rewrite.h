@@ -133,8 +133,8 @@ class Source {
   bool is_assignment(CXCursor lhs) const;
   // Where `var` is a `threadgroup` variable declared in a body (Description::threadgroup_sites); null otherwise.
   const ThreadgroupSite* threadgroup_site(CXCursor var) const;
-  // Every declaration of a function `name` in the user's files (any file, at namespace scope,
-  // definitions or not).
+  // Every declaration of a function `name` in the user's files (any file, at namespace scope or a
+  // class's friend, definitions or not).
   std::vector<CXCursor> user_declarations(const std::string& name) const;
 
  private:

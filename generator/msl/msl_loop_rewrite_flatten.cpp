@@ -346,6 +346,8 @@ std::string Flattener::builtin_guard(CXCursor call, const std::string& name, con
       throw Refusal{fmt::format("`{}` is overloaded by a template of the user's files (line {} of its file)", name, at), line};
     if (clang_Cursor_getNumArguments(decl) < 1) continue;
     const CXType param = clang_getCanonicalType(clang_getCursorType(clang_Cursor_getArgument(decl, 0)));
+    if (spelling(param).find("type-parameter") != std::string::npos || has_word(spelling(param), "dependent"))
+      throw Refusal{fmt::format("`{}` is overloaded for a type of a template (line {} of its file)", name, at), line};
     out += fmt::format("static_assert(!::std::is_same_v<mtlsim_a0, ::std::remove_cvref_t<{}>>, \"mtlgen loop form: `{}` at line {} "
                        "calls an overload of the user's files here, not the simd function\");\n",
                        spelling(param), name, line);

@@ -469,8 +469,8 @@ TEST(LoopForm, HelperReferencesAndAnEarlyReturnPerSimdgroup) {
 // file overloads for one type (bf16_math.h's `simd_max(bfloat16_t)`; in/simd_overloads.h's
 // `simd_max(wide_t)`): the loop form checks, in each instantiation, that the shim's simd function
 // takes the call and that no overload takes its first argument's type exactly, so g++ refuses the
-// form (and the kernel runs as fibers) where the overload would be called. A template overload in
-// another file is refused outright.
+// form (and the kernel runs as fibers) where the overload would be called; a class's hidden friend
+// counts as an overload. A template overload in another file is refused outright.
 TEST(LoopForm, DependentSimdCallsBesideAUsersOverload) {
   const auto text = [](const std::string& define) {
     return "#include <metal_stdlib>\nusing namespace metal;\n" + define +
@@ -499,6 +499,13 @@ TEST(LoopForm, DependentSimdCallsBesideAUsersOverload) {
             std::string::npos)
       << form;
   EXPECT_NE(form.find("decltype((tg[lane % 4]))"), std::string::npos) << form;
+
+  Parsed befriended = parse_text(text("#define FRIEND_OVERLOAD\n"), input("simd_overloads.metal").string());
+  ASSERT_EQ(befriended.diags.error_count(), 0) << befriended.diags.format_all();
+  EXPECT_EQ(kernel(befriended, "k").refusal, "");
+  const std::string checked = befriended.unit.loop_form().text();
+  EXPECT_NE(checked.find("static_assert(!::std::is_same_v<mtlsim_a0, ::std::remove_cvref_t<narrow_t>>"), std::string::npos)
+      << "a hidden friend: " << checked;
 
   Parsed templated = parse_text(text("#define TEMPLATE_OVERLOAD\n"), input("simd_overloads.metal").string());
   ASSERT_EQ(templated.diags.error_count(), 0) << templated.diags.format_all();

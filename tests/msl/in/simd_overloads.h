@@ -6,6 +6,13 @@ struct wide_t {
   float v;
 };
 
+#ifdef FRIEND_OVERLOAD
+struct narrow_t {
+  float v;
+  friend narrow_t simd_max(narrow_t x) { return narrow_t{simd_max(x.v)}; }  // found by argument-dependent lookup
+};
+#endif
+
 namespace metal {
 inline wide_t simd_max(wide_t x) { return wide_t{simd_max(x.v)}; }
 #ifdef TEMPLATE_OVERLOAD
