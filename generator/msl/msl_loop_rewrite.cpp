@@ -249,6 +249,26 @@ void Source::collect_definitions(CXCursor parent) {
   });
 }
 
+std::vector<CXCursor> Source::user_declarations(const std::string& name) const {
+  std::vector<CXCursor> out;
+  std::function<void(CXCursor)> scan = [&](CXCursor parent) {
+    visit(parent, [&](CXCursor c) {
+      const CXCursorKind k = clang_getCursorKind(c);
+      // A class's friends too: a hidden friend is found by argument-dependent lookup.
+      if (k == CXCursor_Namespace || k == CXCursor_LinkageSpec || k == CXCursor_UnexposedDecl || k == CXCursor_StructDecl ||
+          k == CXCursor_ClassDecl || k == CXCursor_ClassTemplate || k == CXCursor_FriendDecl)
+        scan(c);
+      const bool member = clang_getCursorKind(clang_getCursorSemanticParent(c)) != CXCursor_Namespace &&
+                          clang_getCursorKind(clang_getCursorSemanticParent(c)) != CXCursor_TranslationUnit &&
+                          clang_getCursorKind(clang_getCursorSemanticParent(c)) != CXCursor_LinkageSpec;
+      if (is_function(k) && !member && ctx_.in_user_file(c) && spelling(c) == name) out.push_back(c);
+      return CXChildVisit_Continue;
+    });
+  };
+  scan(clang_getTranslationUnitCursor(ctx_.tu()));
+  return out;
+}
+
 CXCursor Source::definition(const std::string& name) const {
   auto it = definitions_.find(name);
   if (it == definitions_.end() || it->second.size() != 1) return clang_getNullCursor();

@@ -71,6 +71,7 @@ struct Item {
   bool barrier = false;  // sync: a threadgroup_barrier (ends a stretch the lane order runs through)
   bool simd = false;     // control: of a simdgroup block (msl_loop_rewrite_control.cpp)
   Target target;     // sync, result
+  std::string guard;  // sync: compile-time checks written before the call (Flattener::builtin_guard)
 };
 
 // Names of an inlined helper's parameters, locals and template parameters in the loop form.
@@ -132,6 +133,9 @@ class Source {
   bool is_assignment(CXCursor lhs) const;
   // Where `var` is a `threadgroup` variable declared in a body (Description::threadgroup_sites); null otherwise.
   const ThreadgroupSite* threadgroup_site(CXCursor var) const;
+  // Every declaration of a function `name` in the user's files (any file, at namespace scope or a
+  // class's friend, definitions or not).
+  std::vector<CXCursor> user_declarations(const std::string& name) const;
 
  private:
   void collect_definitions(CXCursor parent);
@@ -327,6 +331,7 @@ class Flattener {
   void sync_statement(CXCursor s, const Scope& scope);
   void sync_call(CXCursor call, Target target, const Scope& scope, int line);
   bool calls_the_builtin(CXCursor call) const;
+  std::string builtin_guard(CXCursor call, const std::string& name, const Scope& scope, int line) const;
   void helper_return(CXCursor ret, const Scope& scope, const Target& result);
 
   const Source& src_;

@@ -318,6 +318,43 @@ bool Flattener::calls_the_builtin(CXCursor call) const {
   return !clang_Cursor_isNull(callee) && !src_.ctx().in_user_file(callee);
 }
 
+// A dependent call of a simd function that a user file overloads (MLX's softmax.h `simd_max(maxval)`,
+// `maxval` of type `AccT`, beside bf16_math.h's `simd_max(bfloat16_t)`): which function it calls is
+// known only per instantiation, so the loop form, a template too, checks it at each instantiation
+// it is compiled for, before the call: the shim's simd function (`template <simd_value T> T
+// simd_max(T, int line = ...)`) must take the arguments (`simd_max<A0>(args)` compiles, A0 the
+// first argument's type without cv and reference), and no user overload may take A0 itself as its
+// first parameter. The simd function then matches the first argument exactly where every user
+// overload, a function and no template, needs a conversion: it is the better candidate there, so
+// no user overload is chosen (at best the call is ambiguous, which the kernel itself would be).
+// Where a check fails, g++ refuses the loop form and the module runs the kernel as fibers
+// (LoopForms: loop_form.txt says so). A template overload in a user file is refused here.
+std::string Flattener::builtin_guard(CXCursor call, const std::string& name, const Scope& scope, int line) const {
+  const int n = clang_Cursor_getNumArguments(call);
+  if (n < 1) throw Refusal{fmt::format("`{}` without arguments, which a user file overloads", name), line};
+  std::string first, all;
+  for (int i = 0; i < n; ++i) {
+    const std::string arg = src_.render(clang_Cursor_getArgument(call, unsigned(i)), scope);
+    all += (i ? ", " : "") + arg;
+    if (i == 0) first = arg;
+  }
+  std::string out = fmt::format("{{ using mtlsim_a0 = ::std::remove_cvref_t<decltype(({}))>;\n", first);
+  out += fmt::format("using mtlsim_builtin [[maybe_unused]] = decltype({}<mtlsim_a0>({}));\n", name, all);
+  for (CXCursor decl : src_.user_declarations(name)) {
+    const int at = src_.line_of(decl);
+    if (clang_getCursorKind(decl) != CXCursor_FunctionDecl)
+      throw Refusal{fmt::format("`{}` is overloaded by a template of the user's files (line {} of its file)", name, at), line};
+    if (clang_Cursor_getNumArguments(decl) < 1) continue;
+    const CXType param = clang_getCanonicalType(clang_getCursorType(clang_Cursor_getArgument(decl, 0)));
+    if (spelling(param).find("type-parameter") != std::string::npos || has_word(spelling(param), "dependent"))
+      throw Refusal{fmt::format("`{}` is overloaded for a type of a template (line {} of its file)", name, at), line};
+    out += fmt::format("static_assert(!::std::is_same_v<mtlsim_a0, ::std::remove_cvref_t<{}>>, \"mtlgen loop form: `{}` at line {} "
+                       "calls an overload of the user's files here, not the simd function\");\n",
+                       spelling(param), name, line);
+  }
+  return out + "}\n";
+}
+
 void Flattener::sync_call(CXCursor call, Target target, const Scope& scope, int line) {
   const std::string name = callee_name(call);
   const int n = clang_Cursor_getNumArguments(call);
@@ -325,14 +362,19 @@ void Flattener::sync_call(CXCursor call, Target target, const Scope& scope, int 
     if (sync_.contains_sync(clang_Cursor_getArgument(call, unsigned(i))))
       throw Refusal{fmt::format("a barrier or simd function in an argument of `{}`", name), line};
   if (src_.defined_here(name)) return inliner_.inline_helper(call, name, target, scope, line);
-  if (src_.defined_elsewhere(name) && !(is_sync_builtin(name) && calls_the_builtin(call)))
-    throw Refusal{fmt::format("`{}`, which reaches a barrier or simd function, is defined in another file than the kernel "
-                              "(a loop form inlines only helpers of the kernel's own file)", name), line};
+  std::string guard;
+  if (src_.defined_elsewhere(name) && !(is_sync_builtin(name) && calls_the_builtin(call))) {
+    if (!is_sync_builtin(name) || !clang_Cursor_isNull(clang_getCursorReferenced(call)))
+      throw Refusal{fmt::format("`{}`, which reaches a barrier or simd function, is defined in another file than the kernel "
+                                "(a loop form inlines only helpers of the kernel's own file)", name), line};
+    guard = builtin_guard(call, name, scope, line);
+  }
   if (!is_sync_builtin(name)) throw Refusal{fmt::format("`{}` is not a barrier or simd function", name), line};
   if (is_matrix_collective(name))
     throw Refusal{fmt::format("`{}`, a simdgroup matrix function (its collective writes through its arguments)", name), line};
   Item item = make_item(Item::sync, line, src_.render(call, scope));
   item.region = body_.region;
+  item.guard = std::move(guard);
   item.barrier = name == "threadgroup_barrier";
   if (item.barrier && control_.in_simdgroup_block())
     throw Refusal{"a threadgroup barrier inside a loop or branch that is the same only within each simdgroup", line};

@@ -296,7 +296,7 @@ std::string RegionWriter::with_private_fill(const Item& item) {
 std::string RegionWriter::write_item(const Item& item, bool promoted) const {
   std::string out = src_.line_directive(item.line);
   switch (item.kind) {
-    case Item::sync: return out + item.text + ";\n";
+    case Item::sync: return out + item.guard + item.text + ";\n";
     case Item::result:
       if (item.target.kind == Target::assign) return out + fmt::format("{} = ({});\n", item.target.text, item.text);
       if (item.target.kind == Target::declare) return out + declare(item, item.target.text, "(" + item.text + ")", promoted);

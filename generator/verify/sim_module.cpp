@@ -520,22 +520,30 @@ support::OutputSet object_sources(const ir::Kernel& kernel, const std::vector<ir
   return files;
 }
 
+// Whether a kernel object whose loop forms g++ refuses is compiled again without them (its kernels
+// then run as fibers), or refused (Forms::only).
+enum class Forms { then_without, only };
+
 // Compiles a hand-written kernel's object for `launchers` (`files`: object_sources of them) in
 // <cache>/kernel/<file>-<key>/, keyed by its sources and flags alone; nullopt where g++ refused it
-// (`refusal` then keeps its output there, so that the same object is not tried again).
+// (`refusal` then keeps its output there, so that the same object is not tried again;
+// `form_refusal` where it refused the loop forms, so that they are not tried again either).
 std::optional<fs::path> kernel_object_of(const ir::Kernel& kernel, const std::vector<ir::SourceLauncher>& launchers,
                                          const support::OutputSet& files, const std::vector<std::string>& flags,
-                                         const ModuleOptions& o, ModuleCompiler& compiler, bool remember_refusal) {
+                                         const ModuleOptions& o, ModuleCompiler& compiler, bool remember_refusal,
+                                         Forms mode) {
   const std::vector<ir::LoopFormKernel> forms = emit::launched_loop_forms(kernel, launchers);
   const std::string file = emit::source_object_file_name(kernel), launcher = emit::source_object_launcher_path();
   std::string key = compiler_identity(o) + "\n" + msl::LoopForm::revision() + "\n" + shim_hash() + "\n";
   for (const auto& f : flags) key += f + "\n";
   key += files_key(files, [](const std::string&) { return true; });
   const fs::path at = fs::absolute(cache_dir(o)) / "kernel" / (fs::path(file).stem().string() + "-" + support::hash_hex(key));
-  const fs::path object = at / "kernel.o", refusal = at / "refused.log";
+  const fs::path object = at / "kernel.o", refusal = at / "refused.log", form_refusal = at / "refused_loop_forms.log";
+  const bool with_form = any_loop_form(forms);
   auto built = [&]() -> std::optional<std::optional<fs::path>> {
     if (fs::exists(object)) return std::optional<fs::path>(object);
     if (remember_refusal && fs::exists(refusal)) return std::optional<fs::path>();
+    if (mode == Forms::only && with_form && fs::exists(form_refusal)) return std::optional<fs::path>();
     return std::nullopt;
   };
   if (auto done = built()) return *done;
@@ -543,17 +551,26 @@ std::optional<fs::path> kernel_object_of(const ir::Kernel& kernel, const std::ve
   if (auto done = built()) return *done;
   support::write_outputs(files, at);
   write_loop_form_notes(at / "loop_form.txt", loop_form_notes(file, forms, file), o);
-  const bool with_form = any_loop_form(forms);
   std::vector<std::string> unit = with_precompiled_prelude(flags, PreludeKind::kernel, shared_shim(cache_dir(o)),
                                                            compiler_identity(o), compiler.runner());
   unit.insert(unit.end(), {"-I", emit::kSourceObjectDir, "-c", launcher, "-o", "kernel.tmp.o"});
-  if (compiler.run(unit, at) != 0 && with_form) {  // a loop form g++ refuses: the kernels run as fibers
-    support::OutputSet plain;
+  const bool forms_refused = with_form && fs::exists(form_refusal);  // by a Forms::only try
+  if ((forms_refused || compiler.run(unit, at) != 0) && with_form) {  // a loop form g++ refuses
+    std::string why = compiler.output();
+    if (forms_refused) {
+      std::ifstream in(form_refusal);
+      why.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    compiler.forget_output();
+    if (mode == Forms::only) {
+      if (!forms_refused) std::ofstream(form_refusal) << why;
+      return std::nullopt;
+    }
+    support::OutputSet plain;  // the kernels run as fibers
     emit::emit_sim_source_object(kernel, launchers, {}, plain);
     support::write_outputs(plain, at);
     std::ofstream(at / "loop_form.txt", std::ios::app)
-        << file << ": the loop form did not compile, every kernel function runs as fibers:\n" << compiler.output() << "\n";
-    compiler.forget_output();
+        << file << ": the loop form did not compile, every kernel function runs as fibers:\n" << why << "\n";
     compiler.run(unit, at);
   }
   if (compiler.status() == 0) {
@@ -567,8 +584,12 @@ std::optional<fs::path> kernel_object_of(const ir::Kernel& kernel, const std::ve
 // A hand-written kernel's launchers and file (emit_sim_source_object) as one object, which every
 // spec and kernel of the file links: every entry point of a small file (SourceKernel::launchers),
 // or, where one of those does not compile (or the file is large), the entries this module runs.
-// Empty where g++ refused those too (compiler.output() says why). `every_launcher`: object_sources
-// of all the file's launchers, as SimModule rendered them for its key.
+// The loop forms first: where g++ refuses those of every entry point (a form's check that fails in
+// an instantiation this module does not run: MLX's softmax.h, whose bfloat16_t instantiations call
+// bf16_math.h's simd_max), the entries this module runs with their forms, and only then every
+// entry point without forms, then the module's own without. Empty where g++ refused those too
+// (compiler.output() says why). `every_launcher`: object_sources of all the file's launchers, as
+// SimModule rendered them for its key.
 fs::path source_kernel_object(const ir::Kernel& kernel, const support::OutputSet& every_launcher,
                               const std::vector<std::string>& flags, const fs::path& module_dir, const ModuleOptions& o,
                               ModuleCompiler& compiler) {
@@ -580,11 +601,16 @@ fs::path source_kernel_object(const ir::Kernel& kernel, const support::OutputSet
   std::copy_if(all.begin(), all.end(), std::back_inserter(own), [&](const ir::SourceLauncher& l) { return runs.count(l.host_name); });
   std::optional<fs::path> object;
   if (own.size() < all.size() && all.size() > runs.size()) {
-    object = kernel_object_of(kernel, all, every_launcher, flags, o, compiler, true);
+    object = kernel_object_of(kernel, all, every_launcher, flags, o, compiler, true, Forms::only);
+    if (!object) compiler.forget_output();
+    if (!object && any_loop_form(emit::launched_loop_forms(kernel, own)))
+      object = kernel_object_of(kernel, own, object_sources(kernel, own), flags, o, compiler, false, Forms::only);
+    if (!object) object = kernel_object_of(kernel, all, every_launcher, flags, o, compiler, true, Forms::then_without);
     if (!object) compiler.forget_output();
   }
-  if (!object && own.size() == all.size()) object = kernel_object_of(kernel, all, every_launcher, flags, o, compiler, false);
-  else if (!object) object = kernel_object_of(kernel, own, object_sources(kernel, own), flags, o, compiler, false);
+  if (!object && own.size() == all.size())
+    object = kernel_object_of(kernel, all, every_launcher, flags, o, compiler, false, Forms::then_without);
+  else if (!object) object = kernel_object_of(kernel, own, object_sources(kernel, own), flags, o, compiler, false, Forms::then_without);
   if (!object) return {};
   std::error_code ignored;
   fs::copy_file(object->parent_path() / "loop_form.txt", module_dir / "loop_form.txt", fs::copy_options::overwrite_existing, ignored);

@@ -489,6 +489,56 @@ TEST(LoopForm, HelperReferencesAndAnEarlyReturnPerSimdgroup) {
   EXPECT_NE(text.find("::mtlsim::loops::block("), std::string::npos) << text;
 }
 
+// A dependent simd call (MLX's softmax.h `simd_max(maxval)`, `maxval` of type AccT) that a user
+// file overloads for one type (bf16_math.h's `simd_max(bfloat16_t)`; in/simd_overloads.h's
+// `simd_max(wide_t)`): the loop form checks, in each instantiation, that the shim's simd function
+// takes the call and that no overload takes its first argument's type exactly, so g++ refuses the
+// form (and the kernel runs as fibers) where the overload would be called; a class's hidden friend
+// counts as an overload. A template overload in another file is refused outright.
+TEST(LoopForm, DependentSimdCallsBesideAUsersOverload) {
+  const auto text = [](const std::string& define) {
+    return "#include <metal_stdlib>\nusing namespace metal;\n" + define +
+           "#include \"simd_overloads.h\"\n"
+           "template <typename T>\n"
+           "kernel void k(device T* out [[buffer(0)]], threadgroup T* tg [[threadgroup(0)]],\n"
+           "              uint lid [[thread_index_in_threadgroup]], uint lane [[thread_index_in_simdgroup]],\n"
+           "              uint sg [[simdgroup_index_in_threadgroup]]) {\n"
+           "  T v = out[lid];\n"
+           "  v = simd_max(v);\n"
+           "  if (lane == 0) tg[sg] = v;\n"
+           "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+           "  out[lid] = simd_max(tg[lane % 4]);\n"
+           "}\n"
+           "template [[host_name(\"k_f32\")]] kernel decltype(k<float>) k<float>;\n";
+  };
+  Parsed p = parse_text(text(""), input("simd_overloads.metal").string());
+  ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
+  EXPECT_EQ(kernel(p, "k").refusal, "");
+  const std::string form = p.unit.loop_form().text();
+  EXPECT_NE(form.find("{ using mtlsim_a0 = ::std::remove_cvref_t<decltype((v))>;\n"
+                      "using mtlsim_builtin [[maybe_unused]] = decltype(simd_max<mtlsim_a0>(v));\n"
+                      "static_assert(!::std::is_same_v<mtlsim_a0, ::std::remove_cvref_t<wide_t>>, \"mtlgen loop form: "
+                      "`simd_max` at line 9 calls an overload of the user's files here, not the simd function\");\n}\n"
+                      "simd_max(v);\n"),
+            std::string::npos)
+      << form;
+  EXPECT_NE(form.find("decltype((tg[lane % 4]))"), std::string::npos) << form;
+
+  Parsed befriended = parse_text(text("#define FRIEND_OVERLOAD\n"), input("simd_overloads.metal").string());
+  ASSERT_EQ(befriended.diags.error_count(), 0) << befriended.diags.format_all();
+  EXPECT_EQ(kernel(befriended, "k").refusal, "");
+  const std::string checked = befriended.unit.loop_form().text();
+  EXPECT_NE(checked.find("static_assert(!::std::is_same_v<mtlsim_a0, ::std::remove_cvref_t<narrow_t>>"), std::string::npos)
+      << "a hidden friend: " << checked;
+
+  Parsed templated = parse_text(text("#define TEMPLATE_OVERLOAD\n"), input("simd_overloads.metal").string());
+  ASSERT_EQ(templated.diags.error_count(), 0) << templated.diags.format_all();
+  const LoopFormKernel& k = kernel(templated, "k");
+  EXPECT_EQ(k.loop_function, "");
+  EXPECT_NE(k.refusal.find("`simd_max` is overloaded by a template of the user's files"), std::string::npos) << k.refusal;
+  EXPECT_EQ(k.refusal_line, 10) << k.refusal;
+}
+
 // In a template, a dependent `sum += x[i]` is an operator call whose first operand is the value
 // `sum`: it calls no function `sum` (MLX's quantized.h has one that reaches simd_sum).
 TEST(LoopForm, ADependentOperatorCallsNoFunction) {

@@ -93,6 +93,28 @@ TEST(TemplateLoopForm, AFindingAfterAnInsertedFormNamesTheUsersLine) {
   fs::remove_all(cache);
 }
 
+// row_max's `simd_max(m)` calls the simd function for T = float and wide_max.h's overload for
+// T = wide_t (MLX's softmax.h beside bf16_math.h): the loop form checks which in each
+// instantiation, so the file's shared object, which instantiates row_max<wide_t> too, is refused
+// with its forms (never running the overload as the simd function), and the entry this module runs
+// gets an object of its own, with its form (sim_module.cpp, source_kernel_object).
+TEST(TemplateLoopForm, ASimdFunctionAHeaderOverloadsRunsAsLoopsWhereItIsTheSimdFunction) {
+  const fs::path cache = template_cache("row_max");
+  TemplateRun run = verify_template("row_max", mtlsim::ExecPath::automatic, cache, "overloaded_max.metal");
+  EXPECT_EQ(run.exit_code, support::kOk) << run.printed;
+  EXPECT_EQ(run.json.find("\"threadgroups_as_loops\": 0"), std::string::npos) << run.json;
+  EXPECT_NE(run.notes.find("overloaded_max.metal: `row_max` runs as loops"), std::string::npos) << run.notes;
+  EXPECT_EQ(run.notes.find("did not compile"), std::string::npos) << run.notes;
+  std::string refused;
+  for (const auto& entry : fs::directory_iterator(cache / "kernel")) refused += file_text(entry.path() / "refused_loop_forms.log");
+  EXPECT_NE(refused.find("T = wide_t"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("static assertion failed: mtlgen loop form: `simd_max` at line 15 calls an overload of the user's "
+                         "files here, not the simd function"),
+            std::string::npos)
+      << refused;
+  fs::remove_all(cache);
+}
+
 TEST(TemplateLoopForm, AKernelDefinedInAHeaderRunsAsLoops) {
   const fs::path cache = template_cache("row_total");
   TemplateRun run = verify_template("row_total", mtlsim::ExecPath::automatic, cache, "row_sums.h");
