@@ -228,24 +228,30 @@ void launch_tree_sum(const ThreadContext& tc, void* user) {
            tc.thread_index_in_threadgroup, tc.thread_position_in_grid.x, tc.threads_per_threadgroup.x);
 }
 
+// Runs tree_sum over `x` (groups threadgroups of tg threads) in `order` and checks each sum;
+// `workers` 0: the dispatch's default.
+void expect_tree_sums(const std::vector<float>& x, uint groups, uint tg, LaneOrder order, uint workers,
+                      const std::string& where) {
+  std::vector<float> out(groups);
+  TreeArgs args{x.data(), out.data()};
+  DispatchOptions o = test::grid_1d(groups, tg, "tree_sum");
+  o.threadgroup_arrays = {{tg * sizeof(float), {}}};
+  o.order = order;
+  if (workers != 0) o.workers = workers;
+  const DispatchResult r = dispatch(o, launch_tree_sum, &args);
+  ASSERT_TRUE(r.ok()) << where << ": " << test::describe(r);
+  for (uint g = 0; g < groups; ++g) {
+    float want = 0;
+    for (uint t = 0; t < tg; ++t) want += x[g * tg + t];
+    EXPECT_EQ(out[g], want) << where << ", threadgroup " << g << ", order " << to_string(order);
+  }
+}
+
 TEST(Checks, BarrierInLoopIsFineInEveryOrder) {
   const uint groups = 6, tg = 256;
   std::vector<float> x(groups * tg);
   for (size_t i = 0; i < x.size(); ++i) x[i] = float(i % 31);
-  for (LaneOrder order : test::kAllOrders) {
-    std::vector<float> out(groups);
-    TreeArgs args{x.data(), out.data()};
-    DispatchOptions o = test::grid_1d(groups, tg, "tree_sum");
-    o.threadgroup_arrays = {{tg * sizeof(float), {}}};
-    o.order = order;
-    const DispatchResult r = dispatch(o, launch_tree_sum, &args);
-    ASSERT_TRUE(r.ok()) << test::describe(r);
-    for (uint g = 0; g < groups; ++g) {
-      float want = 0;
-      for (uint t = 0; t < tg; ++t) want += x[g * tg + t];
-      EXPECT_EQ(out[g], want);
-    }
-  }
+  for (LaneOrder order : test::kAllOrders) expect_tree_sums(x, groups, tg, order, 0, "default workers");
 }
 
 // One worker, one thread: the runners a dispatch parks on its freed stacks start the threads of
@@ -263,21 +269,7 @@ TEST(Checks, WorkerRunsOnAfterAbandonedThreadgroups) {
     e.workers = 1;
     const DispatchResult abandoned = dispatch(e, launch_early_exit, &bad_args);
     ASSERT_EQ(abandoned.issues_total, groups) << test::describe(abandoned);
-    for (LaneOrder order : test::kAllOrders) {
-      std::vector<float> out(groups);
-      TreeArgs args{x.data(), out.data()};
-      DispatchOptions o = test::grid_1d(groups, tg, "tree_sum");
-      o.threadgroup_arrays = {{tg * sizeof(float), {}}};
-      o.order = order;
-      o.workers = 1;
-      const DispatchResult r = dispatch(o, launch_tree_sum, &args);
-      ASSERT_TRUE(r.ok()) << test::describe(r);
-      for (uint g = 0; g < groups; ++g) {
-        float want = 0;
-        for (uint t = 0; t < tg; ++t) want += x[g * tg + t];
-        EXPECT_EQ(out[g], want) << "round " << round << ", threadgroup " << g << ", order " << to_string(order);
-      }
-    }
+    for (LaneOrder order : test::kAllOrders) expect_tree_sums(x, groups, tg, order, 1, "round " + std::to_string(round));
   }
 }
 
