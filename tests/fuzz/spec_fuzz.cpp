@@ -386,9 +386,13 @@ int main(int argc, char** argv) {
   std::mt19937 rng(o.seed);
   fs::path dir = fs::temp_directory_path() / fmt::format("mtlgen-fuzz-{}", ::getpid());
   fs::create_directories(dir);
-  // The seeds beside the mutants: a family's `{spec: file.yaml}` resolves to an unmutated copy.
+  // The seeds beside the mutants: a family's `{spec: file.yaml}` resolves to an unmutated copy,
+  // and a `reference_include` to the file of the seed's folder.
   for (const auto& seed : o.seeds) {
     fs::copy_file(seed, dir / fs::path(seed).filename(), fs::copy_options::overwrite_existing);
+    for (const auto& entry : fs::directory_iterator(fs::path(seed).parent_path().empty() ? "." : fs::path(seed).parent_path()))
+      if (entry.is_regular_file() && entry.path().extension() == ".inc")
+        fs::copy_file(entry.path(), dir / entry.path().filename(), fs::copy_options::overwrite_existing);
   }
   int failures = 0, accepted = 0, aliased = 0;
   for (int i = 0; i < o.iterations; ++i) {
