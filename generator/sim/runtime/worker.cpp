@@ -124,7 +124,7 @@ void Worker::reset_threadgroup(uint64_t linear) {
     SimdGroup& sg = simds_[s];
     sg.active = sg.members;
     sg.arrived = 0;
-    sg.mismatch = false;
+    sg.mismatch = sg.pending = false;
   }
   arrivals_.alive = size_;
   done_ = arrivals_.barrier_waiting = 0;
@@ -287,6 +287,7 @@ void Worker::run_threadgroup_loops(uint64_t linear) {
   loop_mode_ = true;
   // Arrivals record themselves inline (mtlsim/exec.h), but for the race detector's hooks.
   tls_arrivals = race_ ? nullptr : &arrivals_;
+  arrivals_.barrier_pending = false;
   // The runner takes a free stack as a fresh lane would; an abandoning report switches back here.
   const uint16_t stack = free_stacks_[--free_count_];
   parked_[stack] = nullptr;  // the loop runner's frames replace a parked runner's
@@ -403,14 +404,21 @@ void Worker::simdgroup_barrier_completed(const SimdGroup& sg) {
   race_->simdgroup_barrier(sg.index, flags);
 }
 
-// The last arrival of the loop form's inline simd_arrive (arrive_simd, mtlsim/exec.h).
+// The loop form's inline arrivals (arrive_simd, mtlsim/exec.h), once every lane of the simdgroup
+// ran the region (none returns early in a loop form).
 void Worker::simd_completed_inline(Lane& me) {
-  complete_simd(*me.simd, me, me.bit);
-  states_[me.index] = LaneState::running;
+  SimdGroup& sg = *me.simd;
+  sg.pending = false;
+  sg.arrived = sg.active;
+  complete_simd(sg, me, me.bit);
 }
 
-// The last arrival of the loop form's inline barrier_arrive (arrive_barrier, mtlsim/exec.h).
-void Worker::barrier_released_inline(Lane& me) { release_barrier(me); }
+// The loop form's inline barrier arrivals (arrive_barrier, mtlsim/exec.h), once every thread ran
+// the region.
+void Worker::barrier_released_inline(Lane& me) {
+  arrivals_.barrier_pending = false;
+  release_barrier(me);
+}
 
 inline void Worker::barrier_arrive(Lane& me, int line, uint32_t flags) {
   states_[me.index] = LaneState::at_barrier;

@@ -64,6 +64,7 @@ template <class F, class... Rest>
       region(t);
       last = t;
     }
+    if (sg.pending) detail::simd_complete(all[last]);  // the region ended at a simd function
   }
   if constexpr (sizeof...(Rest) > 0) return run_on(run, sg, last, rest...);
   else return last;
@@ -74,6 +75,27 @@ template <class... Regions>
 [[gnu::always_inline]] inline uint32_t simd_run(const detail::LoopRun& run, const detail::SimdGroup& sg, uint32_t lead,
                                                 Regions&&... regions) {
   return run_on(run, sg, lead, regions...);
+}
+
+// After the last region of a stretch: releases the barrier that ends it (every thread has arrived)
+// and completes any simd function a last region ended at (a result no region reads). Only the
+// inline arrivals (mtlsim/exec.h) leave them pending; the race detector's go through the runtime.
+inline void end_segment(const detail::LoopRun& run) {
+  detail::Arrivals* const a = detail::tls_arrivals;
+  if (a == nullptr) return;
+  const uint32_t simdgroups = (run.size + kSimdWidth - 1) / kSimdWidth;
+  for (uint32_t s = 0; s < simdgroups; ++s) {
+    detail::Lane& lead = run.lanes[run.simd_order[s * kSimdWidth]];
+    if (lead.simd->pending) {
+      detail::tls_lane = &lead;
+      detail::simd_complete(lead);
+    }
+  }
+  if (a->barrier_pending) {
+    detail::Lane& last = run.lanes[run.order[run.size - 1]];
+    detail::tls_lane = &last;
+    detail::barrier_release(last);
+  }
 }
 
 // Runs the regions of a stretch between threadgroup barriers, each but the last ending at a simd
@@ -101,9 +123,11 @@ template <class First, class... Rest>
     first(t);
     if constexpr (sizeof...(Rest) > 0) {
       if (++arrived[t / kSimdWidth] < (t < full ? kSimdWidth : size - full)) continue;
+      if (lanes[t].simd->pending) detail::simd_complete(lanes[t]);
       run_on(run, *lanes[t].simd, t, rest...);
     }
   }
+  end_segment(run);
 }
 
 // Thread t's builtins, computed from t (the per-thread contexts are a cache line or two each: reading

@@ -239,12 +239,20 @@ constexpr uint32_t group_mask(uint32_t g) {
 
 template <class Combine, uint32_t W = kSimdWidth>
 struct Reduce {
+  template <uint32_t Half, class T>  // one level of the tree, a constant trip count (vectorised)
+  static void fold(T* acc) {
+    for (uint32_t l = 0; l < Half; ++l) acc[l] = Combine::apply(acc[l], acc[l + Half]);
+  }
   template <class T>
   static void run(const T* in, T* out, const uint32_t*, uint32_t arrived) {
     if (W == kSimdWidth && arrived == ~0u) {
-      T acc = in[0];
-      for (uint32_t l = 1; l < kSimdWidth; ++l) acc = Combine::apply(acc, in[l]);
-      for (uint32_t l = 0; l < kSimdWidth; ++l) out[l] = acc;
+      // A full simdgroup combines as a shuffle-down tree does (lane l with lane l + 16, then + 8,
+      // ...), as GPUs reduce: each level's combines are independent, so they run as vector
+      // instructions rather than as a chain of 31 dependent ones.
+      T acc[kSimdWidth];
+      for (uint32_t l = 0; l < kSimdWidth; ++l) acc[l] = in[l];
+      fold<16>(acc), fold<8>(acc), fold<4>(acc), fold<2>(acc), fold<1>(acc);
+      for (uint32_t l = 0; l < kSimdWidth; ++l) out[l] = acc[0];
       return;
     }
     for (uint32_t g = 0; g < kSimdWidth / W; ++g) {
@@ -396,7 +404,7 @@ inline void threadgroup_barrier(mem_flags flags = mem_none, int line = __builtin
   using namespace mtlsim::detail;
   MTLSIM_COUNT_BARRIER(line);
   Lane& me = current_lane(Op::threadgroup_barrier, line);
-  if (Arrivals* a = tls_arrivals) return arrive_barrier(*a, me, line, uint32_t(flags));
+  if (Arrivals* a = tls_arrivals) return arrive_barrier(*a, line);  // mem_flags: for the race detector only
   threadgroup_barrier(me, line, uint32_t(flags));
 }
 inline void simdgroup_barrier(mem_flags flags = mem_none, int line = __builtin_LINE()) {
