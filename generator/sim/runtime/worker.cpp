@@ -87,6 +87,7 @@ void Worker::prepare_dispatch() {
     l.bit = 1u << (i % kSimdWidth);
     l.index = uint16_t(i);
     l.lane = uint8_t(i % kSimdWidth);
+    all_stacks_[i] = uint16_t(size_ - 1 - i);
   }
   for (uint32_t s = 0; s < simdgroups_; ++s) {
     const uint32_t n = std::min(kSimdWidth, size_ - s * kSimdWidth);
@@ -111,6 +112,7 @@ void Worker::build_order(uint64_t threadgroup_linear) {
   for (uint32_t k = 0; k < size_; ++k) {
     const uint32_t t = order_[k], s = t / kSimdWidth;
     simd_order_[s * kSimdWidth + fill[s]++] = uint16_t(t);
+    closes_[k] = fill[s] == std::min(kSimdWidth, size_ - s * kSimdWidth);  // its simdgroup's members
   }
 }
 
@@ -140,7 +142,7 @@ void Worker::reset_threadgroup(uint64_t linear) {
   // Every stack is free again (an abandoned threadgroup's suspended lanes are simply dropped);
   // stack 0 is handed out first.
   free_count_ = size_;
-  for (uint32_t i = 0; i < size_; ++i) free_stacks_[i] = uint16_t(size_ - 1 - i);
+  std::memcpy(free_stacks_, all_stacks_, size_ * sizeof(uint16_t));
 }
 
 void Worker::run_threadgroup(uint64_t linear) {
@@ -283,7 +285,7 @@ void Worker::run_threadgroup_loops(uint64_t linear) {
   // when something asks for it (current_thread_context).
   start_context(lanes_[0]);
   frame_block_ = frame_used_ = 0;
-  loop_run_ = LoopRun{order_, size_, lanes_, contexts_, simd_order_};
+  loop_run_ = LoopRun{order_, size_, lanes_, contexts_, simd_order_, closes_};
   loop_mode_ = true;
   // Arrivals record themselves inline (mtlsim/exec.h), but for the race detector's hooks.
   tls_arrivals = race_ ? nullptr : &arrivals_;
@@ -307,7 +309,7 @@ void Worker::run_threadgroup_loops(uint64_t linear) {
 void Worker::loop_runner_entry(void* worker) { static_cast<Worker*>(worker)->loop_runner_main(); }
 
 void Worker::loop_runner_main() {
-  for (uint32_t i = 0; i < size_; ++i) returns_[i] = {};
+  std::memset(static_cast<void*>(returns_), 0, size_ * sizeof(ReturnMark));  // {0, nullptr}: no `return` yet
   job_->group_fn(loop_run_, job_->user);
   // Every thread has run to its end (the front end lets a thread return only after the last
   // barrier or simd function, so none is missing from one).

@@ -152,6 +152,7 @@ class Worker {
   void* lane_sp_[kMaxThreads];          // a suspended lane's saved context
   uint16_t lane_stack_[kMaxThreads];     // the stack a started lane runs on
   uint16_t free_stacks_[kMaxThreads];    // stacks no lane holds (a LIFO: the warmest first)
+  uint16_t all_stacks_[kMaxThreads];     // free_stacks_ at a threadgroup's start (size_ - 1 down to 0)
   // The runner parked on a free stack (its context), which starts the next lane to take the
   // stack without making a fresh context; null where none is (never used, or a lane's frames
   // were dropped there).
@@ -159,6 +160,7 @@ class Worker {
   uint32_t free_count_ = 0;
   SimdGroup simds_[kMaxSimdgroups];
   uint16_t order_[kMaxThreads], simd_order_[kMaxThreads], queue_[kMaxThreads];
+  bool closes_[kMaxThreads];  // closes_[k]: order_[k] is the last of its simdgroup in lane order
   uint32_t queue_head_ = 0, queue_tail_ = 0;
   // The arrays, then the variables' arena, between guards (arrays take at most 64 KiB, DispatchJob).
   GuardedRegion tg_memory_{64 * 1024 + ThreadgroupVariables::kArenaBytes + 64};

@@ -177,6 +177,7 @@ struct LoopRun {
   Lane* lanes = nullptr;
   const ThreadContext* contexts = nullptr;  // every thread's builtins, filled for this threadgroup
   const uint16_t* simd_order = nullptr;     // [32 s, 32 s + n): simdgroup s's threads in lane order
+  const bool* closes = nullptr;             // closes[k]: order[k] is the last of its simdgroup in lane order
 };
 // Storage for one per-thread value of `bytes` (aligned to `align`) for each thread of the running
 // threadgroup, filled with the byte `fill` (the module's -ftrivial-auto-var-init byte; < 0: not
@@ -228,8 +229,7 @@ void barrier_release(Lane& last);
 // front end refuses a sync point under a lane-dependent branch or after a lane-dependent return),
 // so the region loop knows when the last has arrived. Under the race detector the loop form's
 // arrivals take the runtime's path (Worker::simd_arrive), which counts and checks every arrival.
-[[gnu::always_inline]] inline void arrive_simd(Lane& me, Op op, int line, CompleteFn complete) {
-  SimdGroup& sg = *me.simd;
+[[gnu::always_inline]] inline void arrive_simd(SimdGroup& sg, Op op, int line, CompleteFn complete) {
   sg.op = op;
   sg.line = line;
   sg.complete = complete;

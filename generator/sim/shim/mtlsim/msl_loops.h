@@ -109,20 +109,18 @@ inline void end_segment(const detail::LoopRun& run) {
 // last arrives, then the simdgroup runs the whole loop or branch.
 template <class First, class... Rest>
 [[gnu::always_inline]] inline void segment(const detail::LoopRun& run, First&& first, Rest&&... rest) {
-  uint32_t arrived[1024 / kSimdWidth] = {};
-  // Thread t is lane t % 32 of simdgroup t / 32 (Worker::prepare_dispatch); all are members but
-  // those past the last full simdgroup's.
   // The run's fields in locals: read through `run`, they were loaded again for every thread (a
   // store of the kernel's may alias them).
-  const uint32_t size = run.size, full = size & ~(kSimdWidth - 1);
+  const uint32_t size = run.size;
   const uint16_t* const order = run.order;
+  const bool* const closes = run.closes;
   detail::Lane* const lanes = run.lanes;
   for (uint32_t k = 0; k < size; ++k) {
     const uint32_t t = order[k];
     detail::tls_lane = &lanes[t];
     first(t);
     if constexpr (sizeof...(Rest) > 0) {
-      if (++arrived[t / kSimdWidth] < (t < full ? kSimdWidth : size - full)) continue;
+      if (!closes[k]) continue;  // its simdgroup's last lane is still to come
       if (lanes[t].simd->pending) detail::simd_complete(lanes[t]);
       run_on(run, *lanes[t].simd, t, rest...);
     }

@@ -185,18 +185,27 @@ PoisonHit complete_collective(SimdGroup& sg, const PoisonSet& ps) {
   return hit;
 }
 
+// A policy that never reads the per-lane operand (sg.arg) says so with `static constexpr bool
+// kIgnoresArg = true`: the loop form's arrivals then do not store it.
+template <class Policy>
+concept ignores_arg = requires { requires Policy::kIgnoresArg; };
+
 template <class T, class R, class Policy>
 inline R simd_collective(Op op, const T& v, uint32_t arg, int line) {
   static_assert(sizeof(T) <= kSlotBytes && sizeof(R) <= kSlotBytes, "simd payload too large");
   static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_copyable_v<R>);
   Lane& me = current_lane(op, line);
+  // Read before the copy below, which may alias them (it stores bytes).
   SimdGroup& sg = *me.simd;
-  std::memcpy(sg.in + me.lane * sizeof(T), &v, sizeof(T));
-  sg.arg[me.lane] = arg;
-  if (tls_arrivals) {  // the loop form: the next region reads the result (mtlsim::loops::result)
-    arrive_simd(me, op, line, &complete_collective<T, R, Policy>);
+  const uint32_t lane = me.lane;
+  const bool inline_arrival = tls_arrivals != nullptr;
+  std::memcpy(sg.in + lane * sizeof(T), &v, sizeof(T));
+  if (inline_arrival) {  // the loop form: the next region reads the result (mtlsim::loops::result)
+    if constexpr (!ignores_arg<Policy>) sg.arg[lane] = arg;
+    arrive_simd(sg, op, line, &complete_collective<T, R, Policy>);
     return R{};
   }
+  sg.arg[lane] = arg;  // the race detector's simdgroup_barrier reads every policy's
   simd_rendezvous(me, op, line, &complete_collective<T, R, Policy>);
   R r;
   std::memcpy(&r, sg.out + me.lane * sizeof(R), sizeof(R));
@@ -239,9 +248,12 @@ constexpr uint32_t group_mask(uint32_t g) {
 
 template <class Combine, uint32_t W = kSimdWidth>
 struct Reduce {
-  template <uint32_t Half, class T>  // one level of the tree, a constant trip count (vectorised)
-  static void fold(T* acc) {
-    for (uint32_t l = 0; l < Half; ++l) acc[l] = Combine::apply(acc[l], acc[l + Half]);
+  static constexpr bool kIgnoresArg = true;
+  // One level of the tree into a fresh array: a constant trip count and no aliasing, so g++
+  // vectorises it and keeps the levels in registers.
+  template <uint32_t Half, class T>
+  [[gnu::always_inline]] static void fold(const T* in, T* out) {
+    for (uint32_t l = 0; l < Half; ++l) out[l] = Combine::apply(in[l], in[l + Half]);
   }
   template <class T>
   static void run(const T* in, T* out, const uint32_t*, uint32_t arrived) {
@@ -249,10 +261,10 @@ struct Reduce {
       // A full simdgroup combines as a shuffle-down tree does (lane l with lane l + 16, then + 8,
       // ...), as GPUs reduce: each level's combines are independent, so they run as vector
       // instructions rather than as a chain of 31 dependent ones.
-      T acc[kSimdWidth];
-      for (uint32_t l = 0; l < kSimdWidth; ++l) acc[l] = in[l];
-      fold<16>(acc), fold<8>(acc), fold<4>(acc), fold<2>(acc), fold<1>(acc);
-      for (uint32_t l = 0; l < kSimdWidth; ++l) out[l] = acc[0];
+      T l16[16], l8[8], l4[4], l2[2];
+      fold<16>(in, l16), fold<8>(l16, l8), fold<4>(l8, l4), fold<2>(l4, l2);
+      const T sum = Combine::apply(l2[0], l2[1]);
+      for (uint32_t l = 0; l < kSimdWidth; ++l) out[l] = sum;
       return;
     }
     for (uint32_t g = 0; g < kSimdWidth / W; ++g) {
