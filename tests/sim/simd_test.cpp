@@ -78,6 +78,24 @@ TEST_P(SimdFloatTest, MatchesSerialModel) {
 INSTANTIATE_TEST_SUITE_P(ActiveLanes, SimdFloatTest,
                          ::testing::Combine(::testing::Values(32u, 20u, 1u), ::testing::ValuesIn(test::kAllOrders)));
 
+// The order a float simd_sum rounds in: a full simdgroup as a shuffle-down tree (lane l + 16, then
+// + 8, ...: bit for bit the CUDA shim's butterfly), a partial one in lane order. 1e8 + 1 rounds
+// back to 1e8 in float, so the order shows: the tree pairs lane 0's 1e8 with lane 16's -1e8 first
+// and keeps every 1; lane order loses the 1s that come before lane 16.
+TEST(SimdSum, FullSimdgroupReducesAsATreePartialInLaneOrder) {
+  for (const uint active : {32u, 20u}) {
+    std::vector<float> x(32, 1.0f);
+    x[0] = 1e8f;
+    x[16] = -1e8f;
+    std::vector<float> out(32 * kFloatCols, -7.0f);
+    SimdArgs<float> args{x.data(), out.data(), active};
+    const DispatchResult r = dispatch(test::grid_1d(1, 32, "simd_float_ops"), launch_float_ops, &args);
+    ASSERT_TRUE(r.ok()) << test::describe(r);
+    const float expected = active == 32 ? 30.0f : 3.0f;  // lane order: 1e8, 1s lost, -1e8, then lanes 17-19
+    for (uint l = 0; l < active; ++l) EXPECT_EQ(out[l * kFloatCols], expected) << active << " active, lane " << l;
+  }
+}
+
 TEST(Simd, IntegerReductionsVotesAndPrefix) {
   const uint n = 64, active = 24;
   std::vector<int> x(n);
