@@ -54,12 +54,12 @@ SpecLoader::SpecLoader(support::Diagnostics& diags, const YamlLimits& limits, st
     : diags_(diags), limits_(limits), include_dirs_(std::move(include_dirs)) {}
 
 std::optional<ir::Kernel> SpecLoader::load(const std::string& path, const std::string& display_path) {
-  std::optional<std::string> text = support::read_file(path);
-  if (!text) return read_and_validate(path, display_path);  // which says why it cannot be read
+  std::string text;
+  if (!read_spec_file(path, display_path, limits_, diags_, text)) return std::nullopt;
   std::error_code ec;
-  auto key = std::make_pair(fs::weakly_canonical(path, ec), support::hash_hex(*text));
+  auto key = std::make_pair(fs::weakly_canonical(path, ec), support::hash_hex(text));
   if (auto it = loaded_.find(key); it != loaded_.end()) return it->second;
-  auto kernel = read_and_validate(path, display_path);
+  auto kernel = validate(path, display_path, text);
   loaded_.emplace(std::move(key), kernel);
   return kernel;
 }
@@ -192,9 +192,9 @@ bool SpecLoader::borrow_members(ir::Kernel& kernel, const fs::path& path) {
   return ok;
 }
 
-std::optional<ir::Kernel> SpecLoader::read_and_validate(const std::string& path, const std::string& display_path) {
-  std::string text;
-  auto root = load_yaml(path, display_path, limits_, diags_, &text);
+std::optional<ir::Kernel> SpecLoader::validate(const std::string& path, const std::string& display_path,
+                                               const std::string& text) {
+  auto root = parse_spec_yaml(text, display_path, limits_, diags_);
   if (!root) return std::nullopt;
   YamlContext ctx(display_path, text, diags_);
   if (report_placeholders(ctx, *root) > 0) return std::nullopt;  // a skeleton: list only its TODOs

@@ -29,7 +29,8 @@ class SpecLoader {
   std::optional<ir::Kernel> load(const std::string& path, const std::string& display_path);
 
  private:
-  std::optional<ir::Kernel> read_and_validate(const std::string& path, const std::string& display_path);
+  // The kernel of the spec `path` whose text (read once, by load) is `text`.
+  std::optional<ir::Kernel> validate(const std::string& path, const std::string& display_path, const std::string& text);
   bool read_includes(ir::Kernel& kernel, const std::filesystem::path& path, const std::string& shown_spec);
   bool read_included(ir::IncludedCode& inc, const char* what, const std::filesystem::path& path,
                      const std::string& shown_spec);

@@ -282,21 +282,32 @@ bool read_file(const std::string& path, std::string& out) {
 
 }  // namespace
 
-std::optional<YAML::Node> load_yaml(const std::string& path, const std::string& display_path,
-                                    const YamlLimits& limits, Diagnostics& diags, std::string* text_out) {
-  std::string text;
+bool read_spec_file(const std::string& path, const std::string& display_path, const YamlLimits& limits,
+                    Diagnostics& diags, std::string& text) {
   if (!read_file(path, text)) {
     diags.error(ErrorKind::io, {display_path}, "cannot read spec file", "check the path and its permissions");
-    return std::nullopt;
+    return false;
   }
   if (text.size() > limits.max_file_bytes) {
     diags.error(ErrorKind::file_too_large, {display_path, 1, 1},
                 fmt::format("spec file is {} bytes; the limit is {}", text.size(), limits.max_file_bytes),
                 "a kernel spec is a few kilobytes: move large data out of the spec");
-    return std::nullopt;
+    return false;
   }
-  diags.add_source(display_path, text);
+  return true;
+}
+
+std::optional<YAML::Node> load_yaml(const std::string& path, const std::string& display_path,
+                                    const YamlLimits& limits, Diagnostics& diags, std::string* text_out) {
+  std::string text;
+  if (!read_spec_file(path, display_path, limits, diags, text)) return std::nullopt;
   if (text_out) *text_out = text;
+  return parse_spec_yaml(text, display_path, limits, diags);
+}
+
+std::optional<YAML::Node> parse_spec_yaml(const std::string& text, const std::string& display_path,
+                                          const YamlLimits& limits, Diagnostics& diags) {
+  diags.add_source(display_path, text);
   if (!check_text(display_path, text, diags)) return std::nullopt;
   Composer composer(limits, text);
   try {

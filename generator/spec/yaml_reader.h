@@ -22,7 +22,14 @@ struct YamlLimits {
   size_t max_expanded_nodes = 100000;  // bounds alias fan-out ("billion laughs")
 };
 
-// Reads and parses `path`. `display_path` is what diagnostics print.
+// Reads the spec file `path` into `text`; false, with an error, when it cannot be read or is over
+// limits.max_file_bytes. `display_path` is what diagnostics print.
+bool read_spec_file(const std::string& path, const std::string& display_path, const YamlLimits& limits,
+                    Diagnostics& diags, std::string& text);
+// Parses a spec's text (as read_spec_file read it).
+std::optional<YAML::Node> parse_spec_yaml(const std::string& text, const std::string& display_path,
+                                          const YamlLimits& limits, Diagnostics& diags);
+// Both: reads and parses `path`.
 std::optional<YAML::Node> load_yaml(const std::string& path, const std::string& display_path,
                                     const YamlLimits& limits, Diagnostics& diags, std::string* text_out);
 
