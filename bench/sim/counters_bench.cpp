@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "median.h"
+#include "bench_support.h"
 #include "mtlsim/access_counter.h"
 #include "mtlsim/runtime.h"
 #include "rms_norm_launch.h"
@@ -38,14 +38,6 @@ double seconds(const std::function<void()>& run) {
   const auto start = std::chrono::steady_clock::now();
   run();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-std::vector<float> normal_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& f : v) f = dist(rng);
-  return v;
 }
 
 void BM_RmsNormCounters(benchmark::State& state) {

@@ -42,7 +42,7 @@
 #include <random>
 #include <vector>
 
-#include "median.h"
+#include "bench_support.h"
 #include "mtlsim/runtime.h"
 #include "rms_norm_launch.h"
 #include "shipped_kernels.h"
@@ -68,6 +68,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using sim_bench::median;
+using sim_bench::normal_floats;
 
 double cpu_seconds(clockid_t clock) {
   timespec t{};
@@ -76,14 +77,6 @@ double cpu_seconds(clockid_t clock) {
 }
 double process_cpu() { return cpu_seconds(CLOCK_PROCESS_CPUTIME_ID); }
 double thread_cpu() { return cpu_seconds(CLOCK_THREAD_CPUTIME_ID); }
-
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& f : v) f = dist(rng);
-  return v;
-}
 
 // Each iteration times one simulated dispatch (the benchmark's manual time) and one serial
 // run right after it, so both see the same machine load; the ratio is of the two medians.
@@ -147,7 +140,7 @@ void serial_rms_norm(const float* x, const float* w, float* y, uint rows, uint n
 }
 
 void BM_RmsNorm(benchmark::State& state) {
-  const std::vector<float> x = random_floats(kRows * kCols, 1), w = random_floats(kCols, 2);
+  const std::vector<float> x = normal_floats(kRows * kCols, 1), w = normal_floats(kCols, 2);
   std::vector<float> y(x.size()), y_ref(x.size());
   RmsArgs args{x.data(), w.data(), y.data(), kCols, kEps};
   mtlsim::DispatchOptions o;
@@ -172,7 +165,7 @@ double seconds_of(const std::function<mtlsim::DispatchResult()>& run, mtlsim::Di
 }
 
 void BM_RmsNormExactRaces(benchmark::State& state) {
-  const std::vector<float> x = random_floats(kRows * kCols, 1), w = random_floats(kCols, 2);
+  const std::vector<float> x = normal_floats(kRows * kCols, 1), w = normal_floats(kCols, 2);
   std::vector<float> y(x.size());
   RmsArgs args{x.data(), w.data(), y.data(), kCols, kEps};
   mtlsim::DispatchOptions o;
@@ -235,7 +228,7 @@ uint serial_argmax(const float* x, uint n) {
 }
 
 void BM_Argmax(benchmark::State& state) {
-  const std::vector<float> x = random_floats(kVocab, 3);
+  const std::vector<float> x = normal_floats(kVocab, 3);
   uint out = 0, ref = 0;
   ArgmaxArgs args{x.data(), &out, kVocab};
   mtlsim::DispatchOptions o;
@@ -321,7 +314,7 @@ long q4_0_mismatch(const uint8_t* w, const float* x, const float* y, const float
 
 void BM_Q4_0Matvec(benchmark::State& state) {
   const std::vector<uint8_t> w = q4_0_weights(4);
-  const std::vector<float> x = random_floats(kQ4K, 5);
+  const std::vector<float> x = normal_floats(kQ4K, 5);
   std::vector<float> y(kQ4Rows), y_ref(kQ4Rows);
   sim_bench::Q4Args args{w.data(), x.data(), y.data()};
   run_against_serial(
@@ -333,7 +326,7 @@ BENCHMARK(BM_Q4_0Matvec)->ArgsProduct({{1, 2}, {0, 1}})->UseManualTime()->Unit(b
 
 // bf16 (round to nearest even) of normal floats, as bits.
 std::vector<uint16_t> random_bf16(size_t n, uint32_t seed) {
-  const std::vector<float> f = random_floats(n, seed);
+  const std::vector<float> f = normal_floats(n, seed);
   std::vector<uint16_t> v(n);
   for (size_t i = 0; i < n; ++i) {
     const uint32_t b = std::bit_cast<uint32_t>(f[i]);
@@ -377,7 +370,7 @@ long float_mismatch(const float* out, const float* ref, size_t n, float toleranc
 }
 
 struct SdpaData {
-  std::vector<float> q = random_floats(kSdpaHeads * kSdpaD, 6);
+  std::vector<float> q = normal_floats(kSdpaHeads * kSdpaD, 6);
   std::vector<uint16_t> k = random_bf16(size_t(kSdpaKvHeads) * kSdpaKeys * kSdpaD, 7),
                         v = random_bf16(size_t(kSdpaKvHeads) * kSdpaKeys * kSdpaD, 8);
 };
@@ -399,8 +392,8 @@ BENCHMARK(BM_SdpaVector)->ArgsProduct({{1, 2}, {0, 1}})->UseManualTime()->Unit(b
 
 // rglru_scan_backward's inputs: gates a in [0.5, 1), the rest N(0, 1).
 struct ScanData {
-  std::vector<float> a, b = random_floats(size_t(kScanLen) * kScanDim, 10), h0 = random_floats(kScanDim, 11),
-                        dy = random_floats(size_t(kScanLen) * kScanDim, 12), dh_final = random_floats(kScanDim, 13);
+  std::vector<float> a, b = normal_floats(size_t(kScanLen) * kScanDim, 10), h0 = normal_floats(kScanDim, 11),
+                        dy = normal_floats(size_t(kScanLen) * kScanDim, 12), dh_final = normal_floats(kScanDim, 13);
   ScanData() : a(size_t(kScanLen) * kScanDim) {
     std::mt19937 rng(9);
     std::uniform_real_distribution<float> gate(0.5f, 1.0f);
@@ -559,12 +552,12 @@ bool read_all(int fd, void* p, size_t n) {
   }
 
   // Same data as BM_RmsNorm / BM_Argmax / BM_Q4_0Matvec / BM_SdpaVector.
-  const std::vector<float> rx = random_floats(kRows * kCols, 1), rw = random_floats(kCols, 2);
+  const std::vector<float> rx = normal_floats(kRows * kCols, 1), rw = normal_floats(kCols, 2);
   std::vector<float> ry(rx.size()), ry_ref(rx.size());
-  const std::vector<float> ax = random_floats(kVocab, 3);
+  const std::vector<float> ax = normal_floats(kVocab, 3);
   uint aref = 0;
   const std::vector<uint8_t> qw = q4_0_weights(4);
-  const std::vector<float> qx = random_floats(kQ4K, 5);
+  const std::vector<float> qx = normal_floats(kQ4K, 5);
   std::vector<float> qy(kQ4Rows), qy_ref(kQ4Rows);
   const SdpaData sd;
   std::vector<float> sout(kSdpaHeads * kSdpaD), sout_ref(sout.size()), sscores(kSdpaKeys);
