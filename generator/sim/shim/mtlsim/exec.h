@@ -198,10 +198,10 @@ struct Arrivals {
 // The running worker's, while it runs a loop form without the race detector (null otherwise:
 // fibers, whose arrivals switch, take the runtime's simd_rendezvous and threadgroup_barrier).
 extern thread_local constinit Arrivals* tls_arrivals MTLSIM_TLS_FAST;
-// The loop form's completions, once every lane of the simdgroup (thread of the threadgroup) has
-// arrived: `last` is the lane that arrived last. They check that the arrivals agree (a front-end
-// bug otherwise, reported as divergence), then complete the collective (the runtime's
-// Worker::complete_simd) or release the barrier, with every check and report of the fiber path.
+// The loop form's completions, called by the region loop (mtlsim/msl_loops.h) once every lane of
+// the simdgroup (thread of the threadgroup) has arrived: `last` is the lane that ran last. They
+// complete the collective (the runtime's Worker::complete_simd: poison, counters, the race
+// detector's hooks) or release the barrier, as the fiber path does.
 void simd_complete(Lane& last);
 void barrier_release(Lane& last);
 
