@@ -200,8 +200,8 @@ struct Arrivals {
 extern thread_local constinit Arrivals* tls_arrivals MTLSIM_TLS_FAST;
 // The loop form's completions, called by the region loop (mtlsim/msl_loops.h) once every lane of
 // the simdgroup (thread of the threadgroup) has arrived: `last` is the lane that ran last. They
-// complete the collective (the runtime's Worker::complete_simd: poison, counters, the race
-// detector's hooks) or release the barrier, as the fiber path does.
+// complete the collective (the runtime's Worker::complete_simd, with its poison checks) or
+// release the barrier, as the fiber path does.
 void simd_complete(Lane& last);
 void barrier_release(Lane& last);
 
