@@ -3,6 +3,7 @@
 // its sync points (FlatBody).
 #include <fmt/format.h>
 
+#include <regex>
 #include <set>
 
 #include "msl/msl_loop_rewrite.h"
@@ -429,8 +430,10 @@ std::string Flattener::overload_guard(CXCursor call, const std::string& name, co
     const CXType param = clang_getCanonicalType(clang_getCursorType(clang_Cursor_getArgument(decl, 0)));
     if (spelling(param).find("type-parameter") != std::string::npos || has_word(spelling(param), "dependent"))
       throw Refusal{fmt::format("`{}` is overloaded for a type of a template (line {} of its file)", name, at), line};
+    // clang's canonical `half` is __fp16 (msl_parse.cpp), which g++ does not know
+    const std::string type = std::regex_replace(spelling(param), std::regex(R"(\b__fp16\b)"), "half");
     out += fmt::format("static_assert(!::std::is_same_v<mtlsim_a0, ::std::remove_cvref_t<{}>>, \"mtlgen loop form: `{}` at line {} "
-                       "{}\");\n", spelling(param), name, line, calls);
+                       "{}\");\n", type, name, line, calls);
   }
   return out + "}\n";
 }

@@ -531,6 +531,12 @@ TEST(LoopForm, DependentSimdCallsBesideAUsersOverload) {
   EXPECT_NE(checked.find("static_assert(!::std::is_same_v<mtlsim_a0, ::std::remove_cvref_t<narrow_t>>"), std::string::npos)
       << "a hidden friend: " << checked;
 
+  Parsed halved = parse_text(text("#define HALF_OVERLOAD\n"), input("simd_overloads.metal").string());
+  ASSERT_EQ(halved.diags.error_count(), 0) << halved.diags.format_all();
+  const std::string half_checked = halved.unit.loop_form().text();
+  EXPECT_NE(half_checked.find("static_assert(!::std::is_same_v<mtlsim_a0, ::std::remove_cvref_t<half>>"), std::string::npos)
+      << "an overload for half, spelled as g++ knows it: " << half_checked;
+
   Parsed templated = parse_text(text("#define TEMPLATE_OVERLOAD\n"), input("simd_overloads.metal").string());
   ASSERT_EQ(templated.diags.error_count(), 0) << templated.diags.format_all();
   const LoopFormKernel& k = kernel(templated, "k");
