@@ -218,6 +218,7 @@ std::string LoopFormWriter::loop_function(CXCursor fn, const EntryPoint& entry) 
   if (clang_Cursor_isNull(body)) throw Refusal{"the kernel has no body", source_.line_of(fn)};
   Flattener flattener(source_, sync_, fn, entry);
   const Scope scope = flattener.parameter_copies(fn, entry);
+  flattener.set_kernel_tail();
   flattener.flatten(body, scope, nullptr, false);
   flattener.body().keep_pointed_to();
   flattener.body().refuse_unkept();

@@ -238,8 +238,9 @@ class UniformControl {
   bool statement(CXCursor s, const Scope& scope);
   // Inside a simdgroup block: a threadgroup barrier there is refused.
   bool in_simdgroup_block() const { return simd_depth_ > 0; }
-  // `if (cond) return;` followed by `rest`, which reaches sync points: `if (!(cond)) { rest }`.
-  void guard(CXCursor s, const std::vector<CXCursor>& rest, const Scope& scope);
+  // `if (cond) return;` followed by `rest`, which reaches sync points: `if (!(cond)) { rest }`;
+  // false (nothing flattened) where `cond` is not uniform.
+  bool guard(CXCursor s, const std::vector<CXCursor>& rest, const Scope& scope);
   static bool early_return(CXCursor s);
   // A helper's parameter bound to `arg` (HelperInliner::bind_params).
   void note_argument(CXCursor param, CXCursor arg) { uniformity_.note_argument(param, arg, simd_depth_ > 0); }
@@ -274,8 +275,13 @@ class UniformControl {
 class HelperInliner {
  public:
   HelperInliner(Flattener& flattener, const Source& src, FlatBody& body) : flattener_(flattener), src_(src), body_(body) {}
-  void inline_helper(CXCursor call, const std::string& name, const Target& target, const Scope& caller, int line);
+  // `guard`: compile-time checks written before the helper's body (Flattener::overload_guard).
+  void inline_helper(CXCursor call, const std::string& name, const Target& target, const Scope& caller, int line,
+                     const std::string& guard = "");
   bool inlining() const { return !active_.empty(); }
+  // Whether `arg`'s type, as clang spells it, is the template `def`'s first parameter's pattern
+  // (`IndexValPair<T>` for `IndexValPair<U>`).
+  bool pattern_matches(CXCursor def, CXCursor arg) const;
 
  private:
   void collect_names(CXCursor def, const std::string& prefix, Scope& scope, std::vector<CXCursor>& params,
@@ -288,7 +294,10 @@ class HelperInliner {
   static std::string value_type(const std::string& given, int line);
   std::string default_argument(CXCursor tparam, const Scope& scope) const;
   std::string deduced(CXCursor call, CXCursor tparam, const std::vector<CXCursor>& params, const Scope& caller,
-                      int line) const;
+                      int line);
+  // `X<A, B>` split into `X` and its arguments; false where `type` is not of that form.
+  static bool split_template(const std::string& type, std::string& name, std::vector<std::string>& args);
+  std::set<size_t> pattern_checked_;  // parameters a template argument was deduced from by pattern
   void bind_params(CXCursor call, const std::vector<CXCursor>& params, Scope& scope, const Scope& caller, int line);
 
   Flattener& flattener_;
@@ -316,6 +325,8 @@ class Flattener {
   // The line of the first `return` flattened so far (0: none); a sync point after it is refused.
   int return_line() const { return return_line_; }
   void set_return_line(int line) { return_line_ = line; }
+  // The next statements flattened run to the kernel's end (its body, or the rest after its guard).
+  void set_kernel_tail() { kernel_tail_ = true; }
   bool in_helper() const { return inliner_.inlining(); }
   void note_argument(CXCursor param, CXCursor arg) { control_.note_argument(param, arg); }
 
@@ -330,8 +341,11 @@ class Flattener {
   void declaration_of_extracted(CXCursor s, const Scope& scope, Item& item, const std::vector<Edit>& replaced);
   void sync_statement(CXCursor s, const Scope& scope);
   void sync_call(CXCursor call, Target target, const Scope& scope, int line);
+  std::vector<Edit> extract_operands(CXCursor s, const Scope& scope);
   bool calls_the_builtin(CXCursor call) const;
-  std::string builtin_guard(CXCursor call, const std::string& name, const Scope& scope, int line) const;
+  bool calls_user_template(CXCursor call, const std::string& name) const;
+  std::string overload_guard(CXCursor call, const std::string& name, const Scope& scope, int line, CXCursor chosen) const;
+  std::string template_probe(CXCursor tmpl) const;
   void helper_return(CXCursor ret, const Scope& scope, const Target& result);
 
   const Source& src_;
@@ -340,6 +354,7 @@ class Flattener {
   UniformControl control_;
   HelperInliner inliner_;
   int return_line_ = 0, temporaries_ = 0;
+  bool kernel_tail_ = false;
 };
 
 // ---- writing (msl_loop_rewrite_write.cpp): the flattened body as `mtlsim_loops_<kernel>` ----

@@ -176,19 +176,25 @@ void UniformControl::uniform_if(CXCursor s, const Scope& scope) {
 // `if (cond) return;` in a helper whose rest reaches sync points (qmv_impl's
 // `if (out_row >= out_vec_size) return;`, the same in each simdgroup): the rest is flattened as the
 // branch `if (!(cond)) { rest }`, which every thread of the threadgroup (or simdgroup) takes alike.
-void UniformControl::guard(CXCursor s, const std::vector<CXCursor>& rest, const Scope& scope) {
+// The same for the kernel's own `if (cond) return;` where its rest runs to the kernel's end (MLX's
+// arg_reduce: `if (simd_group_id != 0) return;` before simdgroup 0's last shuffles): a simdgroup
+// (or threadgroup) that returns skips the rest alike, so it takes no part in the rest's simd
+// functions; a threadgroup barrier in the rest of a per-simdgroup guard is refused (the fiber path
+// reports the threads that miss it). False where the condition is not uniform (nothing flattened).
+bool UniformControl::guard(CXCursor s, const std::vector<CXCursor>& rest, const Scope& scope) {
   const CXCursor cond = children(s)[0];
   const auto header = [&](Uniformity::Scope_ across) { return uniformity_.uniform(cond, across); };
   bool barrier = false;
   for (CXCursor r : rest) barrier = barrier || holds_barrier(r, 0);
   if (!clang_isExpression(clang_getCursorKind(cond)) ||
       !choose(header, {src_.range_of(s, false).first, src_.range_of(rest.back(), false).second}, barrier))
-    throw Refusal{"a helper returns before its end, where its threads may differ", src_.line_of(s)};
+    return false;
   const bool simd = simd_depth_ > 0;
   body_.control(src_.line_of(s), "if (!(" + src_.render(cond, scope) + ")) {", simd);
   control_body(rest, scope, {});
   body_.control(src_.line_of(s), "}", simd);
   if (simd) leave();
+  return true;
 }
 
 // Whether `s` is `if (cond) return;` (or `{ return; }`), with no `else`.

@@ -3,6 +3,7 @@
 // its sync points (FlatBody).
 #include <fmt/format.h>
 
+#include <regex>
 #include <set>
 
 #include "msl/msl_loop_rewrite.h"
@@ -13,18 +14,30 @@ void Flattener::flatten(CXCursor body, const Scope& scope, const Target* result,
   flatten(children(body), scope, result, helper);
 }
 
+// `if (cond) return;` before sync points, in a helper that returns nothing or in the statements
+// that run to the kernel's end (`tail`), becomes `if (!(cond)) { rest }` where `cond` is uniform
+// (UniformControl::guard); a helper's on another condition is refused, a kernel's is a `return`
+// before a sync point (below).
 void Flattener::flatten(const std::vector<CXCursor>& stmts, const Scope& scope, const Target* result, bool helper) {
+  const bool tail = !helper && kernel_tail_;
+  kernel_tail_ = false;
   for (size_t i = 0; i < stmts.size(); ++i) {
     CXCursor s = stmts[i];
     const bool last = i + 1 == stmts.size();
-    if (helper && result && result->kind == Target::none && !last && UniformControl::early_return(s)) {
+    const bool helper_guard = helper && result && result->kind == Target::none;
+    if ((helper_guard || (tail && !return_line_)) && !last && UniformControl::early_return(s)) {
       const std::vector<CXCursor> rest(stmts.begin() + long(i) + 1, stmts.end());
       bool syncs = false, returns = false;
       for (CXCursor r : rest) {
         syncs = syncs || sync_.contains_sync(r);
         returns = returns || contains(r, CXCursor_ReturnStmt);
       }
-      if (syncs && !returns) return control_.guard(s, rest, scope);
+      if (syncs && !returns) {
+        kernel_tail_ = !helper;
+        if (control_.guard(s, rest, scope)) return;
+        kernel_tail_ = false;
+        if (helper) throw Refusal{"a helper returns before its end, where its threads may differ", src_.line_of(s)};
+      }
     }
     if (clang_getCursorKind(s) == CXCursor_ReturnStmt && helper) {
       if (!last) throw Refusal{"a helper returns before its end", src_.line_of(s)};
@@ -224,6 +237,20 @@ bool Flattener::extract_sync_calls(CXCursor s, const Scope& scope) {
   auto is_sync = [&](CXCursor c) { return clang_getCursorKind(c) == CXCursor_CallExpr && sync_.is_sync_call(callee_name(c)); };
   if (is_sync(direct)) return false;  // the plain form
   if (kind == CXCursor_BinaryOperator && src_.is_assignment(children(s)[0]) && is_sync(strip(children(s)[1]))) return false;
+  std::vector<Edit> replaced = extract_operands(s, scope);
+  if (replaced.empty()) return false;
+  auto [b, e] = src_.range_of(s, true);
+  Item item = make_item(Item::code, src_.line_of(s), src_.render(b, e, scope, replaced));
+  item.region = body_.region;
+  if (kind == CXCursor_DeclStmt) declaration_of_extracted(s, scope, item, replaced);
+  body_.note_uses(item.text, body_.region);
+  body_.items.push_back(std::move(item));
+  return true;
+}
+
+// Each sync call in `s` evaluated first into a temporary `mtlsim_s<N>` (in order), where every one is
+// evaluated unconditionally (no `?:`, `&&`, `||` in `s`): the edits that name them; none otherwise.
+std::vector<Edit> Flattener::extract_operands(CXCursor s, const Scope& scope) {
   std::vector<CXCursor> calls;
   visit(s, [&](CXCursor x) {
     if (clang_getCursorKind(x) == CXCursor_CallExpr && sync_.is_sync_call(callee_name(x))) {
@@ -236,7 +263,7 @@ bool Flattener::extract_sync_calls(CXCursor s, const Scope& scope) {
   std::string text = src_.original().substr(b, e - b);
   if (calls.empty() || text.find('?') != std::string::npos || text.find("&&") != std::string::npos ||
       text.find("||") != std::string::npos)
-    return false;
+    return {};
   std::vector<Edit> replaced;
   for (CXCursor call : calls) {
     Target target;
@@ -244,24 +271,58 @@ bool Flattener::extract_sync_calls(CXCursor s, const Scope& scope) {
     target.text = "auto ";
     target.var_name = fmt::format("mtlsim_s{}", ++temporaries_);
     target.var_type = kept_type(call, scope);
+    const size_t at = body_.items.size();
     sync_call(call, target, scope, src_.line_of(call));
+    if (target.var_type.rfind("::std::remove_cvref_t<decltype(", 0) == 0 && body_.items.size() == at + 1) {
+      Item& sync = body_.items.back();  // kept in the type its argument gives: the call's must be the same
+      sync.guard += fmt::format("static_assert(::std::is_same_v<{}, ::std::remove_cvref_t<decltype({})>>, \"mtlgen loop form: the "
+                                "result of `{}` at line {} is kept in its argument's type\");\n",
+                                target.var_type, sync.text, callee_name(call), sync.line);
+    }
     auto [cb, ce] = src_.range_of(call, false);
     replaced.push_back({cb, ce, target.var_name});
   }
-  Item item = make_item(Item::code, src_.line_of(s), src_.render(b, e, scope, replaced));
-  item.region = body_.region;
-  if (kind == CXCursor_DeclStmt) declaration_of_extracted(s, scope, item, replaced);
-  body_.note_uses(item.text, body_.region);
-  body_.items.push_back(std::move(item));
-  return true;
+  return replaced;
 }
 
 // The type a temporary is kept in when a later region reads it: the call's, where clang knows it
-// (`auto` otherwise, which cannot be kept).
+// (`auto` otherwise, which cannot be kept). A dependent call of a simd function that returns its first argument's type (not simd_ballot,
+// simd_any, simd_all, simd_is_first; not a user's overload) is kept in that type where the
+// argument names only values whose types are known (`mtlsim_h1_data.index`:
+// `decltype(::std::declval<IndexValPair<mtlsim_h1_U>>().index)`); extract_operands checks per
+// instantiation that the call's type is that one.
 std::string Flattener::kept_type(CXCursor call, const Scope& scope) const {
   const std::string type = spelling(clang_getCursorType(call));
-  if (type.empty() || has_word(type, "dependent") || type.find("type-parameter") != std::string::npos) return "auto";
-  return rename_words(type, scope);
+  const auto dependent = [](const std::string& t) {
+    return t.empty() || has_word(t, "dependent") || t.find("type-parameter") != std::string::npos;
+  };
+  if (!dependent(type)) return rename_words(type, scope);
+  static const std::set<std::string> other = {"simd_ballot", "simd_any", "simd_all", "simd_is_first", "simd_active_threads_mask",
+                                              "quad_ballot", "quad_any", "quad_all", "quad_is_first", "quad_active_threads_mask"};
+  const std::string name = callee_name(call);
+  if (!is_sync_builtin(name) || other.count(name) || name.find("barrier") != std::string::npos ||
+      clang_Cursor_getNumArguments(call) < 1 || calls_user_template(call, name))
+    return "auto";
+  const std::string arg = src_.render(clang_Cursor_getArgument(call, 0), scope);
+  std::string out;
+  bool known = true;
+  size_t at = 0;
+  for_each_identifier(arg, [&](const std::string& word, bool member) {
+    const size_t found = arg.find(word, at);
+    out += arg.substr(at, found - at);
+    at = found + word.size();
+    const auto v = body_.var_by_name.find(word);
+    if (member || v == body_.var_by_name.end()) {  // a member, or a name the top of the function sees too
+      out += word;
+      return true;
+    }
+    const Var& var = body_.vars[size_t(v->second)];
+    known = !var.type.empty() && !dependent(var.type) && var.type != "auto";
+    out += fmt::format("::std::declval<{}>()", var.type);
+    return known;
+  });
+  if (!known) return "auto";
+  return fmt::format("::std::remove_cvref_t<decltype({}{})>", out, arg.substr(std::min(at, arg.size())));
 }
 
 // declaration() for a statement whose sync calls were replaced by temporaries.
@@ -327,9 +388,17 @@ bool Flattener::calls_the_builtin(CXCursor call) const {
 // first parameter. The simd function then matches the first argument exactly where every user
 // overload, a function and no template, needs a conversion: it is the better candidate there, so
 // no user overload is chosen (at best the call is ambiguous, which the kernel itself would be).
-// Where a check fails, g++ refuses the loop form and the module runs the kernel as fibers
-// (LoopForms: loop_form.txt says so). A template overload in a user file is refused here.
-std::string Flattener::builtin_guard(CXCursor call, const std::string& name, const Scope& scope, int line) const {
+// A template overload of the kernel's file (MLX's arg_reduce.metal `simd_shuffle_down(IndexValPair<U>,
+// uint16_t)`) would be chosen wherever it can take A0 (it is the more specialised), so it must not
+// be viable there: a generic lambda with its template parameters and first parameter must not take
+// A0 (`requires { []<typename U>(IndexValPair<U>) {}(declval<A0>()); }` is false).
+// Where `chosen` is that template (the call inlines it, calls_user_template), the checks turn
+// round: the shim's simd function must not take the arguments (`requires { ::metal::f(args); }` is
+// false), and no function overload may take A0 itself (which would beat the template); the inliner
+// checks that A0 is the template's first parameter with the arguments it deduced
+// (HelperInliner::deduced). Where a check fails, g++ refuses the loop form and the module runs the
+// kernel as fibers (LoopForms: loop_form.txt says so). Another template overload is refused here.
+std::string Flattener::overload_guard(CXCursor call, const std::string& name, const Scope& scope, int line, CXCursor chosen) const {
   const int n = clang_Cursor_getNumArguments(call);
   if (n < 1) throw Refusal{fmt::format("`{}` without arguments, which a user file overloads", name), line};
   std::string first, all;
@@ -338,21 +407,78 @@ std::string Flattener::builtin_guard(CXCursor call, const std::string& name, con
     all += (i ? ", " : "") + arg;
     if (i == 0) first = arg;
   }
+  const bool builtin = clang_Cursor_isNull(chosen);
   std::string out = fmt::format("{{ using mtlsim_a0 = ::std::remove_cvref_t<decltype(({}))>;\n", first);
-  out += fmt::format("using mtlsim_builtin [[maybe_unused]] = decltype({}<mtlsim_a0>({}));\n", name, all);
+  if (builtin) out += fmt::format("using mtlsim_builtin [[maybe_unused]] = decltype({}<mtlsim_a0>({}));\n", name, all);
+  else out += fmt::format("static_assert(!requires {{ ::metal::{}({}); }}, \"mtlgen loop form: `{}` at line {} calls the simd "
+                          "function here, not the overload of the user's files\");\n", name, all, name, line);
+  const std::string calls = builtin ? "calls an overload of the user's files here, not the simd function"
+                                    : "calls another overload of the user's files here";
   for (CXCursor decl : src_.user_declarations(name)) {
     const int at = src_.line_of(decl);
-    if (clang_getCursorKind(decl) != CXCursor_FunctionDecl)
-      throw Refusal{fmt::format("`{}` is overloaded by a template of the user's files (line {} of its file)", name, at), line};
+    if (!clang_Cursor_isNull(clang_getSpecializedCursorTemplate(decl))) continue;  // a template's instantiation: the template is checked
+    if (clang_getCursorKind(decl) != CXCursor_FunctionDecl) {
+      if (!builtin && clang_equalCursors(clang_getCanonicalCursor(decl), clang_getCanonicalCursor(chosen))) continue;
+      const std::string probe = builtin ? template_probe(decl) : "";
+      if (probe.empty())
+        throw Refusal{fmt::format("`{}` is overloaded by a template of the user's files (line {} of its file)", name, at), line};
+      out += fmt::format("static_assert(!requires {{ {}(::std::declval<mtlsim_a0>()); }}, \"mtlgen loop form: `{}` at line {} "
+                         "{}\");\n", probe, name, line, calls);
+      continue;
+    }
     if (clang_Cursor_getNumArguments(decl) < 1) continue;
     const CXType param = clang_getCanonicalType(clang_getCursorType(clang_Cursor_getArgument(decl, 0)));
     if (spelling(param).find("type-parameter") != std::string::npos || has_word(spelling(param), "dependent"))
       throw Refusal{fmt::format("`{}` is overloaded for a type of a template (line {} of its file)", name, at), line};
+    // clang's canonical `half` is __fp16 (msl_parse.cpp), which g++ does not know
+    const std::string type = std::regex_replace(spelling(param), std::regex(R"(\b__fp16\b)"), "half");
     out += fmt::format("static_assert(!::std::is_same_v<mtlsim_a0, ::std::remove_cvref_t<{}>>, \"mtlgen loop form: `{}` at line {} "
-                       "calls an overload of the user's files here, not the simd function\");\n",
-                       spelling(param), name, line);
+                       "{}\");\n", type, name, line, calls);
   }
   return out + "}\n";
+}
+
+// `[]<typename U>(IndexValPair<U>) {}`: a generic lambda that takes what the function template
+// `tmpl` of the kernel's file takes as its first argument; "" for a template elsewhere or without
+// parameters.
+std::string Flattener::template_probe(CXCursor tmpl) const {
+  const FilePos at = src_.ctx().pos(tmpl);
+  if (at.file != &src_.file()) return "";
+  CXCursor first = clang_getNullCursor();
+  for (CXCursor c : children(tmpl))
+    if (clang_getCursorKind(c) == CXCursor_ParmDecl) {
+      first = c;
+      break;
+    }
+  if (clang_Cursor_isNull(first)) return "";
+  const UserFile& f = src_.file();
+  size_t open = f.token_at(src_.range_of(tmpl, false).first);
+  if (f.tokens[open].text != "template" || f.tokens[open + 1].text != "<") return "";
+  size_t close = open + 1;
+  for (int depth = 0; close < f.tokens.size(); ++close) {
+    const std::string& t = f.tokens[close].text;
+    depth += t == "<" ? 1 : t == ">" ? -1 : t == ">>" ? -2 : 0;
+    if (depth <= 0) break;
+  }
+  const size_t type_at = specifier_start(f, f.token_at(src_.ctx().begin(first).offset));
+  return fmt::format("[]<{}>({}) {{}}", src_.render(f.tokens[open + 1].end, f.tokens[close].begin, Scope{}),
+                     src_.render(f.tokens[type_at].begin, src_.ctx().pos(first).offset, Scope{}));
+}
+
+// Which function a call of a simd function's name calls where the kernel's file defines a template
+// of that name (MLX's arg_reduce.metal `simd_shuffle_down(IndexValPair<U>, uint16_t)`): clang's
+// resolution where it made one; for a dependent call, the template where the first argument's type
+// is spelled as its first parameter's (`IndexValPair<T>` for `IndexValPair<U>`), the shim's simd
+// function otherwise. Either choice is checked per instantiation (overload_guard). A name the file
+// defines otherwise (a helper, an overloaded or a non-template one): true, as before.
+bool Flattener::calls_user_template(CXCursor call, const std::string& name) const {
+  if (!src_.defined_here(name)) return false;
+  const CXCursor callee = clang_getCursorReferenced(call);
+  if (!clang_Cursor_isNull(callee)) return src_.ctx().in_user_file(callee);
+  const CXCursor def = src_.definition(name);
+  if (!is_sync_builtin(name) || clang_Cursor_isNull(def) || clang_getCursorKind(def) != CXCursor_FunctionTemplate) return true;
+  if (clang_Cursor_getNumArguments(call) < 1) return true;
+  return inliner_.pattern_matches(def, clang_Cursor_getArgument(call, 0));
 }
 
 void Flattener::sync_call(CXCursor call, Target target, const Scope& scope, int line) {
@@ -361,13 +487,19 @@ void Flattener::sync_call(CXCursor call, Target target, const Scope& scope, int 
   for (int i = 0; i < n; ++i)
     if (sync_.contains_sync(clang_Cursor_getArgument(call, unsigned(i))))
       throw Refusal{fmt::format("a barrier or simd function in an argument of `{}`", name), line};
-  if (src_.defined_here(name)) return inliner_.inline_helper(call, name, target, scope, line);
+  const bool user_template = calls_user_template(call, name);
+  if (src_.defined_here(name) && user_template) {
+    const CXCursor def = src_.definition(name);
+    const bool dependent = clang_Cursor_isNull(clang_getCursorReferenced(call));
+    const bool overload = is_sync_builtin(name) && dependent && clang_getCursorKind(def) == CXCursor_FunctionTemplate;
+    return inliner_.inline_helper(call, name, target, scope, line, overload ? overload_guard(call, name, scope, line, def) : "");
+  }
   std::string guard;
-  if (src_.defined_elsewhere(name) && !(is_sync_builtin(name) && calls_the_builtin(call))) {
+  if ((src_.defined_here(name) || src_.defined_elsewhere(name)) && !(is_sync_builtin(name) && calls_the_builtin(call))) {
     if (!is_sync_builtin(name) || !clang_Cursor_isNull(clang_getCursorReferenced(call)))
       throw Refusal{fmt::format("`{}`, which reaches a barrier or simd function, is defined in another file than the kernel "
                                 "(a loop form inlines only helpers of the kernel's own file)", name), line};
-    guard = builtin_guard(call, name, scope, line);
+    guard = overload_guard(call, name, scope, line, clang_getNullCursor());
   }
   if (!is_sync_builtin(name)) throw Refusal{fmt::format("`{}` is not a barrier or simd function", name), line};
   if (is_matrix_collective(name))
@@ -392,13 +524,17 @@ void Flattener::helper_return(CXCursor ret, const Scope& scope, const Target& re
   std::vector<CXCursor> kids = children(ret);
   if (kids.empty()) return;
   CXCursor e = strip(kids[0]);
+  std::vector<Edit> replaced;
   if (sync_.contains_sync(e)) {
-    if (clang_getCursorKind(e) != CXCursor_CallExpr) throw Refusal{"a helper returns an expression with a simd function", src_.line_of(ret)};
-    return sync_call(e, result, scope, src_.line_of(ret));
+    if (clang_getCursorKind(e) == CXCursor_CallExpr && sync_.is_sync_call(callee_name(e)))
+      return sync_call(e, result, scope, src_.line_of(ret));
+    replaced = extract_operands(ret, scope);  // `return IndexValPair<U>{simd_shuffle_down(...), simd_shuffle_down(...)};`
+    if (replaced.empty()) throw Refusal{"a helper returns an expression with a simd function evaluated conditionally", src_.line_of(ret)};
   }
   Target target = result;
   if (target.kind == Target::declare) target.var = body_.add_var(target.var_name, target.var_type, false, src_.line_of(ret));
-  Item item = make_item(Item::result, src_.line_of(ret), src_.render(kids[0], scope));
+  auto [b, e_end] = src_.range_of(kids[0], false);
+  Item item = make_item(Item::result, src_.line_of(ret), src_.render(b, e_end, scope, replaced));
   item.region = body_.region;
   body_.note_uses(item.text, body_.region);
   if (target.kind == Target::assign) body_.note_uses(target.text, body_.region);

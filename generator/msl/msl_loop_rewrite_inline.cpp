@@ -8,7 +8,8 @@
 
 namespace mtlgen::msl::loop_form {
 
-void HelperInliner::inline_helper(CXCursor call, const std::string& name, const Target& target, const Scope& caller, int line) {
+void HelperInliner::inline_helper(CXCursor call, const std::string& name, const Target& target, const Scope& caller, int line,
+                                  const std::string& guard) {
   if (active_.count(name)) throw Refusal{fmt::format("the helper `{}` is recursive", name), line};
   CXCursor def = src_.definition(name);
   if (clang_Cursor_isNull(def)) throw Refusal{fmt::format("the helper `{}` is overloaded", name), line};
@@ -17,7 +18,19 @@ void HelperInliner::inline_helper(CXCursor call, const std::string& name, const 
   const std::string prefix = fmt::format("mtlsim_h{}_", ++helpers_);
   std::vector<CXCursor> params, tparams;
   collect_names(def, prefix, scope, params, tparams);
+  pattern_checked_.clear();
   template_aliases(call, def, tparams, params, scope, caller, line);
+  std::string checks = guard;
+  for (size_t i : pattern_checked_)  // the arguments deduced by pattern are those g++ deduces
+    checks += fmt::format("static_assert(::std::is_same_v<::std::remove_cvref_t<decltype(({}))>, ::std::remove_cvref_t<{}>>, "
+                          "\"mtlgen loop form: `{}` at line {} deduces other template arguments here\");\n",
+                          src_.render(clang_Cursor_getArgument(call, unsigned(i)), caller), declared_type(params[i], scope), name, line);
+  if (!checks.empty()) {
+    Item item = make_item(Item::code, line, checks);
+    item.region = body_.region;
+    body_.note_uses(item.text, body_.region);
+    body_.items.push_back(std::move(item));
+  }
   bind_params(call, params, scope, caller, line);
   flattener_.flatten(Source::body_of(def), scope, &target, true);
   active_.erase(name);
@@ -125,12 +138,71 @@ std::string HelperInliner::value_type(const std::string& given, int line) {
   return fmt::format("std::remove_cvref_t<{}>", given);
 }
 
-// A type parameter deduced from the first parameter declared `P`, `P*` or `P&`.
+bool HelperInliner::split_template(const std::string& type, std::string& name, std::vector<std::string>& args) {
+  const size_t open = type.find('<');
+  if (open == std::string::npos || type.empty() || type.back() != '>') return false;
+  name = type.substr(0, open);
+  while (!name.empty() && name.back() == ' ') name.pop_back();
+  if (name.rfind("const ", 0) == 0) name.erase(0, 6);
+  args.clear();
+  int depth = 0;
+  std::string cur;
+  for (size_t i = open + 1; i + 1 < type.size(); ++i) {
+    const char c = type[i];
+    depth += c == '<' || c == '(' ? 1 : c == '>' || c == ')' ? -1 : 0;
+    if (c == ',' && depth == 0) {
+      args.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  args.push_back(cur);
+  for (std::string& a : args) {
+    a.erase(0, a.find_first_not_of(' '));
+    while (!a.empty() && a.back() == ' ') a.pop_back();
+  }
+  return depth == 0;
+}
+
+bool HelperInliner::pattern_matches(CXCursor def, CXCursor arg) const {
+  for (CXCursor c : children(def)) {
+    if (clang_getCursorKind(c) != CXCursor_ParmDecl) continue;
+    const std::vector<std::string> w = type_words(c);
+    std::string name;
+    std::vector<std::string> args;
+    return w.size() > 2 && w[1] == "<" && split_template(spelling(clang_getCursorType(arg)), name, args) && name == w[0];
+  }
+  return false;
+}
+
+// A type parameter deduced from the first parameter declared `P`, `P*` or `P&`, or `X<..., P, ...>`
+// (`IndexValPair<U>`, by value or reference) whose argument's type clang spells `X<...>` with as
+// many arguments (checked per instantiation by inline_helper: pattern_checked_).
 std::string HelperInliner::deduced(CXCursor call, CXCursor tparam, const std::vector<CXCursor>& params, const Scope& caller,
-                                   int line) const {
+                                   int line) {
   const std::string p = spelling(tparam);
   for (size_t i = 0; i < params.size() && int(i) < clang_Cursor_getNumArguments(call); ++i) {
     std::vector<std::string> w = type_words(params[i]);
+    if (w.size() > 3 && w[1] == "<" && (w.back() == ">" || (w.back() == "&" && w[w.size() - 2] == ">"))) {
+      std::vector<std::vector<std::string>> pattern(1);
+      int depth = 0;
+      for (size_t k = 2; k < w.size() && !(depth == 0 && w[k] == ">"); ++k) {
+        depth += w[k] == "<" ? 1 : w[k] == ">" ? -1 : 0;
+        if (depth == 0 && w[k] == ",") pattern.emplace_back();
+        else pattern.back().push_back(w[k]);
+      }
+      std::string name;
+      std::vector<std::string> args;
+      const std::string arg = spelling(clang_getCursorType(clang_Cursor_getArgument(call, unsigned(i))));
+      if (!split_template(arg, name, args) || name != w[0] || args.size() != pattern.size()) continue;
+      for (size_t k = 0; k < pattern.size(); ++k)
+        if (pattern[k] == std::vector<std::string>{p} && args[k].find("dependent") == std::string::npos) {
+          pattern_checked_.insert(i);
+          return rename_words(args[k], caller);
+        }
+      continue;
+    }
     if (w.empty() || w[0] != p || w.size() > 2) continue;
     std::string arg = spelling(clang_getCursorType(clang_Cursor_getArgument(call, unsigned(i))));
     if (arg.empty() || arg.find("dependent") != std::string::npos) break;

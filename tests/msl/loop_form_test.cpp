@@ -531,12 +531,117 @@ TEST(LoopForm, DependentSimdCallsBesideAUsersOverload) {
   EXPECT_NE(checked.find("static_assert(!::std::is_same_v<mtlsim_a0, ::std::remove_cvref_t<narrow_t>>"), std::string::npos)
       << "a hidden friend: " << checked;
 
+  Parsed halved = parse_text(text("#define HALF_OVERLOAD\n"), input("simd_overloads.metal").string());
+  ASSERT_EQ(halved.diags.error_count(), 0) << halved.diags.format_all();
+  const std::string half_checked = halved.unit.loop_form().text();
+  EXPECT_NE(half_checked.find("static_assert(!::std::is_same_v<mtlsim_a0, ::std::remove_cvref_t<half>>"), std::string::npos)
+      << "an overload for half, spelled as g++ knows it: " << half_checked;
+
   Parsed templated = parse_text(text("#define TEMPLATE_OVERLOAD\n"), input("simd_overloads.metal").string());
   ASSERT_EQ(templated.diags.error_count(), 0) << templated.diags.format_all();
   const LoopFormKernel& k = kernel(templated, "k");
   EXPECT_EQ(k.loop_function, "");
   EXPECT_NE(k.refusal.find("`simd_max` is overloaded by a template of the user's files"), std::string::npos) << k.refusal;
   EXPECT_EQ(k.refusal_line, 10) << k.refusal;
+}
+
+// MLX's arg_reduce.metal: a template overload of a simd function in the kernel's file, for a pair
+// (`simd_shuffle_down(IndexValPair<U>, uint16_t)`), beside the simd function itself. Each dependent
+// call is resolved per call: the kernel's `simd_shuffle_down(best, offset)`, whose argument clang
+// spells `Pair<T>`, inlines the template (`U` deduced from the pattern `Pair<U>` as `T`, checked per
+// instantiation with the simd function not taking the call), and the template's own calls on
+// `data.index` and `data.val` are the simd function's (checked: a generic lambda with the
+// template's parameters does not take their type). The template returns a braced value built from
+// those two calls: each goes to a temporary kept in its argument's type.
+TEST(LoopForm, SimdFunctionOverloadedByATemplateOfTheKernelsFile) {
+  const std::string source =
+      "#include <metal_stdlib>\nusing namespace metal;\n"
+      "template <typename U>\n"
+      "struct Pair {\n"
+      "  uint32_t index;\n"
+      "  U val;\n"
+      "};\n"
+      "template <typename U>\n"
+      "Pair<U> simd_shuffle_down(Pair<U> data, uint16_t delta) {\n"
+      "  return Pair<U>{simd_shuffle_down(data.index, delta), simd_shuffle_down(data.val, delta)};\n"
+      "}\n"
+      "template <typename T>\n"
+      "kernel void k(device T* x [[buffer(0)]], device uint32_t* out [[buffer(1)]], uint lane [[thread_index_in_simdgroup]]) {\n"
+      "  Pair<T> best{lane, x[lane]};\n"
+      "  for (uint offset = 16; offset > 0; offset /= 2) {\n"
+      "    Pair<T> other = simd_shuffle_down(best, offset);\n"
+      "    if (other.val > best.val) best = other;\n"
+      "  }\n"
+      "  out[lane] = best.index;\n"
+      "}\n"
+      "template [[host_name(\"kf\")]] kernel void k<float>(device float*, device uint32_t*, uint);\n";
+  Parsed p = parse_text(source);
+  ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
+  EXPECT_EQ(kernel(p, "k").refusal, "");
+  const std::string form = p.unit.loop_form().text();
+  EXPECT_NE(form.find("using mtlsim_h1_U = T;"), std::string::npos) << form;
+  EXPECT_NE(form.find("static_assert(!requires { ::metal::simd_shuffle_down(best, mtlsim_b1_offset); }"), std::string::npos) << form;
+  EXPECT_NE(form.find("static_assert(::std::is_same_v<::std::remove_cvref_t<decltype((best))>, "
+                      "::std::remove_cvref_t<Pair<mtlsim_h1_U> >>"),
+            std::string::npos)
+      << form;
+  EXPECT_NE(form.find("using mtlsim_builtin [[maybe_unused]] = decltype(simd_shuffle_down<mtlsim_a0>(mtlsim_h1_data.index, "
+                      "mtlsim_h1_delta));"),
+            std::string::npos)
+      << form;
+  EXPECT_NE(form.find("static_assert(!requires { []<typename U>(Pair<U> ) {}(::std::declval<mtlsim_a0>()); }"), std::string::npos)
+      << form;
+  EXPECT_NE(form.find("frame<::std::remove_cvref_t<decltype(::std::declval<Pair<mtlsim_h1_U> >().index)>>"), std::string::npos)
+      << "the first shuffle's result, kept across the second: " << form;
+  EXPECT_NE(form.find("(Pair<mtlsim_h1_U>{mtlsim_s1, mtlsim_s2})"), std::string::npos) << form;
+
+  // A second template overload of the name in the file (one that takes any first argument): which
+  // one a call chooses is not checked, so the kernel runs as fibers.
+  std::string two = source;
+  two.insert(two.find("template <typename T>\nkernel"),
+             "template <typename U>\nU simd_shuffle_down(U data, uint16_t delta, uint16_t width) { return data; }\n");
+  Parsed q = parse_text(two);
+  ASSERT_EQ(q.diags.error_count(), 0) << q.diags.format_all();
+  EXPECT_EQ(kernel(q, "k").loop_function, "");
+  EXPECT_NE(kernel(q, "k").refusal.find("the helper `simd_shuffle_down` is overloaded"), std::string::npos)
+      << kernel(q, "k").refusal;
+}
+
+// MLX's arg_reduce.metal: `if (simd_group_id != 0) return;` at the kernel's top level, before
+// simdgroup 0's last simd functions: the same for a simdgroup's lanes, so the rest of the kernel
+// becomes the simdgroup block `if (!(sg != 0)) { ... }`, which the simdgroups that return skip
+// (they take part in none of its simd functions). A barrier after such a return is refused, and a
+// return inside a uniform loop or branch is no kernel's guard.
+TEST(LoopForm, KernelReturnPerSimdgroupBeforeSimdFunctions) {
+  LoopFormKernel k = loop_form_of(
+      "  float v = simd_sum(out[lid]);\n"
+      "  if (lane == 0) tg[sg] = v;\n"
+      "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+      "  if (sg != 0) {\n"
+      "    return;\n"
+      "  }\n"
+      "  v = simd_sum(tg[lane % 4]);\n"
+      "  if (lane == 0) out[0] = v;\n");
+  EXPECT_EQ(k.refusal, "");
+  EXPECT_NE(k.text.find("#line 9\nif (!(sg != 0)) {\n"), std::string::npos) << k.text;
+  EXPECT_NE(k.text.find("::mtlsim::loops::block("), std::string::npos) << k.text;
+
+  LoopFormKernel barrier = loop_form_of(
+      "  if (sg != 0) return;\n"
+      "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+      "  out[lid] = simd_sum(out[lid]);\n");
+  EXPECT_EQ(barrier.loop_function, "");
+  EXPECT_NE(barrier.refusal.find("a threadgroup barrier inside a loop or branch that is the same only within each simdgroup"),
+            std::string::npos)
+      << barrier.refusal;
+
+  LoopFormKernel in_loop = loop_form_of(
+      "  for (uint i = 0; i < 4; ++i) {\n"
+      "    if (sg != 0) return;\n"
+      "    out[lid] = simd_sum(out[lid]);\n"
+      "  }\n");
+  EXPECT_EQ(in_loop.loop_function, "");
+  EXPECT_NE(in_loop.refusal.find("a loop whose trip count may differ"), std::string::npos) << in_loop.refusal;
 }
 
 // In a template, a dependent `sum += x[i]` is an operator call whose first operand is the value

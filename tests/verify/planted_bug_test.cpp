@@ -106,7 +106,7 @@ const std::set<std::string> kRunAsLoops = {
     "block_cumsum", "body_threadgroup_missing_barrier", "clear_before_reduce", "cross_threadgroup_accumulate",
     "family_half_dispatch", "function_constant_branch", "grid_rounded_down", "mem_none_barrier_race", "missing_barrier",
     "poison_branch", "poison_index", "private_array_past_end", "run_time_threads", "same_value_store", "simd_rows_past_end",
-    "simd_sum_only", "size_branch_missing_barrier", "store_into_slack", "uninitialised_private_array",
+    "simd_sum_only", "simdgroup_return_missing_barrier", "size_branch_missing_barrier", "store_into_slack", "uninitialised_private_array",
     "uninitialised_private_read", "uninitialised_threadgroup_read", "vector_load_odd_size"};
 
 // Both execution paths in one test: they share the spec's modules, which the first path compiles

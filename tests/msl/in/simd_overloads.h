@@ -15,6 +15,9 @@ struct narrow_t {
 
 namespace metal {
 inline wide_t simd_max(wide_t x) { return wide_t{simd_max(x.v)}; }
+#ifdef HALF_OVERLOAD
+inline half simd_max(half x) { return x; }  // clang's canonical spelling is __fp16, which g++ does not know
+#endif
 #ifdef TEMPLATE_OVERLOAD
 template <typename U>
 struct pair_t {
