@@ -377,7 +377,15 @@ INSTANTIATE_TEST_SUITE_P(
                 "a simdgroup matrix function", 7},
         Refused{"HelperReturnsEarlyOnAThreadValue", "  f(out, lid);\n",
                 "void f(device float* out, uint lid) {\n  if (lid > 3) return;\n  out[lid] = simd_sum(out[lid]);\n}\n",
-                "a helper returns before its end, where its threads may differ", 4}),
+                "a helper returns before its end, where its threads may differ", 4},
+        // A kernel's return per simdgroup (LoopForm.KernelReturnPerSimdgroupBeforeSimdFunctions)
+        // with a barrier after it, or inside a loop.
+        Refused{"BarrierAfterAReturnPerSimdgroup",
+                "  if (sg != 0) return;\n  threadgroup_barrier(mem_flags::mem_threadgroup);\n  out[lid] = simd_sum(out[lid]);\n",
+                "", "a threadgroup barrier inside a loop or branch that is the same only within each simdgroup", 7},
+        Refused{"ReturnPerSimdgroupInsideALoop",
+                "  for (uint i = 0; i < 4; ++i) {\n    if (sg != 0) return;\n    out[lid] = simd_sum(out[lid]);\n  }\n", "",
+                "a loop whose trip count may differ", 6}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // A threadgroup variable declared in a body (MLX's rms_norm, layer_norm, softmax, arg_reduce,
@@ -625,23 +633,7 @@ TEST(LoopForm, KernelReturnPerSimdgroupBeforeSimdFunctions) {
   EXPECT_EQ(k.refusal, "");
   EXPECT_NE(k.text.find("#line 9\nif (!(sg != 0)) {\n"), std::string::npos) << k.text;
   EXPECT_NE(k.text.find("::mtlsim::loops::block("), std::string::npos) << k.text;
-
-  LoopFormKernel barrier = loop_form_of(
-      "  if (sg != 0) return;\n"
-      "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
-      "  out[lid] = simd_sum(out[lid]);\n");
-  EXPECT_EQ(barrier.loop_function, "");
-  EXPECT_NE(barrier.refusal.find("a threadgroup barrier inside a loop or branch that is the same only within each simdgroup"),
-            std::string::npos)
-      << barrier.refusal;
-
-  LoopFormKernel in_loop = loop_form_of(
-      "  for (uint i = 0; i < 4; ++i) {\n"
-      "    if (sg != 0) return;\n"
-      "    out[lid] = simd_sum(out[lid]);\n"
-      "  }\n");
-  EXPECT_EQ(in_loop.loop_function, "");
-  EXPECT_NE(in_loop.refusal.find("a loop whose trip count may differ"), std::string::npos) << in_loop.refusal;
+  // Its refusals (a barrier after it, the return inside a loop) are cases of LoopFormRefusal.
 }
 
 // In a template, a dependent `sum += x[i]` is an operator call whose first operand is the value
