@@ -29,6 +29,13 @@ std::string kernel_text(const std::string& body, const std::string& helpers = ""
          "              uint sg [[simdgroup_index_in_threadgroup]]) {\n" + body + "}\n";
 }
 
+// How many times `s` occurs in `text` (overlapping occurrences too).
+size_t occurrences(const std::string& text, const std::string& s) {
+  size_t n = 0;
+  for (size_t at = text.find(s); at != std::string::npos; at = text.find(s, at + 1)) ++n;
+  return n;
+}
+
 LoopFormKernel loop_form_of(const std::string& body, const std::string& helpers = "") {
   Parsed p = parse_text(kernel_text(body, helpers));
   EXPECT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
@@ -75,11 +82,7 @@ TEST(LoopForm, RegionsKeepValuesInLocals) {
   ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
   EXPECT_EQ(kernel(p, "k").refusal, "");
   const std::string text = p.unit.loop_form().text();
-  auto count = [&](const std::string& s) {
-    size_t n = 0;
-    for (size_t at = text.find(s); at != std::string::npos; at = text.find(s, at + 1)) ++n;
-    return n;
-  };
+  auto count = [&](const std::string& s) { return occurrences(text, s); };
   EXPECT_NE(text.find("\nfloat acc = 0.0f;\n"), std::string::npos) << "declared as written: " << text;
   EXPECT_EQ(text.find("auto& acc"), std::string::npos) << text;
   EXPECT_EQ(count("auto acc = mtlsim_f_acc[mtlsim_t];\n"), 2u) << text;
@@ -108,11 +111,9 @@ TEST(LoopForm, StoresOnlyWhatALaterRegionMayRead) {
   ASSERT_EQ(p.diags.error_count(), 0) << p.diags.format_all();
   EXPECT_EQ(kernel(p, "k").refusal, "");
   const std::string text = p.unit.loop_form().text();
-  size_t stores = 0;
-  for (size_t at = text.find("mtlsim_f_acc[mtlsim_t] = acc;"); at != std::string::npos; at = text.find("mtlsim_f_acc[mtlsim_t] = acc;", at + 1)) ++stores;
   // Before the loop and after the simd_sum's result (the loop comes back); not at the simd_sum,
   // whose result the next region assigns.
-  EXPECT_EQ(stores, 2u) << text;
+  EXPECT_EQ(occurrences(text, "mtlsim_f_acc[mtlsim_t] = acc;"), 2u) << text;
 }
 
 // A region that names a macro of the user's file (which may name a value unseen) binds every
