@@ -363,6 +363,25 @@ void Worker::abandon(Lane& me) {
 
 // ---- rendezvous ----
 
+namespace {
+// A lane's arrival at its simdgroup's pending collective, counted (the fibers, and the loop form
+// under the race detector; the loop form's own arrivals are mtlsim/exec.h's arrive_simd): the first
+// arrival names it, a later one naming another (op, line) is a mismatch. True when the lane is the
+// last active one to arrive.
+[[gnu::always_inline]] inline bool note_simd_arrival(SimdGroup& sg, const Lane& me, Op op, int line,
+                                                     CompleteFn complete) {
+  if (sg.arrived == 0) {
+    sg.op = op;
+    sg.line = line;
+    sg.complete = complete;
+  } else if (sg.op != op || sg.line != line) {
+    sg.mismatch = true;
+  }
+  sg.arrived |= me.bit;
+  return sg.arrived == sg.active;
+}
+}  // namespace
+
 inline void Worker::simd_arrive(Lane& me, Op op, int line, CompleteFn complete) {
   SimdGroup& sg = *me.simd;
   states_[me.index] = LaneState::at_simd;

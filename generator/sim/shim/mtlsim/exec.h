@@ -205,22 +205,6 @@ extern thread_local constinit Arrivals* tls_arrivals MTLSIM_TLS_FAST;
 void simd_complete(Lane& last);
 void barrier_release(Lane& last);
 
-// The fiber path's count of a lane's arrival at its simdgroup's pending collective (the runtime's
-// Worker::simd_arrive): the first arrival names it, a later one naming another (op, line) is a
-// mismatch. True when the lane is the last active one to arrive.
-[[gnu::always_inline]] inline bool note_simd_arrival(SimdGroup& sg, const Lane& me, Op op, int line,
-                                                     CompleteFn complete) {
-  if (sg.arrived == 0) {
-    sg.op = op;
-    sg.line = line;
-    sg.complete = complete;
-  } else if (sg.op != op || sg.line != line) {
-    sg.mismatch = true;
-  }
-  sg.arrived |= me.bit;
-  return sg.arrived == sg.active;
-}
-
 // The loop form's arrivals: plain stores of where the lanes are, no count and no check. A count
 // that every arrival updates made each thread of a region loop wait for the previous thread's store
 // to it (store-to-load forwarding: 12% of rms_norm's loop form), and a per-lane record checked at
